@@ -1,0 +1,336 @@
+"""The one entry point for every model call.
+
+A :class:`Gateway` wraps a backend (scripted, the embedded local model, or any litellm
+model) with what an unreliable model needs around it: a schema per call, validation with
+repair, bounded retries, a typed fallback, a content-addressed cache, and accounting per
+purpose. Callers get a valid instance of their schema, always; a simulation never stops
+because a model answered badly, and no error text ever reaches a later prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from agents.interfaces import Message
+from agents.llm.cache import DiskCache, cache_key, prompt_hash
+from agents.llm.repair import RepairError, parse_answer
+from agents.llm.scripted import scripted_answer
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass
+class Request:
+    """One attempt as a backend sees it."""
+
+    purpose: str
+    messages: list[Message]
+    schema: type[BaseModel]
+    temperature: float
+    max_tokens: int
+    seed: int
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+class Backend(Protocol):
+    """Produces raw text for a request. May raise; the gateway handles it."""
+
+    name: str
+
+    async def generate(self, request: Request) -> Completion: ...
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters a token) for backends that give none."""
+    return max(1, len(text) // 4) if text else 0
+
+
+class ScriptedBackend:
+    """Deterministic answers built from the prompt and schema (see agents.llm.scripted)."""
+
+    name = "scripted"
+
+    async def generate(self, request: Request) -> Completion:
+        text = scripted_answer(request.purpose, request.messages, request.schema, request.seed)
+        prompt = sum(approx_tokens(m.get("content", "")) for m in request.messages)
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=approx_tokens(text))
+
+
+@dataclass
+class PurposeStats:
+    calls: int = 0
+    attempts: int = 0
+    failures: int = 0  # attempts whose answer was unusable (bad JSON, exception, timeout)
+    fallbacks: int = 0  # calls that ended on the typed fallback
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cost: float = 0.0
+
+
+@dataclass
+class CallInfo:
+    """What a run record keeps of one call: never the prompt, never a key."""
+
+    call_id: str
+    purpose: str
+    prompt_hash: str
+    ok: bool
+    fallback: bool
+    cached: bool
+    attempts: int
+    latency_s: float
+    errors: list[str] = field(default_factory=list)
+
+
+class Gateway:
+    """A LanguageModel (agents.interfaces) over one backend."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        model: str | None = None,
+        cache: DiskCache | None = None,
+        max_attempts: int = 3,
+        timeout_s: float = 120.0,
+        seed: int = 0,
+    ):
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.backend = backend
+        self.model = model or backend.name
+        self.cache = cache
+        self.max_attempts = max_attempts
+        self.timeout_s = timeout_s
+        self.seed = seed
+        self._stats: dict[str, PurposeStats] = {}
+        self._listeners: list[Callable[[CallInfo], None]] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # -- observation -------------------------------------------------------------------
+
+    def add_listener(self, fn: Callable[[CallInfo], None]) -> None:
+        """Called after every call (from the calling thread), e.g. to record it in a run."""
+        self._listeners.append(fn)
+
+    def stats(self) -> dict[str, Any]:
+        """Accounting per purpose plus a 'total' entry."""
+        with self._lock:
+            per = {name: asdict(s) for name, s in sorted(self._stats.items())}
+        total = PurposeStats()
+        for s in per.values():
+            for key, value in s.items():
+                setattr(total, key, getattr(total, key) + value)
+        return {"model": self.model, "by_purpose": per, "total": asdict(total)}
+
+    def _account(self, purpose: str) -> PurposeStats:
+        return self._stats.setdefault(purpose, PurposeStats())
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def acomplete(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        fallback: T,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+    ) -> T:
+        if not isinstance(fallback, schema):
+            raise TypeError(f"{purpose}: fallback must be a {schema.__name__}")
+        started = time.perf_counter()
+        key = cache_key(self.model, messages, schema.model_json_schema(), temperature, self.seed)
+        info = CallInfo(
+            call_id=f"{purpose}-{next(self._ids)}",
+            purpose=purpose,
+            prompt_hash=prompt_hash(messages),
+            ok=False,
+            fallback=False,
+            cached=False,
+            attempts=0,
+            latency_s=0.0,
+        )
+        result = self._from_cache(key, schema)
+        if result is not None:
+            info.ok = info.cached = True
+        else:
+            result = await self._attempts(purpose, messages, schema, temperature, max_tokens, key, info)
+        if result is None:
+            info.fallback = True
+            result = fallback.model_copy(deep=True)
+        info.latency_s = time.perf_counter() - started
+        with self._lock:
+            stats = self._account(purpose)
+            stats.calls += 1
+            stats.cache_hits += int(info.cached)
+            stats.fallbacks += int(info.fallback)
+            stats.latency_s += info.latency_s
+        for listener in self._listeners:
+            listener(info)
+        return result
+
+    def _from_cache(self, key: str, schema: type[T]) -> T | None:
+        if self.cache is None:
+            return None
+        text = self.cache.get(key)
+        if text is None:
+            return None
+        try:
+            return parse_answer(text, schema)
+        except RepairError:
+            return None
+
+    async def _attempts(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        temperature: float,
+        max_tokens: int,
+        key: str,
+        info: CallInfo,
+    ) -> T | None:
+        for attempt in range(self.max_attempts):
+            info.attempts += 1
+            # A retry re-asks the same question with another seed; the failure is not shown.
+            request = Request(purpose, messages, schema, temperature, max_tokens, self.seed + attempt)
+            try:
+                completion = await asyncio.wait_for(self.backend.generate(request), self.timeout_s)
+            except asyncio.TimeoutError:
+                self._fail(purpose, info, "timeout")
+                continue
+            except Exception as exc:  # a backend error must not stop a simulation
+                self._fail(purpose, info, f"{type(exc).__name__}")
+                continue
+            with self._lock:
+                stats = self._account(purpose)
+                stats.attempts += 1
+                stats.prompt_tokens += completion.prompt_tokens
+                stats.completion_tokens += completion.completion_tokens
+                stats.cost += completion.cost
+            try:
+                value = parse_answer(completion.text, schema)
+            except RepairError as exc:
+                self._fail(purpose, info, str(exc), counted=True)
+                continue
+            if self.cache is not None:
+                self.cache.put(key, purpose, value.model_dump_json())
+            info.ok = True
+            return value
+        return None
+
+    def _fail(self, purpose: str, info: CallInfo, reason: str, counted: bool = False) -> None:
+        info.errors.append(reason)
+        with self._lock:
+            stats = self._account(purpose)
+            stats.failures += 1
+            if not counted:
+                stats.attempts += 1
+
+    def complete(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        fallback: T,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+    ) -> T:
+        """Blocking form of :meth:`acomplete`; safe to call from inside a running loop."""
+        coro = self.acomplete(
+            purpose, messages, schema, fallback, temperature=temperature, max_tokens=max_tokens
+        )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro)
+        box: dict[str, Any] = {}
+
+        def runner() -> None:
+            try:
+                box["value"] = asyncio.run(coro)
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=runner)
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+def default_cache_dir() -> Path:
+    import os
+
+    return Path(os.environ.get("TOWNSFOLK_CACHE", Path.home() / ".cache" / "townsfolk"))
+
+
+def make_backend(model: str) -> Backend:
+    """`scripted`, `local` (embedded default), `local:<name>`, or any litellm model string."""
+    if model == "scripted":
+        return ScriptedBackend()
+    if model == "local" or model.startswith("local:"):
+        from agents.llm.local import LocalBackend
+
+        return LocalBackend(model.partition(":")[2] or None)
+    from agents.llm.remote import LiteLLMBackend
+
+    return LiteLLMBackend(model)
+
+
+def make_llm(
+    model: str = "local",
+    *,
+    cache_dir: Path | str | None = None,
+    use_cache: bool | None = None,
+    chaos: float = 0.0,
+    seed: int = 0,
+    max_attempts: int = 3,
+    timeout_s: float = 120.0,
+) -> Gateway:
+    """Build the gateway for a ``--model`` value.
+
+    The cache is on by default for real models (re-runs are free and exact) and off for
+    `scripted` unless a cache_dir is given. ``chaos`` corrupts that share of answers.
+    """
+    if not 0.0 <= chaos <= 1.0:
+        raise ValueError(f"--chaos must be between 0 and 1, got {chaos}")
+    backend: Backend = make_backend(model)
+    if chaos > 0:
+        from agents.llm.chaos import ChaosBackend
+
+        backend = ChaosBackend(backend, rate=chaos, seed=seed)
+    if use_cache is None:
+        use_cache = model != "scripted" or cache_dir is not None
+    cache = DiskCache(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None
+    return Gateway(
+        backend,
+        model=model,
+        cache=cache,
+        max_attempts=max_attempts,
+        timeout_s=timeout_s,
+        seed=seed,
+    )

@@ -1,0 +1,139 @@
+"""The `scripted` backend: deterministic, offline answers derived from the prompt.
+
+Tests and benchmarks need a model that is fast, reproducible and still plausible: a
+resident on `scripted` should go to the places its persona names, not to a constant.
+Generic answers are built from the output schema (enumerations prefer options the prompt
+mentions; numbers and free text are derived from a hash of the prompt). Each role may
+register a purpose-specific responder next to its prompts with :func:`scripted_responder`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from agents.interfaces import Message
+
+Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
+
+_RESPONDERS: dict[str, Responder] = {}
+
+
+def scripted_responder(purpose: str) -> Callable[[Responder], Responder]:
+    """Register ``fn`` as the scripted answer for ``purpose`` (one per purpose)."""
+
+    def register(fn: Responder) -> Responder:
+        _RESPONDERS[purpose] = fn
+        return fn
+
+    return register
+
+
+def prompt_seed(purpose: str, messages: list[Message], seed: int) -> int:
+    blob = json.dumps([purpose, messages, seed], sort_keys=True, ensure_ascii=False)
+    return int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big")
+
+
+def last_user_text(messages: list[Message]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return message.get("content", "")
+    return messages[-1].get("content", "") if messages else ""
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+def _sentence(text: str, rng: random.Random, words: int = 10) -> str:
+    tokens = _WORD.findall(text)
+    if not tokens:
+        return "nothing in particular"
+    start = rng.randrange(max(1, len(tokens) - words))
+    return " ".join(tokens[start : start + words])
+
+
+class SchemaSampler:
+    """Builds a schema-valid value from a JSON schema and a prompt."""
+
+    def __init__(self, root: dict[str, Any], prompt: str, rng: random.Random):
+        self.root = root
+        self.prompt = prompt
+        self.lower = prompt.lower()
+        self.rng = rng
+
+    def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
+        ref = schema.get("$ref")
+        if ref:
+            return self.root.get("$defs", {})[ref.split("/")[-1]]
+        return schema
+
+    def pick_option(self, options: list[Any]) -> Any:
+        """Prefer the option the prompt mentions most; ties broken by the seeded rng."""
+        counts = [self.lower.count(str(o).lower()) for o in options]
+        best = max(counts)
+        if best == 0:
+            return self.rng.choice(options)
+        return self.rng.choice([o for o, c in zip(options, counts) if c == best])
+
+    def value(self, schema: dict[str, Any], name: str = "") -> Any:
+        schema = self._resolve(schema)
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            return self.pick_option(schema["enum"])
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                options = [s for s in schema[key] if s.get("type") != "null"] or schema[key]
+                return self.value(options[0], name)
+        if "allOf" in schema:
+            return self.value(schema["allOf"][0], name)
+        if "default" in schema and schema.get("type") not in ("object", "array"):
+            if self.rng.random() < 0.5:
+                return schema["default"]
+        kind = schema.get("type", "string")
+        if kind == "object":
+            props = schema.get("properties", {})
+            return {key: self.value(sub, key) for key, sub in props.items()}
+        if kind == "array":
+            low = schema.get("minItems", 1)
+            high = max(low, min(schema.get("maxItems", 3), low + 3))
+            count = self.rng.randint(low, high)
+            return [self.value(schema.get("items", {}), name) for _ in range(count)]
+        if kind == "integer":
+            low = int(schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1))
+            high = int(schema.get("maximum", schema.get("exclusiveMaximum", low + 11) - 1))
+            return self.rng.randint(low, max(low, high))
+        if kind == "number":
+            low = float(schema.get("minimum", 0.0))
+            high = float(schema.get("maximum", low + 1.0))
+            return round(self.rng.uniform(low, high), 3)
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        text = _sentence(self.prompt, self.rng)
+        max_len = schema.get("maxLength")
+        if max_len:
+            text = text[:max_len]
+        min_len = schema.get("minLength", 0)
+        return text.ljust(min_len, ".")
+
+
+def sample_schema(schema: type[BaseModel], messages: list[Message], rng: random.Random) -> dict[str, Any]:
+    """A generic answer for any schema, steered by the last user message."""
+    root = schema.model_json_schema()
+    return SchemaSampler(root, last_user_text(messages), rng).value(root)
+
+
+def scripted_answer(
+    purpose: str, messages: list[Message], schema: type[BaseModel], seed: int = 0
+) -> str:
+    """The scripted backend's text for one call: a responder's answer, else a generic one."""
+    rng = random.Random(prompt_seed(purpose, messages, seed))
+    responder = _RESPONDERS.get(purpose)
+    data = responder(messages, schema, rng) if responder else sample_schema(schema, messages, rng)
+    return json.dumps(data, ensure_ascii=False)
