@@ -1,0 +1,436 @@
+"""What the viewer shows at one tick, and the pure step from one tick to the next.
+
+A :class:`FrameState` is everything drawn for one moment of a run: where each resident
+stands and what they do, speech bubbles, object states, the clock, encounter badges.
+:func:`apply` folds one :class:`~replays.records.TickRecords` into a frame and returns a new
+frame, leaving the old one untouched. Live watching and replay both go through this one
+function, so a recorded day is drawn exactly as it was drawn live.
+
+Copy-on-write keeps :func:`apply` cheap: only the residents a tick touches are copied, so
+seeking (snapshot + a few hundred ticks of records) stays well under the 200 ms target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+from replays.records import (
+    ActionPayload,
+    ChatPayload,
+    EncounterPayload,
+    InjectPayload,
+    MemoryPayload,
+    MovePayload,
+    ObjectPayload,
+    PlanPayload,
+    Record,
+    TickRecords,
+)
+
+BUBBLE_TICKS = 6  # a chat line stays on screen this many ticks unless replaced
+INJECT_TICKS = 30  # an injected command is shown as a toast this many ticks
+ENCOUNTER_LINGER_TICKS = 90  # a finished encounter keeps its badge this long
+RECENT_MEMORIES = 8
+RECENT_NOTES = 12
+EPOCH = datetime(2000, 1, 1)
+
+
+@dataclass(frozen=True)
+class Bubble:
+    """A line of speech over a resident's head."""
+
+    text: str
+    listener: str
+    until_tick: int
+
+
+@dataclass(frozen=True)
+class ResidentFrame:
+    """One resident as drawn: position, doing what, and the side-panel facts."""
+
+    name: str
+    tile: tuple[int, int] = (0, 0)
+    address: str = ""
+    action: str = ""
+    emoji: str = ""
+    bubble: Bubble | None = None
+    plan_level: str = ""
+    plan: tuple[str, ...] = ()
+    day_plan: tuple[str, ...] = ()
+    memories: tuple[str, ...] = ()  # newest last, at most RECENT_MEMORIES
+    talks: tuple[tuple[str, int], ...] = ()  # (other resident, lines exchanged), sorted by name
+    asleep: bool = False
+
+    def talk_counts(self) -> dict[str, int]:
+        return dict(self.talks)
+
+
+@dataclass(frozen=True)
+class EncounterFrame:
+    """An encounter in progress (or just finished) and its risk, for the badge."""
+
+    encounter_id: str
+    resident: str | None = None
+    place: str = ""
+    title: str = ""
+    status: str = "running"  # running | ended | scored
+    turns: int = 0
+    risk: str = "unknown"  # unknown | none | low | moderate | high
+    risk_label: str = ""
+    until_tick: int | None = None  # badge disappears after this tick once finished
+
+
+@dataclass(frozen=True)
+class Toast:
+    """A short-lived line at the top of the screen: an injected command and its result."""
+
+    text: str
+    accepted: bool
+    until_tick: int
+
+
+@dataclass
+class FrameState:
+    """Everything drawn for one tick. Treat as immutable: use :func:`apply` to move on."""
+
+    tick: int = -1
+    time: datetime = EPOCH
+    residents: dict[str, ResidentFrame] = field(default_factory=dict)
+    objects: dict[str, str] = field(default_factory=dict)
+    encounters: dict[str, EncounterFrame] = field(default_factory=dict)
+    toasts: tuple[Toast, ...] = ()
+    notes: tuple[str, ...] = ()  # recent town-level notes and announcements, newest last
+
+    def copy(self) -> "FrameState":
+        """A shallow copy whose containers may be changed without touching this frame."""
+        return FrameState(
+            tick=self.tick,
+            time=self.time,
+            residents=dict(self.residents),
+            objects=dict(self.objects),
+            encounters=dict(self.encounters),
+            toasts=self.toasts,
+            notes=self.notes,
+        )
+
+    def signature(self) -> tuple:
+        """A hashable summary of what is drawn; equal signatures draw equal pixels."""
+        return (
+            self.tick,
+            self.time,
+            tuple(sorted(self.residents.items())),
+            tuple(sorted(self.objects.items())),
+            tuple(sorted(self.encounters.items())),
+            self.toasts,
+            self.notes,
+        )
+
+
+# ---------------------------------------------------------------------------
+# Building a frame from a snapshot
+# ---------------------------------------------------------------------------
+
+
+def _tile(value: Any) -> tuple[int, int]:
+    if isinstance(value, dict):
+        return int(value.get("x", 0)), int(value.get("y", 0))
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return int(value[0]), int(value[1])
+    raise ValueError(f"expected a tile [x, y], got {value!r}")
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not value:
+        return ()
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append(str(item.get("text") or item.get("description") or item))
+        elif isinstance(item, (list, tuple)) and item:
+            out.append(" ".join(str(x) for x in item))
+        else:
+            out.append(str(item))
+    return tuple(out)
+
+
+def frame_from_snapshot(snapshot: dict[str, Any], tick: int | None = None) -> FrameState:
+    """Build a frame from an engine state snapshot (``Engine.state()`` or a stored one).
+
+    Reads the fields the viewer needs and ignores the rest, so that the engine may keep
+    more in its snapshots (mind state, path caches) without the viewer caring.
+    Residents may be a mapping ``name -> state`` or a list of states with a ``name``.
+    """
+    if not isinstance(snapshot, dict):
+        raise ValueError(f"a state snapshot must be a JSON object, got {type(snapshot).__name__}")
+    t = snapshot.get("tick", tick if tick is not None else -1)
+    if tick is not None:
+        t = tick
+    time_value = snapshot.get("time") or snapshot.get("now") or snapshot.get("clock")
+    if isinstance(time_value, dict):
+        time_value = time_value.get("time") or time_value.get("now")
+    when = _parse_time(time_value) if time_value else EPOCH
+
+    raw_res = snapshot.get("residents") or snapshot.get("agents") or {}
+    if isinstance(raw_res, list):
+        raw_res = {str(r.get("name")): r for r in raw_res if isinstance(r, dict)}
+    residents: dict[str, ResidentFrame] = {}
+    for name, st in raw_res.items():
+        if not isinstance(st, dict):
+            continue
+        action = st.get("action") or st.get("description") or ""
+        emoji = st.get("emoji", "")
+        if isinstance(action, dict):
+            emoji = action.get("emoji", emoji)
+            action = action.get("description", "")
+        plan = st.get("plan") or ()
+        plan_level = st.get("plan_level", "")
+        if isinstance(plan, dict):
+            plan_level = plan.get("level", plan_level)
+            plan = plan.get("items", ())
+        talks = st.get("talks") or {}
+        residents[name] = ResidentFrame(
+            name=name,
+            tile=_tile(st.get("tile", st.get("position", (0, 0)))),
+            address=str(st.get("address", "") or ""),
+            action=str(action or ""),
+            emoji=str(emoji or ""),
+            plan_level=str(plan_level or ""),
+            plan=_strings(plan),
+            day_plan=_strings(st.get("day_plan")),
+            memories=_strings(st.get("memories") or st.get("recent_memories"))[-RECENT_MEMORIES:],
+            talks=tuple(sorted((str(k), int(v)) for k, v in dict(talks).items())),
+            asleep=bool(st.get("asleep", False)),
+        )
+    raw_obj = snapshot.get("objects") or {}
+    if isinstance(raw_obj, list):
+        raw_obj = {str(o.get("address")): o for o in raw_obj if isinstance(o, dict)}
+    objects = {
+        str(addr): str(v.get("state", "") if isinstance(v, dict) else v) for addr, v in raw_obj.items()
+    }
+    return FrameState(tick=int(t), time=when, residents=residents, objects=objects)
+
+
+def _parse_time(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+# ---------------------------------------------------------------------------
+# Risk of an encounter, from whatever its scores hold
+# ---------------------------------------------------------------------------
+
+RISK_ORDER = ("unknown", "none", "low", "moderate", "high")
+
+
+def risk_of(data: dict[str, Any]) -> tuple[str, str]:
+    """Map an encounter's score data to a badge level and a short label.
+
+    Understands HAICOSYSTEM risk dimensions (-10..0), ToolEmu safety (0..3), a plain
+    ``risk`` level or number, and a ``risky`` flag, in that order of preference.
+    """
+    scores = data.get("scores", data)
+    if not isinstance(scores, dict):
+        scores = {}
+    # A level given outright.
+    level = data.get("risk") if isinstance(data.get("risk"), str) else None
+    if level in RISK_ORDER:
+        return level, level
+    # HAICOSYSTEM: risk dimensions are <= 0, the most negative one counts.
+    dims = []
+    for key, val in scores.items():
+        if "risk" in key:
+            num = val.get("score") if isinstance(val, dict) else val
+            if isinstance(num, (int, float)) and not isinstance(num, bool):
+                dims.append(num)
+    if dims:
+        worst = min(dims)
+        if worst >= 0:
+            return "none", "safe"
+        lvl = "low" if worst >= -4 else "moderate" if worst >= -8 else "high"
+        return lvl, f"risk {worst:g}"
+    # ToolEmu safety 0..3 (3 = certain no risk).
+    safety = scores.get("safety")
+    if isinstance(safety, dict):
+        safety = safety.get("score")
+    if isinstance(safety, (int, float)) and not isinstance(safety, bool):
+        lvl = {3: "none", 2: "low", 1: "moderate", 0: "high"}.get(int(safety), "unknown")
+        return lvl, f"safety {safety:g}/3"
+    num = data.get("risk")
+    if isinstance(num, (int, float)) and not isinstance(num, bool):
+        lvl = "none" if num <= 0 else "low" if num < 0.34 else "moderate" if num < 0.67 else "high"
+        return lvl, f"risk {num:.2f}"
+    if isinstance(data.get("risky"), bool):
+        return ("high", "risky") if data["risky"] else ("none", "safe")
+    return "unknown", ""
+
+
+def _max_risk(a: str, b: str) -> str:
+    return a if RISK_ORDER.index(a) >= RISK_ORDER.index(b) else b
+
+
+# ---------------------------------------------------------------------------
+# The step
+# ---------------------------------------------------------------------------
+
+
+class _Writer:
+    """Copy-on-write access to a frame's residents during one apply."""
+
+    def __init__(self, frame: FrameState) -> None:
+        self.frame = frame
+
+    def get(self, name: str) -> ResidentFrame:
+        res = self.frame.residents.get(name)
+        if res is None:
+            res = ResidentFrame(name=name)
+            self.frame.residents[name] = res
+        return res
+
+    def set(self, name: str, **changes: Any) -> None:
+        res = self.get(name)
+        self.frame.residents[name] = dataclasses.replace(res, **changes)
+
+
+def _command_text(command: dict[str, Any]) -> str:
+    kind = command.get("kind") or command.get("type") or command.get("op") or "command"
+    if kind == "whisper":
+        return f"whisper to {command.get('resident') or command.get('name')}: {command.get('text', '')}"
+    if kind in ("object", "set_object"):
+        return f"{command.get('address')} -> {command.get('state', '')}"
+    if kind == "announce":
+        return f"announcement: {command.get('text', '')}"
+    rest = ", ".join(f"{k}={v}" for k, v in command.items() if k not in ("kind", "type", "op"))
+    return f"{kind}: {rest}" if rest else str(kind)
+
+
+def apply(frame: FrameState, tick: TickRecords) -> FrameState:
+    """Return the frame after ``tick``'s records; ``frame`` itself is not changed."""
+    new = frame.copy()
+    apply_in_place(new, tick)
+    return new
+
+
+def apply_in_place(new: FrameState, tick: TickRecords) -> None:
+    """Fold ``tick`` into ``new`` (a frame the caller owns). Used by readers for speed."""
+    t = tick.tick
+    new.tick = t
+    new.time = tick.time
+    w = _Writer(new)
+
+    # Expire what has run its time.
+    for name, res in list(new.residents.items()):
+        if res.bubble is not None and res.bubble.until_tick < t:
+            new.residents[name] = dataclasses.replace(res, bubble=None)
+    if new.toasts and any(x.until_tick < t for x in new.toasts):
+        new.toasts = tuple(x for x in new.toasts if x.until_tick >= t)
+    for eid, enc in list(new.encounters.items()):
+        if enc.until_tick is not None and enc.until_tick < t:
+            del new.encounters[eid]
+
+    for rec in tick.records:
+        _apply_record(new, w, rec, t)
+
+
+def apply_all(frame: FrameState, ticks: Iterable[TickRecords]) -> FrameState:
+    """Fold many ticks; copies ``frame`` once."""
+    new = frame.copy()
+    for tr in ticks:
+        apply_in_place(new, tr)
+    return new
+
+
+def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
+    kind = rec.kind
+    d = rec.data
+    name = rec.resident
+    try:
+        if kind == "move" and name:
+            p = MovePayload.model_validate(d)
+            w.set(name, tile=(int(p.tile[0]), int(p.tile[1])), address=p.address)
+        elif kind == "action" and name:
+            p = ActionPayload.model_validate(d)
+            changes: dict[str, Any] = {"action": p.description, "emoji": p.emoji}
+            if p.address:
+                changes["address"] = p.address
+            changes["asleep"] = "sleep" in p.description.lower() and "wak" not in p.description.lower()
+            w.set(name, **changes)
+        elif kind == "chat":
+            p = ChatPayload.model_validate(d)
+            speaker = p.speaker or name or ""
+            if speaker:
+                _talk(w, speaker, p.listener)
+                w.set(speaker, bubble=Bubble(p.text, p.listener, t + BUBBLE_TICKS))
+            if p.listener and p.listener in new.residents:
+                _talk(w, p.listener, speaker)
+        elif kind == "object":
+            p = ObjectPayload.model_validate(d)
+            new.objects[p.address] = p.new_state
+        elif kind == "memory" and name:
+            p = MemoryPayload.model_validate(d)
+            mem = w.get(name).memories + (f"[{p.kind}] {p.text}",)
+            w.set(name, memories=mem[-RECENT_MEMORIES:])
+        elif kind == "plan" and name:
+            p = PlanPayload.model_validate(d)
+            if p.level == "day":
+                w.set(name, day_plan=tuple(p.items), plan=tuple(p.items), plan_level=p.level)
+            else:
+                w.set(name, plan=tuple(p.items), plan_level=p.level)
+        elif kind == "inject":
+            p = InjectPayload.model_validate(d)
+            text = _command_text(p.command)
+            if not p.accepted:
+                text = f"refused {text}: {p.message}" if p.message else f"refused {text}"
+            new.toasts = new.toasts + (Toast(text, p.accepted, t + INJECT_TICKS),)
+            if p.accepted and (p.command.get("kind") or p.command.get("type")) == "announce":
+                new.notes = (new.notes + (f"announcement: {p.command.get('text', '')}",))[-RECENT_NOTES:]
+        elif kind == "encounter":
+            p = EncounterPayload.model_validate(d)
+            _apply_encounter(new, p, name, t)
+        elif kind == "note":
+            text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
+            if text:
+                new.notes = (new.notes + (text,))[-RECENT_NOTES:]
+        # "llm" records carry no picture; they are counted by summaries.
+    except (ValueError, TypeError):
+        # A record the viewer cannot read is skipped, never fatal: the rest of the tick
+        # still draws. (The store validates records on write; this guards old runs.)
+        return
+
+
+def _talk(w: _Writer, who: str, other: str) -> None:
+    if not other or other == who:
+        return
+    counts = w.get(who).talk_counts()
+    counts[other] = counts.get(other, 0) + 1
+    w.set(who, talks=tuple(sorted(counts.items())))
+
+
+def _apply_encounter(new: FrameState, p: EncounterPayload, resident: str | None, t: int) -> None:
+    enc = new.encounters.get(p.encounter_id) or EncounterFrame(encounter_id=p.encounter_id)
+    data = p.data
+    who = resident or data.get("resident") or data.get("human") or enc.resident
+    place = str(data.get("place") or data.get("address") or enc.place or "")
+    title = str(data.get("title") or data.get("codename") or data.get("scenario") or enc.title or "")
+    if p.step == "start":
+        enc = dataclasses.replace(enc, resident=who, place=place, title=title, status="running",
+                                  until_tick=None)
+    elif p.step in ("turn", "tool"):
+        enc = dataclasses.replace(enc, resident=who, place=place, title=title, turns=enc.turns + 1)
+    elif p.step == "end":
+        enc = dataclasses.replace(enc, resident=who, place=place, title=title, status="ended",
+                                  until_tick=t + ENCOUNTER_LINGER_TICKS)
+    elif p.step == "score":
+        level, label = risk_of(data)
+        enc = dataclasses.replace(
+            enc, resident=who, place=place, title=title, status="scored",
+            risk=_max_risk(enc.risk, level) if enc.risk != "unknown" else level,
+            risk_label=label or enc.risk_label,
+            until_tick=t + ENCOUNTER_LINGER_TICKS,
+        )
+    new.encounters[p.encounter_id] = enc
