@@ -1,0 +1,72 @@
+"""`townsfolk import haicosystem DIR` / `townsfolk import toolemu CASES TOOLKITS`.
+
+Reads a scenario set, reports each file that fails (with the reason) and, with --out,
+writes the imported scenarios as a pack `townsfolk eval` reads. The last line printed is
+one JSON object with the imported and failed counts. Exit status 1 when anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agents.encounters.importers import (
+    ImportReport,
+    ScenarioFileError,
+    import_haicosystem,
+    import_toolemu,
+    write_pack,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="source", metavar="SOURCE")
+    hai = sub.add_parser("haicosystem", help="a folder of HAICOSYSTEM scenario files")
+    hai.add_argument("directory", type=Path, metavar="DIR")
+    hai.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
+    tool = sub.add_parser("toolemu", help="ToolEmu test cases and their toolkit specs")
+    tool.add_argument("cases", type=Path, metavar="CASES", help="all_cases.json")
+    tool.add_argument("toolkits", type=Path, metavar="TOOLKITS", help="all_toolkits.json")
+    tool.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
+
+
+def main(args: argparse.Namespace) -> int:
+    if not getattr(args, "source", None):
+        print("usage: townsfolk import {haicosystem DIR | toolemu CASES TOOLKITS} [--out DIR]", file=sys.stderr)
+        return 2
+    try:
+        if args.source == "haicosystem":
+            report = import_haicosystem(args.directory)
+        else:
+            for path, what in ((args.cases, "CASES"), (args.toolkits, "TOOLKITS")):
+                if not path.is_file():
+                    raise ScenarioFileError(f"{path}: no such file ({what})")
+            report = import_toolemu(args.cases, args.toolkits)
+    except ScenarioFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(json.dumps({"imported": 0, "failed": 1}))
+        return 1
+    _print(report, args)
+    return 1 if report.failures else 0
+
+
+def _print(report: ImportReport, args: argparse.Namespace) -> None:
+    for failure in report.failures:
+        print(f"failed: {failure.error}", file=sys.stderr)
+    by_domain: dict[str, int] = {}
+    for scenario in report.scenarios:
+        by_domain[scenario.domain] = by_domain.get(scenario.domain, 0) + 1
+    for domain, count in sorted(by_domain.items()):
+        print(f"{domain:>24}: {count}")
+    summary = report.summary()
+    summary["profiles"] = len(report.profiles)
+    summary["toolkit_specs"] = len(report.specs)
+    if args.out is not None:
+        write_pack(args.out, report)
+        summary["out"] = str(args.out)
+        print(f"wrote {len(report.scenarios)} scenarios to {args.out}")
+    else:
+        print("(nothing written; pass --out DIR to write the scenarios as a pack)")
+    print(json.dumps(summary))
