@@ -7,7 +7,6 @@ is the one adapter between the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +46,7 @@ class MapView:
     areas: list[Area] = field(default_factory=list)
     default_states: dict[str, str] = field(default_factory=dict)
     personas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    terrain: dict[str, frozenset[tuple[int, int]]] = field(default_factory=dict)
     _index: dict[tuple[int, int], list[Area]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -90,80 +90,56 @@ class MapView:
 # ---------------------------------------------------------------------------
 
 
-def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    for name in names:
-        if isinstance(obj, dict) and name in obj:
-            return obj[name]
-        if hasattr(obj, name):
-            value = getattr(obj, name)
-            return value() if callable(value) and name in ("addresses",) else value
-    return default
-
-
-def _tiles(value: Any) -> frozenset[tuple[int, int]]:
-    if value is None:
-        return frozenset()
-    return frozenset((int(t[0]), int(t[1])) for t in value)
+def _rect_tiles(obj: Any) -> frozenset[tuple[int, int]]:
+    """Every tile of a place: its rectangle when it has one, else its listed tiles."""
+    rect = getattr(obj, "rect", None)
+    if rect is not None:
+        return frozenset((x, y) for y in range(rect.y, rect.y + rect.h) for x in range(rect.x, rect.x + rect.w))
+    return frozenset((int(t[0]), int(t[1])) for t in (getattr(obj, "tiles", None) or ()))
 
 
 def from_town(town: Any) -> MapView:
-    """Build a :class:`MapView` from a loaded town (``maps.town.load_town``)."""
-    width = int(_get(town, "width"))
-    height = int(_get(town, "height"))
-    name = str(_get(town, "name", default="town"))
+    """Build a :class:`MapView` from a loaded town (``maps.town.load_town``).
+
+    Walls and other non-walkable tiles are drawn as walls; a terrain kind such as 'water'
+    or 'road' is kept so the static layer can colour it.
+    """
+    width, height = int(town.width), int(town.height)
+    walkable = town.walkable  # bool [y, x]
     blocked: set[tuple[int, int]] = set()
-    walkable = _get(town, "walkable", "walkable_grid")
-    collision = _get(town, "collision", "blocked")
-    if collision is not None and not callable(collision):
-        blocked = set(_grid_true(collision, width, height))
-    elif walkable is not None and not callable(walkable):
-        free = set(_grid_true(walkable, width, height))
-        blocked = {(x, y) for y in range(height) for x in range(width)} - free
+    terrain: dict[str, set[tuple[int, int]]] = {}
+    kinds = dict(getattr(town, "terrain_kinds", {}) or {})
+    grid = getattr(town, "terrain", None)
+    for y in range(height):
+        for x in range(width):
+            kind = kinds.get(int(grid[y][x]), "") if grid is not None else ""
+            if kind == "wall" or (not bool(walkable[y][x]) and kind in ("", "grass", "ground", "floor")):
+                blocked.add((x, y))
+            elif kind and kind not in ("grass", "ground"):
+                terrain.setdefault(kind, set()).add((x, y))
     areas: list[Area] = []
-    for kind, address, tiles in _walk_places(town):
-        tiles_fs = _tiles(tiles)
-        if tiles_fs:
-            areas.append(Area(kind, address.split(":")[-1], address, tiles_fs))
-    defaults = dict(_get(town, "default_states", "object_states", default={}) or {})
+    for sector in town.sectors.values():
+        areas.append(Area("sector", sector.name, sector.name, _rect_tiles(sector)))
+        for arena in sector.arenas.values():
+            areas.append(Area("arena", arena.name, f"{sector.name}:{arena.name}", _rect_tiles(arena)))
+            for obj in arena.objects.values():
+                areas.append(Area("object", obj.name, obj.address, _rect_tiles(obj)))
+    defaults = dict(town.default_states()) if callable(getattr(town, "default_states", None)) else {}
     personas: dict[str, dict[str, Any]] = {}
-    for p in _get(town, "residents", "personas", default=[]) or []:
+    for p in getattr(town, "residents", None) or []:
         data = p.model_dump() if hasattr(p, "model_dump") else dict(p)
         personas[str(data.get("name"))] = data
-    return MapView(name, width, height, frozenset(blocked), areas, defaults, personas)
+    return MapView(
+        str(getattr(town, "name", "town")), width, height, frozenset(blocked), areas, defaults, personas,
+        terrain={k: frozenset(v) for k, v in terrain.items() if v},
+    )
 
 
-def _grid_true(grid: Any, width: int, height: int) -> Iterable[tuple[int, int]]:
-    if isinstance(grid, (set, frozenset)):
-        yield from ((int(x), int(y)) for x, y in grid)
-        return
-    for y, row in enumerate(grid):
-        for x, v in enumerate(row):
-            if v:
-                yield (x, y)
+def load_mapview(name_or_path: str) -> MapView:
+    """Load a town by name or path with maps.town and adapt it for drawing."""
+    from maps.town import load_town
 
-
-def _walk_places(town: Any) -> Iterable[tuple[AreaKind, str, Any]]:
-    """Yield (kind, address, tiles) for every sector, arena and object of ``town``."""
-    sectors = _get(town, "sectors", default=None)
-    if sectors is None:
-        world = _get(town, "world", "places", "tree")
-        sectors = _get(world, "sectors", "children", default=[]) if world is not None else []
-    if isinstance(sectors, dict):
-        sectors = list(sectors.values())
-    for sector in sectors:
-        s_name = str(_get(sector, "name"))
-        yield "sector", s_name, _get(sector, "tiles")
-        arenas = _get(sector, "arenas", "children", default=[]) or []
-        if isinstance(arenas, dict):
-            arenas = list(arenas.values())
-        for arena in arenas:
-            a_addr = f"{s_name}:{_get(arena, 'name')}"
-            yield "arena", a_addr, _get(arena, "tiles")
-            objects = _get(arena, "objects", "children", default=[]) or []
-            if isinstance(objects, dict):
-                objects = list(objects.values())
-            for obj in objects:
-                yield "object", f"{a_addr}:{_get(obj, 'name')}", _get(obj, "tiles")
+    return from_town(load_town(name_or_path))
 
 
 # ---------------------------------------------------------------------------

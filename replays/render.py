@@ -43,6 +43,18 @@ RISK_COLOURS = {
     "moderate": (240, 140, 30),
     "high": (220, 50, 50),
 }
+TERRAIN_COLOURS = {
+    "water": (120, 170, 220),
+    "road": (172, 172, 168),
+    "street": (172, 172, 168),
+    "path": (218, 200, 156),
+    "sidewalk": (200, 196, 186),
+    "sand": (230, 214, 160),
+    "tree": (96, 146, 84),
+    "trees": (96, 146, 84),
+    "bush": (110, 160, 96),
+    "flowers": (214, 170, 200),
+}
 IDLE_STATES = {"", "idle", "off", "closed", "empty", "clean", "unused"}
 
 
@@ -191,6 +203,12 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
         for y in range(0, mapview.height, 2):
             for x in range((y // 2) % 2, mapview.width, 2):
                 surf.fill(STREET_DOT, (x * t + t // 2, y * t + t // 2, 1, 1))
+    for kind, tiles in sorted(mapview.terrain.items()):
+        if kind in ("floor", "water"):
+            continue
+        col = TERRAIN_COLOURS.get(kind) or _lighter(sector_colour(kind), 0.1)
+        for (x, y) in tiles:
+            surf.fill(col, (x * t, y * t, t, t))
     sectors = mapview.of_kind("sector")
     arenas = mapview.of_kind("arena")
     objects = mapview.of_kind("object")
@@ -206,6 +224,8 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
         for (x, y) in a.tiles:
             surf.fill(col, (x * t, y * t, t, t))
         _outline(surf, a, t, ARENA_EDGE, 1)
+    for (x, y) in mapview.terrain.get("water", ()):
+        surf.fill(TERRAIN_COLOURS["water"], (x * t, y * t, t, t))
     for (x, y) in mapview.blocked:
         surf.fill(WALL, (x * t, y * t, t, t))
     for o in objects:
