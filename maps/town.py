@@ -1,0 +1,779 @@
+"""Load and validate a town: a Tiled-compatible JSON map plus a residents file.
+
+A town is a folder holding ``town.json`` (a Tiled map, orthogonal, JSON format) and one or
+more residents files (``residents.json``: a JSON list of :class:`agents.interfaces.Persona`).
+
+The map format, all of it readable and editable in Tiled:
+
+- tile layer ``ground``: terrain for drawing; gids index the ``terrain`` tileset whose tiles
+  carry a ``kind`` property (grass, road, floor, wall, water, door, path, tree ...).
+- tile layer ``collision``: any non-zero gid blocks the tile.
+- object layer ``sectors``: rectangles, each a building or open area (name = sector name,
+  optional ``kind`` property: home, cafe, clinic, bank, school, park, pub, shop, civic ...).
+- object layer ``arenas``: rectangles, each a room; it belongs to the sector containing it.
+- object layer ``objects``: rectangles, each a game object (bed, stove ...) with a ``state``
+  property (its default state in words); it belongs to the arena containing it.
+- object layer ``spawns``: points (or rectangles) naming where residents may start.
+
+Loading checks everything (layer presence and sizes, rectangles on the tile grid, the place
+tree, reachability of every place and spawn, every persona's home/workplace/spawn) and
+raises :class:`TownError` naming the file, the field and what was expected. A town is built
+only after every check passed, so a broken town never half-loads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agents.interfaces import Persona
+
+TOWNS_DIR = Path(__file__).resolve().parent / "towns"
+MAP_FILE = "town.json"
+REQUIRED_TILE_LAYERS = ("ground", "collision")
+REQUIRED_OBJECT_LAYERS = ("sectors", "arenas", "objects", "spawns")
+
+Tile = tuple[int, int]  # (x, y), x to the right, y down, as in Tiled
+
+
+class TownError(ValueError):
+    """A town file is wrong. The message names the file, the field and what was expected."""
+
+    def __init__(self, file: Path | str, field_path: str, problem: str) -> None:
+        self.file = str(file)
+        self.field = field_path
+        self.problem = problem
+        super().__init__(f"{file}: {field_path}: {problem}")
+
+
+# ---------------------------------------------------------------------------
+# The raw Tiled JSON, as pydantic models (only the parts we read; extra keys are allowed
+# so that files saved by Tiled load unchanged)
+# ---------------------------------------------------------------------------
+
+
+class TiledProperty(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    type: str = "string"
+    value: Any = None
+
+
+class TiledObject(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: int = 0
+    name: str = ""
+    x: float
+    y: float
+    width: float = 0.0
+    height: float = 0.0
+    point: bool = False
+    properties: list[TiledProperty] = []
+
+    def prop(self, name: str, default: Any = None) -> Any:
+        for p in self.properties:
+            if p.name == name:
+                return p.value
+        return default
+
+
+class TiledLayer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    type: str
+    width: int | None = None
+    height: int | None = None
+    data: list[int] | None = None
+    objects: list[TiledObject] | None = None
+    properties: list[TiledProperty] = []
+
+
+class TiledTile(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    properties: list[TiledProperty] = []
+
+
+class TiledTileset(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    firstgid: int
+    name: str = ""
+    tiles: list[TiledTile] = []
+
+
+class TiledMap(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "map"
+    orientation: str = "orthogonal"
+    width: int
+    height: int
+    tilewidth: int
+    tileheight: int
+    infinite: bool = False
+    layers: list[TiledLayer]
+    tilesets: list[TiledTileset] = []
+    properties: list[TiledProperty] = []
+
+
+# ---------------------------------------------------------------------------
+# The loaded town
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A rectangle in tiles: x, y of the top-left tile, width and height in tiles."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+
+    def contains_tile(self, t: Tile) -> bool:
+        return self.x <= t[0] < self.x + self.w and self.y <= t[1] < self.y + self.h
+
+    def contains(self, other: "Rect") -> bool:
+        return (
+            self.x <= other.x
+            and self.y <= other.y
+            and other.x + other.w <= self.x + self.w
+            and other.y + other.h <= self.y + self.h
+        )
+
+    def overlaps(self, other: "Rect") -> bool:
+        return not (
+            other.x >= self.x + self.w
+            or other.x + other.w <= self.x
+            or other.y >= self.y + self.h
+            or other.y + other.h <= self.y
+        )
+
+    def tiles(self) -> Iterable[Tile]:
+        for y in range(self.y, self.y + self.h):
+            for x in range(self.x, self.x + self.w):
+                yield (x, y)
+
+
+@dataclass
+class GameObject:
+    """A thing residents use; ``default_state`` is its resting state in words ('idle')."""
+
+    address: str  # "sector:arena:object"
+    name: str
+    sector: str
+    arena: str
+    rect: Rect
+    default_state: str
+    tiles: list[Tile]  # reachable tiles of the object
+
+
+@dataclass
+class Arena:
+    name: str
+    sector: str
+    rect: Rect
+    objects: dict[str, GameObject] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"{self.sector}:{self.name}"
+
+
+@dataclass
+class Sector:
+    name: str
+    kind: str
+    rect: Rect
+    arenas: dict[str, Arena] = field(default_factory=dict)
+
+
+@dataclass
+class SpawnPoint:
+    name: str
+    tile: Tile
+
+
+class Town:
+    """A loaded, validated town. Immutable by convention: the engine keeps object *states*.
+
+    Tiles are ``(x, y)``; ``walkable[y, x]`` is True where a resident may stand and reach the
+    rest of the town (tiles walled off from the main walkable area are not walkable).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        folder: Path,
+        map_path: Path,
+        width: int,
+        height: int,
+        tile_size: int,
+        terrain: np.ndarray,
+        terrain_kinds: dict[int, str],
+        walkable: np.ndarray,
+        sectors: dict[str, Sector],
+        spawns: dict[str, SpawnPoint],
+        residents: list[Persona],
+        residents_path: Path | None,
+        properties: dict[str, Any],
+    ) -> None:
+        self.name = name
+        self.folder = folder
+        self.map_path = map_path
+        self.width = width
+        self.height = height
+        self.tile_size = tile_size
+        self.terrain = terrain  # gid per tile, [y, x]
+        self.terrain_kinds = terrain_kinds  # gid -> kind ('grass', 'wall' ...)
+        self.walkable = walkable  # bool [y, x]
+        self.sectors = sectors
+        self.spawns = spawns
+        self.residents = residents
+        self.residents_path = residents_path
+        self.properties = properties
+        self.objects: dict[str, GameObject] = {}
+        for sector in sectors.values():
+            for arena in sector.arenas.values():
+                for obj in arena.objects.values():
+                    self.objects[obj.address] = obj
+        self._build_indexes()
+
+    # -- indexes ----------------------------------------------------------------
+
+    def _build_indexes(self) -> None:
+        h, w = self.height, self.width
+        # area id per tile: 0 = outdoors/street, then one id per sector-without-arena part and
+        # one per arena. Perception's same-arena rule compares these ids.
+        self.area = np.zeros((h, w), dtype=np.int32)
+        self.area_address: list[str] = [""]
+        self._object_at = np.full((h, w), -1, dtype=np.int32)
+        self._object_list: list[GameObject] = list(self.objects.values())
+        self._place_tiles: dict[str, list[Tile]] = {}
+        for sector in self.sectors.values():
+            sid = len(self.area_address)
+            self.area_address.append(sector.name)
+            r = sector.rect
+            self.area[r.y : r.y + r.h, r.x : r.x + r.w] = sid
+            for arena in sector.arenas.values():
+                aid = len(self.area_address)
+                self.area_address.append(arena.address)
+                a = arena.rect
+                self.area[a.y : a.y + a.h, a.x : a.x + a.w] = aid
+        for i, obj in enumerate(self._object_list):
+            o = obj.rect
+            self._object_at[o.y : o.y + o.h, o.x : o.x + o.w] = i
+        for sector in self.sectors.values():
+            self._place_tiles[sector.name] = self._walkable_in(sector.rect)
+            for arena in sector.arenas.values():
+                self._place_tiles[arena.address] = self._walkable_in(arena.rect)
+                for obj in arena.objects.values():
+                    self._place_tiles[obj.address] = list(obj.tiles)
+
+    def _walkable_in(self, rect: Rect) -> list[Tile]:
+        return [t for t in rect.tiles() if self.walkable[t[1], t[0]]]
+
+    # -- queries ----------------------------------------------------------------
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in tiles."""
+        return (self.width, self.height)
+
+    def is_walkable(self, tile: Tile) -> bool:
+        x, y = tile
+        return 0 <= x < self.width and 0 <= y < self.height and bool(self.walkable[y, x])
+
+    def has_address(self, address: str) -> bool:
+        return address in self._place_tiles
+
+    def resolve(self, address: str) -> list[Tile]:
+        """Reachable tiles of a place: 'Sector', 'Sector:arena' or 'Sector:arena:object'.
+
+        Raises KeyError with a helpful message for an unknown address.
+        """
+        tiles = self._place_tiles.get(address)
+        if tiles is None:
+            raise KeyError(self.explain_unknown(address))
+        return tiles
+
+    def explain_unknown(self, address: str) -> str:
+        """Say which part of an address is unknown, and what exists there instead."""
+        parts = address.split(":")
+        sector = self.sectors.get(parts[0])
+        if sector is None:
+            return f"unknown place {address!r}: no sector {parts[0]!r} (sectors: {', '.join(self.sectors)})"
+        if len(parts) >= 2:
+            arena = sector.arenas.get(parts[1])
+            if arena is None:
+                return (
+                    f"unknown place {address!r}: {sector.name} has no room {parts[1]!r} "
+                    f"(rooms: {', '.join(sector.arenas) or 'none'})"
+                )
+            if len(parts) == 3 and parts[2] not in arena.objects:
+                return (
+                    f"unknown place {address!r}: {arena.address} has no object {parts[2]!r} "
+                    f"(objects: {', '.join(arena.objects) or 'none'})"
+                )
+        return f"unknown place {address!r}: expected 'sector', 'sector:arena' or 'sector:arena:object'"
+
+    def address_at(self, tile: Tile) -> str:
+        """'sector:arena' of a tile, 'sector' between rooms (doorways), '' outdoors."""
+        x, y = tile
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            return ""
+        return self.area_address[int(self.area[y, x])]
+
+    def area_id(self, tile: Tile) -> int:
+        return int(self.area[tile[1], tile[0]])
+
+    def object_at(self, tile: Tile) -> GameObject | None:
+        x, y = tile
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            return None
+        i = int(self._object_at[y, x])
+        return self._object_list[i] if i >= 0 else None
+
+    def full_address_at(self, tile: Tile) -> str:
+        """The most precise address of a tile: the object's if it stands on one."""
+        obj = self.object_at(tile)
+        return obj.address if obj is not None else self.address_at(tile)
+
+    def sector_of(self, address: str) -> Sector | None:
+        return self.sectors.get(address.split(":")[0]) if address else None
+
+    def addresses(self, level: str | None = None) -> list[str]:
+        """Every place in tree order (sector, its arenas, their objects).
+
+        ``level`` filters: 'sector', 'arena' or 'object'. This is what MindOptions.places holds.
+        """
+        out: list[str] = []
+        for sector in self.sectors.values():
+            if level in (None, "sector"):
+                out.append(sector.name)
+            for arena in sector.arenas.values():
+                if level in (None, "arena"):
+                    out.append(arena.address)
+                for obj in arena.objects.values():
+                    if level in (None, "object"):
+                        out.append(obj.address)
+        return out
+
+    def tree(self) -> dict[str, dict[str, dict[str, str]]]:
+        """The place tree: sector -> arena -> object -> default state."""
+        return {
+            s.name: {
+                a.name: {o.name: o.default_state for o in a.objects.values()}
+                for a in s.arenas.values()
+            }
+            for s in self.sectors.values()
+        }
+
+    def default_states(self) -> dict[str, str]:
+        return {addr: obj.default_state for addr, obj in self.objects.items()}
+
+    def terrain_kind(self, tile: Tile) -> str:
+        return self.terrain_kinds.get(int(self.terrain[tile[1], tile[0]]), "")
+
+    def resident(self, name: str) -> Persona:
+        for p in self.residents:
+            if p.name == name:
+                return p
+        raise KeyError(f"no resident named {name!r} in {self.residents_path}")
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return (
+            f"Town({self.name!r}, {self.width}x{self.height}, {len(self.sectors)} sectors, "
+            f"{len(self.objects)} objects, {len(self.residents)} residents)"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+
+def town_folder(name_or_path: str | Path) -> Path:
+    """A town name ('default') or a folder / map file path -> the town folder."""
+    p = Path(name_or_path)
+    if p.suffix == ".json" and p.is_file():
+        return p.parent
+    if p.is_dir():
+        return p
+    candidate = TOWNS_DIR / str(name_or_path)
+    if candidate.is_dir():
+        return candidate
+    known = sorted(d.name for d in TOWNS_DIR.iterdir() if d.is_dir()) if TOWNS_DIR.is_dir() else []
+    raise TownError(
+        str(name_or_path), "town", f"no such town folder or built-in town (built-in: {', '.join(known)})"
+    )
+
+
+def residents_files(name_or_path: str | Path) -> list[Path]:
+    """Every residents*.json file of a town folder, smallest first."""
+    folder = town_folder(name_or_path)
+    files = sorted(folder.glob("residents*.json"))
+
+    def count(p: Path) -> int:
+        try:
+            data = json.loads(p.read_text())
+            return len(data) if isinstance(data, list) else 0
+        except (OSError, ValueError):
+            return 0
+
+    return sorted(files, key=lambda p: (count(p), p.name))
+
+
+def load_town(name_or_path: str | Path = "default", residents: str | Path | None = "residents.json") -> Town:
+    """Load and validate a town folder (or its town.json). Raises TownError on any problem.
+
+    ``residents`` is a file name inside the town folder or a path; None loads no residents.
+    """
+    folder = town_folder(name_or_path)
+    p = Path(name_or_path)
+    map_path = p if (p.suffix == ".json" and p.is_file()) else folder / MAP_FILE
+    raw = _read_json(map_path)
+    try:
+        tmap = TiledMap.model_validate(raw)
+    except ValidationError as exc:
+        raise TownError(map_path, _loc(exc), _msg(exc)) from None
+    parsed = _parse_map(map_path, tmap)
+
+    personas: list[Persona] = []
+    res_path: Path | None = None
+    if residents is not None:
+        rp = Path(residents)
+        # a bare file name is looked up in the town folder; anything else is a path
+        res_path = rp if (rp.is_absolute() or len(rp.parts) > 1) else folder / rp
+        personas = load_residents(res_path, parsed)
+
+    return Town(residents=personas, residents_path=res_path, **parsed)
+
+
+def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
+    """Read a residents file and check every persona against the map."""
+    raw = _read_json(path)
+    if not isinstance(raw, list):
+        raise TownError(path, "(top level)", f"expected a JSON list of residents, got {type(raw).__name__}")
+    if not raw:
+        raise TownError(path, "(top level)", "expected at least one resident, got an empty list")
+    if isinstance(parsed, Town):
+        sectors, spawns = parsed.sectors, parsed.spawns
+        has = parsed.has_address
+    else:
+        sectors, spawns = parsed["sectors"], parsed["spawns"]
+        places = _address_set(sectors)
+        has = places.__contains__
+    personas: list[Persona] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        label = f"[{i}]"
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            label = f"[{i}] ({item['name']})"
+        try:
+            persona = Persona.model_validate(item)
+        except ValidationError as exc:
+            raise TownError(path, f"{label}.{_loc(exc)}", _msg(exc)) from None
+        if persona.name in seen:
+            raise TownError(path, f"{label}.name", f"duplicate resident name {persona.name!r}; names must be unique")
+        seen.add(persona.name)
+        for fld in ("home", "workplace"):
+            addr = getattr(persona, fld)
+            if not has(addr):
+                raise TownError(
+                    path, f"{label}.{fld}", f"unknown address {addr!r}; expected a place of the map, e.g. {next(iter(sectors))!r}"
+                )
+        if persona.spawn is not None and persona.spawn not in spawns:
+            raise TownError(
+                path,
+                f"{label}.spawn",
+                f"unknown spawn point {persona.spawn!r}; expected one of: {', '.join(sorted(spawns))}",
+            )
+        personas.append(persona)
+    names = {p.name for p in personas}
+    for i, persona in enumerate(personas):
+        for j, rel in enumerate(persona.relationships):
+            if rel.name == persona.name:
+                raise TownError(path, f"[{i}] ({persona.name}).relationships[{j}].name", "a resident cannot be related to themself")
+            if rel.name not in names:
+                raise TownError(
+                    path,
+                    f"[{i}] ({persona.name}).relationships[{j}].name",
+                    f"unknown resident {rel.name!r}; expected a name from this file",
+                )
+    return personas
+
+
+# ---------------------------------------------------------------------------
+# Internals
+# ---------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TownError(path, "(file)", "file not found") from None
+    except OSError as exc:
+        raise TownError(path, "(file)", f"cannot read: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TownError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+
+
+def _loc(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    parts: list[str] = []
+    for p in err["loc"]:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        else:
+            parts.append(("." if parts else "") + str(p))
+    return "".join(parts) or "(top level)"
+
+
+def _msg(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return f"{err['msg']}; got {err.get('input')!r}{extra}"
+
+
+def _address_set(sectors: dict[str, Sector]) -> set[str]:
+    out: set[str] = set()
+    for s in sectors.values():
+        out.add(s.name)
+        for a in s.arenas.values():
+            out.add(a.address)
+            for o in a.objects.values():
+                out.add(o.address)
+    return out
+
+
+def _props(props: list[TiledProperty]) -> dict[str, Any]:
+    return {p.name: p.value for p in props}
+
+
+def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
+    """Check a Tiled map and turn it into Town constructor arguments."""
+    if tmap.orientation != "orthogonal":
+        raise TownError(path, "orientation", f"expected 'orthogonal', got {tmap.orientation!r}")
+    if tmap.infinite:
+        raise TownError(path, "infinite", "expected a fixed-size map (infinite: false)")
+    if tmap.width <= 0 or tmap.height <= 0:
+        raise TownError(path, "width/height", f"expected positive sizes, got {tmap.width}x{tmap.height}")
+    if tmap.tilewidth <= 0 or tmap.tileheight != tmap.tilewidth:
+        raise TownError(path, "tilewidth/tileheight", f"expected equal positive tile sizes, got {tmap.tilewidth}x{tmap.tileheight}")
+    W, H, ts = tmap.width, tmap.height, tmap.tilewidth
+
+    by_name: dict[str, tuple[int, TiledLayer]] = {}
+    for i, layer in enumerate(tmap.layers):
+        if layer.name in by_name:
+            raise TownError(path, f"layers[{i}].name", f"duplicate layer name {layer.name!r}")
+        by_name[layer.name] = (i, layer)
+
+    def tile_layer(name: str) -> np.ndarray:
+        if name not in by_name:
+            raise TownError(path, "layers", f"missing tile layer {name!r} (expected layers: {', '.join(REQUIRED_TILE_LAYERS + REQUIRED_OBJECT_LAYERS)})")
+        i, layer = by_name[name]
+        where = f"layers[{i}] ({name})"
+        if layer.type != "tilelayer":
+            raise TownError(path, f"{where}.type", f"expected 'tilelayer', got {layer.type!r}")
+        if layer.data is None:
+            raise TownError(path, f"{where}.data", "expected a list of tile gids (CSV encoding, uncompressed)")
+        if (layer.width, layer.height) != (W, H) or len(layer.data) != W * H:
+            raise TownError(
+                path, f"{where}.data", f"expected {W}x{H} = {W * H} gids, got {layer.width}x{layer.height} with {len(layer.data)}"
+            )
+        return np.asarray(layer.data, dtype=np.int64).reshape(H, W)
+
+    def object_layer(name: str) -> tuple[str, list[TiledObject]]:
+        if name not in by_name:
+            raise TownError(path, "layers", f"missing object layer {name!r} (expected layers: {', '.join(REQUIRED_TILE_LAYERS + REQUIRED_OBJECT_LAYERS)})")
+        i, layer = by_name[name]
+        where = f"layers[{i}] ({name})"
+        if layer.type != "objectgroup":
+            raise TownError(path, f"{where}.type", f"expected 'objectgroup', got {layer.type!r}")
+        return where, list(layer.objects or [])
+
+    ground = tile_layer("ground")
+    collision = tile_layer("collision")
+
+    def rect_of(where: str, j: int, obj: TiledObject) -> Rect:
+        fld = f"{where}.objects[{j}] ({obj.name or 'unnamed'})"
+        vals = (obj.x, obj.y, obj.width, obj.height)
+        if any(v % ts for v in vals):
+            raise TownError(path, fld, f"expected x, y, width, height on the {ts}px tile grid, got {vals}")
+        r = Rect(int(obj.x) // ts, int(obj.y) // ts, int(obj.width) // ts, int(obj.height) // ts)
+        if r.w <= 0 or r.h <= 0:
+            raise TownError(path, fld, "expected a rectangle at least one tile wide and high")
+        if r.x < 0 or r.y < 0 or r.x + r.w > W or r.y + r.h > H:
+            raise TownError(path, fld, f"rectangle {r.x},{r.y} {r.w}x{r.h} tiles lies outside the {W}x{H} map")
+        return r
+
+    def name_of(where: str, j: int, obj: TiledObject) -> str:
+        name = obj.name.strip()
+        if not name or ":" in name or name != obj.name:
+            raise TownError(path, f"{where}.objects[{j}].name", f"expected a non-empty name without ':' or outer spaces, got {obj.name!r}")
+        return name
+
+    # sectors
+    where, objs = object_layer("sectors")
+    sectors: dict[str, Sector] = {}
+    for j, o in enumerate(objs):
+        name = name_of(where, j, o)
+        if name in sectors:
+            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate sector {name!r}")
+        r = rect_of(where, j, o)
+        for other in sectors.values():
+            if other.rect.overlaps(r):
+                raise TownError(path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
+        sectors[name] = Sector(name=name, kind=str(o.prop("kind", "public")), rect=r)
+    if not sectors:
+        raise TownError(path, f"{where}.objects", "expected at least one sector")
+
+    # arenas
+    where, objs = object_layer("arenas")
+    for j, o in enumerate(objs):
+        name = name_of(where, j, o)
+        r = rect_of(where, j, o)
+        owners = [s for s in sectors.values() if s.rect.contains(r)]
+        if not owners:
+            raise TownError(path, f"{where}.objects[{j}] ({name})", "expected the room to lie inside one sector rectangle; it is in none")
+        sector = owners[0]
+        if name in sector.arenas:
+            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate room {name!r} in sector {sector.name!r}")
+        for other in sector.arenas.values():
+            if other.rect.overlaps(r):
+                raise TownError(path, f"{where}.objects[{j}] ({name})", f"overlaps room {other.address!r}")
+        sector.arenas[name] = Arena(name=name, sector=sector.name, rect=r)
+
+    # objects
+    blocked = collision != 0
+    where, objs = object_layer("objects")
+    for j, o in enumerate(objs):
+        name = name_of(where, j, o)
+        r = rect_of(where, j, o)
+        owner: Arena | None = None
+        for s in sectors.values():
+            if s.rect.contains(r):
+                for a in s.arenas.values():
+                    if a.rect.contains(r):
+                        owner = a
+        if owner is None:
+            raise TownError(path, f"{where}.objects[{j}] ({name})", "expected the object to lie inside a room (arena) rectangle; it is in none")
+        if name in owner.objects:
+            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate object {name!r} in {owner.address!r}")
+        state = o.prop("state", "idle")
+        if not isinstance(state, str) or not state.strip():
+            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"expected a default state in words, got {state!r}")
+        owner.objects[name] = GameObject(
+            address=f"{owner.address}:{name}", name=name, sector=owner.sector, arena=owner.name,
+            rect=r, default_state=state.strip(), tiles=[],
+        )
+
+    # spawns
+    where, objs = object_layer("spawns")
+    spawns: dict[str, SpawnPoint] = {}
+    spawn_fields: dict[str, str] = {}
+    for j, o in enumerate(objs):
+        name = name_of(where, j, o)
+        if name in spawns:
+            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate spawn point {name!r}")
+        tx, ty = int(o.x) // ts, int(o.y) // ts
+        if not (0 <= tx < W and 0 <= ty < H):
+            raise TownError(path, f"{where}.objects[{j}] ({name})", f"spawn at tile ({tx}, {ty}) lies outside the {W}x{H} map")
+        spawns[name] = SpawnPoint(name=name, tile=(tx, ty))
+        spawn_fields[name] = f"{where}.objects[{j}] ({name})"
+    if not spawns:
+        raise TownError(path, f"{where}.objects", "expected at least one spawn point")
+
+    # reachability: the main walkable area is the component holding the spawns
+    free = ~blocked
+    comp = _components(free)
+    main_id = -1
+    for name, sp in spawns.items():
+        x, y = sp.tile
+        if blocked[y, x]:
+            raise TownError(path, spawn_fields[name], f"spawn at tile ({x}, {y}) is on a blocked tile (collision layer); expected a walkable tile")
+    counts = np.bincount(comp[comp >= 0].ravel()) if (comp >= 0).any() else np.zeros(0)
+    spawn_comps = {name: int(comp[sp.tile[1], sp.tile[0]]) for name, sp in spawns.items()}
+    main_id = max(set(spawn_comps.values()), key=lambda c: (int(counts[c]), -c))
+    for name, c in spawn_comps.items():
+        if c != main_id:
+            x, y = spawns[name].tile
+            raise TownError(
+                path, spawn_fields[name],
+                f"spawn at tile ({x}, {y}) is unreachable: walled off from the rest of the town; expected a tile connected to the streets",
+            )
+    walkable = comp == main_id
+
+    for s in sectors.values():
+        if not any(walkable[t[1], t[0]] for t in s.rect.tiles()):
+            raise TownError(path, f"sectors ({s.name})", "no reachable walkable tile: the sector is walled off or fully blocked")
+        for a in s.arenas.values():
+            if not any(walkable[t[1], t[0]] for t in a.rect.tiles()):
+                raise TownError(path, f"arenas ({a.address})", "no reachable walkable tile: the room has no door or is fully blocked")
+            for ob in a.objects.values():
+                ob.tiles = [t for t in ob.rect.tiles() if walkable[t[1], t[0]]]
+                if not ob.tiles:
+                    raise TownError(
+                        path, f"objects ({ob.address})",
+                        "no reachable tile: objects are used by standing on them, so at least one of their tiles must be walkable",
+                    )
+
+    kinds: dict[int, str] = {}
+    for k, ts_ in enumerate(tmap.tilesets):
+        for tile in ts_.tiles:
+            kind = _props(tile.properties).get("kind")
+            if kind is not None:
+                kinds[ts_.firstgid + tile.id] = str(kind)
+    props = _props(tmap.properties)
+    return dict(
+        name=str(props.get("name", path.parent.name)),
+        folder=path.parent,
+        map_path=path,
+        width=W,
+        height=H,
+        tile_size=ts,
+        terrain=ground.astype(np.int32),
+        terrain_kinds=kinds,
+        walkable=walkable,
+        sectors=sectors,
+        spawns=spawns,
+        properties=props,
+    )
+
+
+def _components(free: np.ndarray) -> np.ndarray:
+    """4-connected components of the free tiles; -1 for blocked tiles."""
+    H, W = free.shape
+    comp = np.full((H, W), -1, dtype=np.int32)
+    cid = 0
+    for y0 in range(H):
+        for x0 in range(W):
+            if not free[y0, x0] or comp[y0, x0] >= 0:
+                continue
+            comp[y0, x0] = cid
+            q = deque([(x0, y0)])
+            while q:
+                x, y = q.popleft()
+                for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+                    if 0 <= nx < W and 0 <= ny < H and free[ny, nx] and comp[ny, nx] < 0:
+                        comp[ny, nx] = cid
+                        q.append((nx, ny))
+            cid += 1
+    return comp
