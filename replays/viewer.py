@@ -1,0 +1,766 @@
+"""The pygame viewer: the town map, a side panel, a time bar and a command box.
+
+One :class:`Viewer` serves live watching and replay. It holds a :class:`FrameState` and
+folds every incoming :class:`TickRecords` into it with :func:`replays.frames.apply`, from
+a :class:`~replays.feeds.LiveFeed` (engine listener) or a :class:`~replays.feeds.ReplayFeed`
+(run folder). Drawing is a pure function of the frame and the view state, so headless
+exports (PNG, GIF) call :meth:`Viewer.draw` on an off-screen surface.
+
+Controls: click a resident to select (click empty ground to clear), click an object to
+pick it; drag or arrow keys to pan; wheel or PageUp/PageDown to zoom; space to pause;
++/- to change speed (pace when live); Home/End and the time bar to seek (replay);
+',' and '.' step one tick back/forward while paused; Tab cycles residents; F follows the
+selection; 0 fits the map; Enter focuses the command box; Esc leaves it or clears the
+selection; Q quits.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pygame
+
+from replays import commands
+from replays.feeds import LiveFeed, ReplayFeed
+from replays.frames import FrameState, apply
+from replays.mapview import MapView
+from replays.render import RISK_COLOURS, Camera, Fonts, MapRenderer, resident_colour
+
+PANEL_W = 400
+BAR_H = 56
+INPUT_H = 34
+PANEL_BG = (36, 38, 46)
+PANEL_FG = (226, 228, 234)
+PANEL_DIM = (150, 154, 168)
+PANEL_HEAD = (255, 214, 102)
+BAR_BG = (28, 30, 36)
+BUTTON = (62, 66, 80)
+BUTTON_ON = (96, 140, 220)
+ACCENT = (255, 196, 0)
+SPEEDS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200)
+MODES = ("whisper", "object", "announce", "ask")
+MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview"}
+
+
+@dataclass
+class Notice:
+    text: str
+    good: bool
+    until: float  # real time (time.monotonic)
+
+
+class Viewer:
+    """Window-independent viewer state, event handling and drawing."""
+
+    def __init__(self, mapview: MapView, feed: ReplayFeed | LiveFeed, *, size: tuple[int, int] = (1600, 900),
+                 frame: FrameState | None = None, speed: float = 60.0, run_dir: str | Path | None = None,
+                 model: str = "local", title: str = "townsfolk",
+                 interviewer: Callable[..., str] | None = None) -> None:
+        self.map = mapview
+        self.feed = feed
+        self.size = size
+        self.fonts = Fonts()
+        self.renderer = MapRenderer(mapview, self.fonts)
+        self.frame = frame or FrameState()
+        self.camera = Camera()
+        self.run_dir = Path(run_dir) if run_dir is not None else getattr(feed, "run_dir", None)
+        self.model = model
+        self.title = title
+        self.speed = float(speed)
+        self.paused = False
+        self.selected: str | None = None
+        self.selected_object: str | None = None
+        self.follow = False
+        self.running = True
+        self.mode = "whisper"
+        self.text = ""
+        self.typing = False
+        self.notices: deque[Notice] = deque(maxlen=6)
+        self.interviews: dict[str, list[tuple[str, str | None]]] = {}
+        self._interview_lock = threading.Lock()
+        self._interview_version = 0
+        self._interviewer = interviewer
+        self.play_time: datetime = self.frame.time
+        self._drag_from: tuple[int, int] | None = None
+        self._drag_moved = False
+        self._drag_cam: tuple[float, float] = (0.0, 0.0)
+        self._seeking = False
+        self._panel_cache: tuple[tuple, pygame.Surface, list[tuple[pygame.Rect, str]]] | None = None
+        self._buttons: list[tuple[pygame.Rect, Callable[[], None]]] = []
+        self._fps = 0.0
+        self._last_refresh = 0.0
+        self.camera.fit(mapview, self.map_rect.size)
+
+    # -- layout ----------------------------------------------------------------
+
+    @property
+    def map_rect(self) -> pygame.Rect:
+        w, h = self.size
+        return pygame.Rect(0, 0, max(100, w - PANEL_W), max(100, h - BAR_H - INPUT_H))
+
+    @property
+    def panel_rect(self) -> pygame.Rect:
+        w, h = self.size
+        return pygame.Rect(w - PANEL_W, 0, PANEL_W, h - BAR_H)
+
+    @property
+    def bar_rect(self) -> pygame.Rect:
+        w, h = self.size
+        return pygame.Rect(0, h - BAR_H, w, BAR_H)
+
+    @property
+    def input_rect(self) -> pygame.Rect:
+        m = self.map_rect
+        return pygame.Rect(0, m.bottom, m.width, INPUT_H)
+
+    def resize(self, size: tuple[int, int]) -> None:
+        self.size = size
+        self._panel_cache = None
+
+    # -- time ------------------------------------------------------------------
+
+    def set_frame(self, frame: FrameState) -> None:
+        self.frame = frame
+        self.play_time = frame.time
+
+    def seek(self, tick: int) -> None:
+        if isinstance(self.feed, ReplayFeed):
+            bounds = self.feed.bounds()
+            if bounds is not None:
+                tick = max(bounds[0], min(bounds[1], tick))
+            self.set_frame(self.feed.seek(tick))
+
+    def seek_time(self, when: datetime) -> None:
+        if isinstance(self.feed, ReplayFeed):
+            self.set_frame(self.feed.seek(self.feed.reader.tick_at_time(when)))
+
+    def update(self, dt: float) -> None:
+        """Advance by ``dt`` real seconds: take due ticks from the feed and apply them."""
+        if isinstance(self.feed, LiveFeed):
+            for tr in self.feed.drain():
+                self.frame = apply(self.frame, tr)
+            self.play_time = self.frame.time
+        else:
+            now = time.monotonic()
+            if now - self._last_refresh > 1.0:
+                self.feed.refresh()
+                self._last_refresh = now
+            if not self.paused and not self._seeking:
+                if self.frame.tick < 0:
+                    bounds = self.feed.bounds()
+                    if bounds is not None:
+                        first = self.feed.next_tick(-1)
+                        if first is not None:
+                            self.play_time = first.time
+                self.play_time += timedelta(seconds=dt * self.speed)
+                ticks, self.play_time = self.feed.advance(self.frame.tick, self.play_time)
+                for tr in ticks:
+                    self.frame = apply(self.frame, tr)
+                bounds = self.feed.bounds()
+                if not ticks and bounds is not None and self.frame.tick >= bounds[1]:
+                    self.play_time = self.frame.time  # at the end: wait for more (live folder)
+        if self.follow and self.selected in self.frame.residents:
+            self.camera.centre_on(self.frame.residents[self.selected].tile, self.map_rect.size)
+
+    def step(self, n: int) -> None:
+        if isinstance(self.feed, ReplayFeed) and self.frame.tick >= 0:
+            if n > 0:
+                nxt = self.feed.next_tick(self.frame.tick)
+                if nxt is not None:
+                    self.feed.take()
+                    self.set_frame(apply(self.frame, nxt))
+            else:
+                bounds = self.feed.bounds()
+                if bounds is not None and self.frame.tick > bounds[0]:
+                    self.seek(self.frame.tick - 1)
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if isinstance(self.feed, LiveFeed):
+            self.feed.set_paused(self.paused)
+
+    def change_speed(self, direction: int) -> None:
+        if isinstance(self.feed, LiveFeed):
+            pace = self.feed.pace or 60.0
+            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - pace))
+            self.feed.set_pace(float(SPEEDS[max(0, min(len(SPEEDS) - 1, i + direction))]))
+            self.notify(f"pace {self.feed.pace:g} game s per s", True)
+        else:
+            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
+            self.speed = float(SPEEDS[max(0, min(len(SPEEDS) - 1, i + direction))])
+
+    # -- commands ----------------------------------------------------------------
+
+    def notify(self, text: str, good: bool = True, seconds: float = 5.0) -> None:
+        self.notices.append(Notice(text, good, time.monotonic() + seconds))
+
+    def inject(self, command: dict[str, Any]) -> bool:
+        """Send a command to the live run (engine or control socket); report the outcome."""
+        try:
+            command = commands.validate(command)
+        except commands.CommandError as exc:
+            self.notify(str(exc), False, 8)
+            return False
+        try:
+            if isinstance(self.feed, LiveFeed):
+                from replays.control import _result_to_reply
+
+                reply = _result_to_reply(self.feed.submit(command))
+            else:
+                from replays import control
+
+                if self.run_dir is None or not control.is_live(self.run_dir):
+                    self.notify("this run is not live: commands go to a live run "
+                                "(townsfolk watch, or replay a folder whose run is still going)", False, 8)
+                    return False
+                reply = control.inject(self.run_dir, command)
+        except Exception as exc:
+            self.notify(f"refused {commands.describe(command)}: {exc}", False, 8)
+            return False
+        if reply.get("ok"):
+            self.notify(f"sent {commands.describe(command)}", True)
+            return True
+        self.notify(f"refused {commands.describe(command)}: {reply.get('error') or reply.get('message')}", False, 8)
+        return False
+
+    def ask(self, name: str, question: str) -> None:
+        """Interview ``name`` about ``question`` on a worker thread (writes no memory)."""
+        if self.run_dir is None:
+            self.notify("interviews need a run folder", False)
+            return
+        interviewer = self._interviewer
+        if interviewer is None:
+            try:
+                from agents.interview import interview as interviewer  # type: ignore[no-redef]
+            except ImportError:
+                self.notify("interviews are not available in this version", False)
+                return
+        with self._interview_lock:
+            self.interviews.setdefault(name, []).append((question, None))
+            idx = len(self.interviews[name]) - 1
+            self._interview_version += 1
+        at = None if isinstance(self.feed, LiveFeed) else self.frame.time
+        run_dir, model = self.run_dir, self.model
+
+        def work() -> None:
+            try:
+                answer = str(interviewer(run_dir, name, question, at=at, model=model))
+            except Exception as exc:
+                answer = f"(no answer: {exc})"
+            with self._interview_lock:
+                self.interviews[name][idx] = (question, answer)
+                self._interview_version += 1
+
+        threading.Thread(target=work, name="townsfolk-interview", daemon=True).start()
+
+    def submit_text(self) -> None:
+        text = self.text.strip()
+        mode = self.mode
+        if text.startswith("/"):
+            head, _, rest = text[1:].partition(" ")
+            aliases = {"w": "whisper", "whisper": "whisper", "o": "object", "object": "object",
+                       "a": "announce", "announce": "announce", "ask": "ask", "i": "ask", "interview": "ask"}
+            if head not in aliases:
+                self.notify(f"unknown command /{head}: use /whisper, /object, /announce or /ask", False)
+                return
+            mode, text = aliases[head], rest.strip()
+        if not text:
+            self.notify("type something first", False)
+            return
+        if mode == "whisper":
+            if not self.selected:
+                self.notify("select a resident to whisper to (click one)", False)
+                return
+            ok = self.inject({"kind": "whisper", "resident": self.selected, "text": text})
+        elif mode == "announce":
+            ok = self.inject({"kind": "announce", "text": text})
+        elif mode == "object":
+            address, state = self.selected_object, text
+            if "=" in text:
+                address, _, state = (p.strip() for p in text.partition("="))
+            if not address:
+                self.notify("click an object first, or type ADDRESS = state", False)
+                return
+            ok = self.inject({"kind": "object", "address": address, "state": state})
+        else:
+            if not self.selected:
+                self.notify("select a resident to interview (click one)", False)
+                return
+            self.ask(self.selected, text)
+            ok = True
+        if ok:
+            self.text = ""
+
+    # -- input -------------------------------------------------------------------
+
+    def handle_event(self, ev: pygame.event.Event) -> None:
+        if ev.type == pygame.QUIT:
+            self.running = False
+        elif ev.type == pygame.VIDEORESIZE:
+            self.resize((ev.w, ev.h))
+        elif ev.type == pygame.TEXTINPUT and self.typing:
+            self.text += ev.text
+        elif ev.type == pygame.KEYDOWN:
+            self._key(ev)
+        elif ev.type == pygame.MOUSEBUTTONDOWN:
+            self._mouse_down(ev)
+        elif ev.type == pygame.MOUSEMOTION:
+            self._mouse_move(ev)
+        elif ev.type == pygame.MOUSEBUTTONUP:
+            self._mouse_up(ev)
+        elif ev.type == pygame.MOUSEWHEEL:
+            pos = pygame.mouse.get_pos()
+            if self.map_rect.collidepoint(pos):
+                self.camera.zoom(1 if ev.y > 0 else -1, (pos[0] - self.map_rect.x, pos[1] - self.map_rect.y))
+
+    def _key(self, ev: pygame.event.Event) -> None:
+        k = ev.key
+        if self.typing:
+            if k == pygame.K_RETURN or k == pygame.K_KP_ENTER:
+                self.submit_text()
+            elif k == pygame.K_ESCAPE:
+                self.typing = False
+            elif k == pygame.K_BACKSPACE:
+                self.text = self.text[:-1]
+            elif k == pygame.K_TAB:
+                self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+            return
+        pan = 0.25 * min(self.map_rect.size)
+        if k == pygame.K_SPACE:
+            self.toggle_pause()
+        elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+            self.change_speed(+1)
+        elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
+            self.change_speed(-1)
+        elif k == pygame.K_LEFT:
+            self.camera.x -= pan
+            self.follow = False
+        elif k == pygame.K_RIGHT:
+            self.camera.x += pan
+            self.follow = False
+        elif k == pygame.K_UP:
+            self.camera.y -= pan
+            self.follow = False
+        elif k == pygame.K_DOWN:
+            self.camera.y += pan
+            self.follow = False
+        elif k == pygame.K_PAGEUP:
+            self.camera.zoom(1, (self.map_rect.w // 2, self.map_rect.h // 2))
+        elif k == pygame.K_PAGEDOWN:
+            self.camera.zoom(-1, (self.map_rect.w // 2, self.map_rect.h // 2))
+        elif k == pygame.K_0:
+            self.camera.fit(self.map, self.map_rect.size)
+        elif k == pygame.K_HOME and isinstance(self.feed, ReplayFeed):
+            b = self.feed.bounds()
+            if b:
+                self.seek(b[0])
+        elif k == pygame.K_END and isinstance(self.feed, ReplayFeed):
+            b = self.feed.bounds()
+            if b:
+                self.seek(b[1])
+        elif k == pygame.K_PERIOD:
+            self.step(+1)
+        elif k == pygame.K_COMMA:
+            self.step(-1)
+        elif k == pygame.K_TAB:
+            names = sorted(self.frame.residents)
+            if names:
+                i = names.index(self.selected) + 1 if self.selected in names else 0
+                self.select(names[i % len(names)])
+        elif k == pygame.K_f:
+            self.follow = not self.follow and self.selected is not None
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_SLASH):
+            self.typing = True
+            if k == pygame.K_SLASH:
+                self.text = "/"
+        elif k == pygame.K_ESCAPE:
+            self.select(None)
+            self.selected_object = None
+        elif k == pygame.K_q:
+            self.running = False
+
+    def select(self, name: str | None) -> None:
+        self.selected = name
+        if name is None:
+            self.follow = False
+        elif self.mode == "object":
+            self.mode = "whisper"
+
+    def _mouse_down(self, ev: pygame.event.Event) -> None:
+        pos = ev.pos
+        if ev.button in (4, 5):
+            return
+        for rect, action in self._buttons:
+            if rect.collidepoint(pos):
+                action()
+                return
+        if self._slider_rect().collidepoint(pos) and isinstance(self.feed, ReplayFeed) and ev.button == 1:
+            self._seeking = True
+            self._seek_to_x(pos[0])
+            return
+        if self.input_rect.collidepoint(pos):
+            self.typing = True
+            return
+        if self.panel_rect.collidepoint(pos) and self._panel_cache is not None:
+            origin = self.panel_rect.topleft
+            for rect, name in self._panel_cache[2]:
+                if rect.move(origin).collidepoint(pos):
+                    self.select(name)
+                    return
+            return
+        if self.map_rect.collidepoint(pos) and ev.button in (1, 2, 3):
+            self.typing = False
+            self._drag_from = pos
+            self._drag_moved = False
+            self._drag_cam = (self.camera.x, self.camera.y)
+
+    def _mouse_move(self, ev: pygame.event.Event) -> None:
+        if self._seeking:
+            self._seek_to_x(ev.pos[0])
+        elif self._drag_from is not None:
+            dx, dy = ev.pos[0] - self._drag_from[0], ev.pos[1] - self._drag_from[1]
+            if abs(dx) + abs(dy) > 4:
+                self._drag_moved = True
+                self.follow = False
+            if self._drag_moved:
+                self.camera.x = self._drag_cam[0] - dx
+                self.camera.y = self._drag_cam[1] - dy
+
+    def _mouse_up(self, ev: pygame.event.Event) -> None:
+        if self._seeking:
+            self._seeking = False
+            return
+        if self._drag_from is not None and not self._drag_moved and ev.button == 1:
+            self.click_map(ev.pos)
+        self._drag_from = None
+
+    def click_map(self, pos: tuple[int, int]) -> None:
+        """Select the resident under ``pos`` (screen), else the object there, else nothing."""
+        origin = self.map_rect.topleft
+        t = self.camera.tile_px
+        best, best_d = None, (max(t * 0.8, 10.0)) ** 2
+        for res in self.frame.residents.values():
+            cx, cy = self.camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 0.5), origin)
+            d = (cx - pos[0]) ** 2 + (cy - pos[1]) ** 2
+            if d <= best_d:
+                best, best_d = res.name, d
+        if best is not None:
+            self.select(best)
+            return
+        obj = self.map.object_at(self.camera.screen_to_tile(pos, origin))
+        if obj is not None:
+            self.selected_object = obj.address
+            self.mode = "object"
+            return
+        self.select(None)
+        self.selected_object = None
+
+    # -- drawing -------------------------------------------------------------------
+
+    def draw(self, surface: pygame.Surface) -> None:
+        """Draw the whole window (map, panel, input box, time bar, notices) for this frame."""
+        self._buttons = []
+        self.renderer.draw(surface, self.map_rect, self.frame, self.camera, self.selected, self.selected_object)
+        self._draw_toasts(surface)
+        self._draw_panel(surface)
+        self._draw_input(surface)
+        self._draw_bar(surface)
+
+    def _draw_toasts(self, surface: pygame.Surface) -> None:
+        f = self.fonts
+        y = 8
+        now = time.monotonic()
+        lines: list[tuple[str, tuple[int, int, int]]] = []
+        for toast in self.frame.toasts[-4:]:
+            lines.append((toast.text, (40, 120, 60) if toast.accepted else (170, 50, 40)))
+        for n in list(self.notices):
+            if n.until >= now:
+                lines.append((n.text, (40, 90, 150) if n.good else (170, 50, 40)))
+        for text, colour in lines:
+            s = f.render(_clip(text, 110), f.normal, (255, 255, 255))
+            r = pygame.Rect(10, y, s.get_width() + 16, s.get_height() + 8)
+            pygame.draw.rect(surface, colour, r, border_radius=6)
+            surface.blit(s, (r.x + 8, r.y + 4))
+            y += r.height + 4
+
+    def _draw_input(self, surface: pygame.Surface) -> None:
+        f = self.fonts
+        r = self.input_rect
+        surface.fill((48, 50, 60), r)
+        x = r.x + 6
+        for mode in MODES:
+            label = f.render(MODE_LABELS[mode], f.small, (255, 255, 255))
+            b = pygame.Rect(x, r.y + 5, label.get_width() + 14, r.height - 10)
+            pygame.draw.rect(surface, BUTTON_ON if mode == self.mode else BUTTON, b, border_radius=5)
+            surface.blit(label, (b.x + 7, b.y + (b.height - label.get_height()) // 2))
+            self._buttons.append((b, lambda m=mode: self._set_mode(m)))
+            x = b.right + 4
+        box = pygame.Rect(x + 6, r.y + 4, r.right - x - 12, r.height - 8)
+        pygame.draw.rect(surface, (250, 250, 250) if self.typing else (220, 222, 228), box, border_radius=4)
+        if self.text:
+            shown = self.text + ("|" if self.typing and int(time.monotonic() * 2) % 2 == 0 else "")
+            s = f.render(_tail(shown, 140), f.normal, (20, 20, 24))
+        else:
+            s = f.render(self._placeholder(), f.normal, (120, 120, 130))
+        surface.blit(s, (box.x + 6, box.y + (box.height - s.get_height()) // 2), pygame.Rect(0, 0, box.width - 10, box.height))
+
+    def _set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.typing = True
+
+    def _placeholder(self) -> str:
+        who = self.selected or "(click a resident)"
+        if self.mode == "whisper":
+            return f"Enter: whisper to {who} — an inner voice they take as their own thought"
+        if self.mode == "object":
+            obj = self.selected_object or "(click an object, or type ADDRESS = state)"
+            return f"Enter: new state for {obj}, e.g. 'burning'"
+        if self.mode == "announce":
+            return "Enter: announce a town-wide event"
+        return f"Enter: ask {who} a question (interviews write no memory)"
+
+    def _slider_rect(self) -> pygame.Rect:
+        b = self.bar_rect
+        return pygame.Rect(b.x + 470, b.y + 20, max(50, b.width - 470 - 140), 16)
+
+    def _seek_to_x(self, x: int) -> None:
+        if not isinstance(self.feed, ReplayFeed):
+            return
+        bounds = self.feed.bounds()
+        if bounds is None:
+            return
+        r = self._slider_rect()
+        frac = min(1.0, max(0.0, (x - r.x) / max(1, r.width)))
+        self.seek(int(round(bounds[0] + frac * (bounds[1] - bounds[0]))))
+
+    def _draw_bar(self, surface: pygame.Surface) -> None:
+        f = self.fonts
+        b = self.bar_rect
+        surface.fill(BAR_BG, b)
+        live = isinstance(self.feed, LiveFeed)
+        # play / pause
+        pb = pygame.Rect(b.x + 10, b.y + 8, 40, 40)
+        pygame.draw.rect(surface, BUTTON, pb, border_radius=8)
+        if self.paused:
+            pygame.draw.polygon(surface, (255, 255, 255), [(pb.x + 14, pb.y + 10), (pb.x + 14, pb.y + 30), (pb.x + 30, pb.y + 20)])
+        else:
+            surface.fill((255, 255, 255), (pb.x + 12, pb.y + 10, 5, 20))
+            surface.fill((255, 255, 255), (pb.x + 23, pb.y + 10, 5, 20))
+        self._buttons.append((pb, self.toggle_pause))
+        # speed
+        minus = pygame.Rect(pb.right + 10, b.y + 14, 28, 28)
+        plus = pygame.Rect(minus.right + 84, b.y + 14, 28, 28)
+        for r, sign, d in ((minus, "-", -1), (plus, "+", 1)):
+            pygame.draw.rect(surface, BUTTON, r, border_radius=6)
+            s = f.render(sign, f.big, (255, 255, 255))
+            surface.blit(s, (r.centerx - s.get_width() // 2, r.centery - s.get_height() // 2))
+            self._buttons.append((r, lambda d=d: self.change_speed(d)))
+        rate = (self.feed.pace if live else self.speed)
+        label = "max" if rate is None else f"{rate:g}x"
+        s = f.render(label, f.bold, (255, 255, 255))
+        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 14))
+        s = f.render("pace" if live else "speed", f.small, PANEL_DIM)
+        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 32))
+        # clock
+        when = self.frame.time.strftime("%a %d %b %Y  %H:%M:%S") if self.frame.tick >= 0 else "--:--"
+        s = f.render(when, f.big, (255, 255, 255))
+        surface.blit(s, (plus.right + 14, b.y + 8))
+        s = f.render(f"tick {self.frame.tick}" + ("  paused" if self.paused else ""), f.small, PANEL_DIM)
+        surface.blit(s, (plus.right + 14, b.y + 32))
+        # slider
+        r = self._slider_rect()
+        pygame.draw.rect(surface, (70, 74, 88), r, border_radius=8)
+        if isinstance(self.feed, ReplayFeed):
+            bounds = self.feed.bounds()
+        else:
+            bounds = None
+        if bounds is not None and bounds[1] > bounds[0]:
+            frac = (self.frame.tick - bounds[0]) / (bounds[1] - bounds[0])
+            frac = min(1.0, max(0.0, frac))
+            filled = r.copy()
+            filled.width = int(r.width * frac)
+            pygame.draw.rect(surface, (120, 150, 220), filled, border_radius=8)
+            pygame.draw.circle(surface, (255, 255, 255), (r.x + int(r.width * frac), r.centery), 10)
+        elif live:
+            pygame.draw.rect(surface, (120, 150, 220), r, border_radius=8)
+        # mode badge + fps
+        tag = "LIVE" if live else "REPLAY"
+        s = f.render(tag, f.bold, (255, 255, 255))
+        tr = pygame.Rect(b.right - 126, b.y + 12, s.get_width() + 16, 24)
+        pygame.draw.rect(surface, (200, 50, 50) if live else (70, 110, 170), tr, border_radius=6)
+        surface.blit(s, (tr.x + 8, tr.y + 3))
+        if self._fps:
+            s = f.render(f"{self._fps:.0f} fps", f.small, PANEL_DIM)
+            surface.blit(s, (b.right - 126, b.y + 38))
+
+    # -- side panel ---------------------------------------------------------------
+
+    def _panel_key(self) -> tuple:
+        res = self.frame.residents.get(self.selected) if self.selected else None
+        return (self.size, self.frame.tick, self.selected, res, self.selected_object,
+                self.frame.objects.get(self.selected_object or ""), self._interview_version,
+                tuple(sorted(self.frame.encounters.items())) if not self.selected else ())
+
+    def _draw_panel(self, surface: pygame.Surface) -> None:
+        key = self._panel_key()
+        if self._panel_cache is None or self._panel_cache[0] != key:
+            surf = pygame.Surface(self.panel_rect.size)
+            links: list[tuple[pygame.Rect, str]] = []
+            self._paint_panel(surf, links)
+            self._panel_cache = (key, surf, links)
+        surface.blit(self._panel_cache[1], self.panel_rect.topleft)
+
+    def _paint_panel(self, surf: pygame.Surface, links: list[tuple[pygame.Rect, str]]) -> None:
+        f = self.fonts
+        surf.fill(PANEL_BG)
+        w = surf.get_width()
+        y = 12
+        wrap = 50
+
+        def head(text: str) -> None:
+            nonlocal y
+            y += 6
+            s = f.render(text, f.bold, PANEL_HEAD)
+            surf.blit(s, (14, y))
+            y += s.get_height() + 2
+
+        def line(text: str, colour=PANEL_FG, indent: int = 14, font=None) -> None:
+            nonlocal y
+            for part in textwrap.wrap(text, wrap - indent // 8) or [""]:
+                if y > surf.get_height() - 20:
+                    return
+                s = f.render(part, font or f.small, colour)
+                surf.blit(s, (indent, y))
+                y += s.get_height() + 1
+
+        res = self.frame.residents.get(self.selected) if self.selected else None
+        if res is not None:
+            pygame.draw.circle(surf, resident_colour(res.name), (24, y + 11), 9)
+            s = f.render(res.name, f.big, (255, 255, 255))
+            surf.blit(s, (40, y))
+            y += s.get_height() + 2
+            persona = self.map.personas.get(res.name, {})
+            if persona:
+                line(f"{persona.get('age', '')} · {persona.get('occupation', '')} at {persona.get('workplace', '')}", PANEL_DIM)
+            head("Now")
+            act = " ".join(x for x in (f.emoji_text(res.emoji), res.action) if x) or "(nothing yet)"
+            line(act)
+            line(f"at {res.address or 'outdoors'}  {res.tile}", PANEL_DIM)
+            if res.bubble is not None:
+                line(f"says to {res.bubble.listener}: “{res.bubble.text}”", (190, 220, 255))
+            head(f"Plan ({res.plan_level})" if res.plan_level else "Plan")
+            for item in (res.plan or ("(no plan recorded yet)",))[:8]:
+                line(f"• {item}")
+            if res.day_plan and res.day_plan != res.plan:
+                head("Day plan")
+                for item in res.day_plan[:6]:
+                    line(f"• {item}", PANEL_DIM)
+            head("Recent memories")
+            for mem in reversed(res.memories[-6:] or ("(none recorded yet)",)):
+                line(f"• {mem}")
+            head("Relationships")
+            rels = persona.get("relationships") or []
+            talks = res.talk_counts()
+            shown = set()
+            for rel in rels[:8]:
+                other = rel.get("name", "")
+                n = talks.get(other, 0)
+                extra = f", {n} lines exchanged" if n else ""
+                line(f"• {other}: {rel.get('relation', '')} (closeness {rel.get('closeness', 0.5):.1f}{extra})")
+                shown.add(other)
+            for other, n in sorted(talks.items(), key=lambda kv: -kv[1])[:8]:
+                if other not in shown:
+                    line(f"• {other}: talked ({n} lines)")
+            if not rels and not talks:
+                line("(no one yet)", PANEL_DIM)
+            with self._interview_lock:
+                qa = list(self.interviews.get(res.name, []))
+            if qa:
+                head("Interview")
+                for q, a in qa[-3:]:
+                    line(f"Q: {q}", (190, 220, 255))
+                    line(f"A: {a if a is not None else '…thinking'}")
+            return
+        if self.selected_object:
+            s = f.render(self.selected_object.split(":")[-1], f.big, (255, 255, 255))
+            surf.blit(s, (14, y))
+            y += s.get_height() + 2
+            line(self.selected_object, PANEL_DIM)
+            head("State")
+            state = self.frame.objects.get(self.selected_object, self.map.default_states.get(self.selected_object, "?"))
+            line(state)
+            line("Type a new state below and press Enter (live runs).", PANEL_DIM)
+            y += 8
+        s = f.render(self.title or self.map.name, f.big, (255, 255, 255))
+        surf.blit(s, (14, y))
+        y += s.get_height() + 2
+        line(f"{len(self.frame.residents)} residents · click one to follow their day", PANEL_DIM)
+        encs = [e for e in self.frame.encounters.values()]
+        if encs:
+            head("Encounters")
+            for e in sorted(encs, key=lambda e: e.encounter_id):
+                col = RISK_COLOURS.get(e.risk, RISK_COLOURS["unknown"])
+                pygame.draw.circle(surf, col, (20, y + 8), 6)
+                line(f"{e.title or e.encounter_id} — {e.resident or '?'} at {e.place or '?'}: "
+                     f"{e.status}, risk {e.risk}{' ' + e.risk_label if e.risk_label else ''}", indent=32)
+        head("Residents")
+        for res in sorted(self.frame.residents.values(), key=lambda r: r.name):
+            if y > surf.get_height() - 40:
+                break
+            pygame.draw.circle(surf, resident_colour(res.name), (20, y + 8), 6)
+            top = y
+            name = f.render(res.name, f.small, (255, 255, 255))
+            surf.blit(name, (32, y))
+            act = f.render(_clip(" ".join(x for x in (f.emoji_text(res.emoji), res.action) if x), 40), f.small, PANEL_DIM)
+            surf.blit(act, (32 + max(120, name.get_width() + 8), y))
+            y += name.get_height() + 3
+            links.append((pygame.Rect(0, top, w, y - top), res.name))
+        if self.frame.notes:
+            head("Town")
+            for note in self.frame.notes[-4:]:
+                line(note, PANEL_DIM)
+
+    # -- the interactive loop -----------------------------------------------------
+
+    def run(self, fps: int = 30) -> None:
+        """Open a window and run until the user quits."""
+        pygame.display.init()
+        pygame.font.init()
+        screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
+        pygame.display.set_caption(f"townsfolk — {self.title}")
+        pygame.key.set_repeat(300, 40)
+        pygame.key.start_text_input()
+        clock = pygame.time.Clock()
+        try:
+            while self.running:
+                dt = clock.tick(fps) / 1000.0
+                for ev in pygame.event.get():
+                    self.handle_event(ev)
+                    if ev.type == pygame.VIDEORESIZE:
+                        screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
+                self.update(dt)
+                self.draw(screen)
+                pygame.display.flip()
+                self._fps = clock.get_fps()
+                if isinstance(self.feed, LiveFeed) and self.feed.finished.is_set() and self.feed.error:
+                    self.notify(f"the run stopped: {self.feed.error}", False, 3600)
+                    self.feed.error = None
+        finally:
+            pygame.display.quit()
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _tail(text: str, n: int) -> str:
+    return text if len(text) <= n else "…" + text[-(n - 1):]
