@@ -100,6 +100,10 @@ class Perception(BaseModel):
         default_factory=list,
         description="addresses this resident knows (spatial memory); only set when it changes",
     )
+    memories: list[str] = Field(
+        default_factory=list,
+        description="things the world says happened to me, to remember (e.g. an encounter's outcome)",
+    )
 
 
 # ---------------------------------------------------------------------------
