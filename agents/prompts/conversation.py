@@ -1,0 +1,107 @@
+"""Conversation prompts: the next line to say, and the summary each side keeps afterwards.
+
+Purposes: ``converse`` (one line, and whether the talk is over) and ``chat_summary`` (the
+memory of the conversation, its importance, and a planning thought it leads to).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.common import bullet, fact, facts, messages, section
+from agents.prompts.importance import heuristic_importance
+
+
+class Line(BaseModel):
+    utterance: str = Field(description="what to say next, one or two sentences")
+    end: bool = Field(default=False, description="true when the conversation is over")
+
+
+class ChatSummary(BaseModel):
+    summary: str = Field(description="one or two sentences: what was said, from my point of view")
+    importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
+    thought: str = Field(default="", description="what I mean to do about it, if anything")
+
+
+def converse_prompt(
+    summary: str, name: str, other: str, relation: str, time: str, current: str, place: str,
+    memories: list[str], transcript: list[str], max_lines: int,
+) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place,
+                  lines_left=max(0, max_lines - len(transcript))),
+            "What you remember:",
+            bullet(memories),
+            "Conversation so far:",
+            bullet(transcript, "(nothing yet)"),
+            "",
+            f"What does {name} say next to {other}? Keep it short and in character; share what "
+            f"{name} would share. Set end to true when the conversation is over.",
+        ]
+    )
+    return messages(user)
+
+
+def summary_prompt(summary: str, name: str, other: str, transcript: list[str]) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(name=name, partner=other),
+            "Conversation:",
+            bullet(transcript),
+            "",
+            f"Summarise this conversation from {name}'s point of view, rate its importance for {name}"
+            f" (1..10), and say what {name} means to do about it (or leave thought empty).",
+        ]
+    )
+    return messages(user)
+
+
+def _spoken(transcript: list[str]) -> str:
+    return " ".join(transcript).lower()
+
+
+def _news(memory: str) -> str:
+    """A remembered sentence as something to tell (first person, no memory prefixes)."""
+    text = re.sub(r"^(conversation with [^:]+:|i heard that|thought:)\s*", "", memory, flags=re.I)
+    return text.strip().rstrip(".")
+
+
+@scripted_responder("converse")
+def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    other = fact(text, "Partner", "friend").split()[0]
+    left = int(fact(text, "Lines left", "4") or 0)
+    transcript = section(text, "Conversation so far")
+    transcript = [t for t in transcript if t != "(nothing yet)"]
+    said = _spoken(transcript)
+    memories = section(text, "What you remember")
+    # share the most poignant thing remembered that has not been said yet
+    fresh = [m for m in memories if _news(m).lower()[:40] not in said and m != "(none)"]
+    fresh.sort(key=lambda m: -heuristic_importance(m))
+    if not transcript:
+        line = f"Hi {other}! " + (f"Did you hear? {_news(fresh[0])}." if fresh else "How are you today?")
+        return {"utterance": line, "end": False}
+    if left <= 1 or len(transcript) >= 5 or not fresh:
+        return {"utterance": f"Good talking to you, {other}. See you around!", "end": True}
+    opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
+    return {"utterance": f"{opener} Also, {_news(fresh[0])}.", "end": False}
+
+
+@scripted_responder("chat_summary")
+def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    other = fact(text, "Partner", "someone")
+    lines = section(text, "Conversation")
+    theirs = [l.split(": ", 1)[1] for l in lines if l.startswith(other + ": ") and ": " in l]
+    told = " ".join(theirs)[:400] or "small talk"
+    importance = max([heuristic_importance(t) for t in theirs] + [3])
+    thought = f"I should keep in mind what {other} told me." if importance >= 6 else ""
+    return {"summary": f"Conversation with {other}: {told}", "importance": importance, "thought": thought}

@@ -1,0 +1,62 @@
+"""Importance (poignancy) of new memories, rated 1..10 in one batched call.
+
+Purpose: ``importance``. The scale is the paper's: 1 is purely mundane (brushing teeth,
+making the bed), 10 is extremely poignant (a break up, a college acceptance).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.common import messages
+
+
+class Ratings(BaseModel):
+    """One rating per memory, in the order given."""
+
+    ratings: list[int] = Field(description="integers 1..10, one per memory")
+
+
+def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
+    numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
+    user = (
+        f"{summary}\n"
+        f"On a scale of 1 to 10, where 1 is purely mundane (brushing teeth, making bed) and 10 is "
+        f"extremely poignant (a break up, college acceptance), rate how poignant each memory is "
+        f"for {name}.\nMemories:\n{numbered}\n\n"
+        f"Answer with {len(texts)} ratings in order."
+    )
+    return messages(user)
+
+
+_HIGH = {
+    10: ("died", "death", "break up", "broke up", "accepted", "fire", "burning", "proposal", "married"),
+    8: ("party", "election", "candidate", "love", "secret", "fight", "argument", "injur", "stolen",
+        "emergency", "whisper", "fired", "pregnan", "valentine", "leak", "fraud", "diagnos"),
+    6: ("told me", "news", "invite", "plan", "worried", "excited", "promot", "debt", "sick"),
+    4: ("talk", "convers", "meet", "said", "working on", "customer", "patient", "class"),
+}
+_LOW = ("idle", "sleeping", "is asleep", "walking", "brushing", "getting ready", "making bed")
+
+
+def heuristic_importance(text: str) -> int:
+    """Keyword rating used by the scripted backend (never by a real model)."""
+    lower = text.lower()
+    if any(w in lower for w in _LOW):
+        return 1
+    for score, words in _HIGH.items():
+        if any(w in lower for w in words):
+            return score
+    return 3
+
+
+@scripted_responder("importance")
+def _scripted_importance(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    items = re.findall(r"^\d+\. (.*)$", text.split("Memories:", 1)[-1], re.MULTILINE)
+    return {"ratings": [heuristic_importance(t) for t in items]}

@@ -1,0 +1,286 @@
+"""Planning prompts: the day plan (with the new-day status), the hourly schedule, and the
+just-in-time decomposition of a block into 5-15 minute steps at known places.
+
+Purposes: ``plan_day``, ``schedule``, ``decompose``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.common import bullet, choice_type, fact, facts, make_model, messages, section
+
+# ---------------------------------------------------------------------------------------------
+# Day plan
+# ---------------------------------------------------------------------------------------------
+
+
+class DayPlan(BaseModel):
+    """The new-day status ('currently') and a broad plan in 5-8 parts."""
+
+    currently: str = Field(description="one sentence: what the resident is up to these days")
+    plan: list[str] = Field(description="5 to 8 parts of the day in order, e.g. '8:00 work at the cafe'")
+
+
+def day_plan_prompt(
+    summary: str, name: str, today: datetime, wake: int, sleep: int, home: str, work: str,
+    currently: str, memories: list[str],
+) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(
+                name=name, today=today.strftime("%A %d %B %Y"), wakes_at=f"{wake}:00",
+                sleeps_at=f"{sleep}:00", home=home, workplace=work, yesterday_status=currently,
+            ),
+            "Memories:",
+            bullet(memories),
+            "",
+            f"Write {name}'s status for today (currently) and a broad plan for today in 5 to 8 parts,"
+            f' in order from waking to bed, each starting with a time, like "{wake}:00 wake up and get ready".',
+        ]
+    )
+    return messages(user)
+
+
+_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b", re.IGNORECASE)
+
+
+def plan_hour(item: str) -> int | None:
+    """The hour a plan item starts at ('7:30 breakfast' -> 7, '2 pm lunch' -> 14)."""
+    match = _TIME.search(item)
+    if not match:
+        return None
+    hour = int(match.group(1))
+    suffix = (match.group(3) or "").lower()
+    if suffix == "pm" and hour < 12:
+        hour += 12
+    if suffix == "am" and hour == 12:
+        hour = 0
+    return hour if 0 <= hour <= 23 else None
+
+
+def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[str]:
+    """A sensible plan from the persona alone (the fallback, and the scripted skeleton)."""
+    start = min(max(wake + 2, 8), sleep - 6)
+    lunch = max(12, start + 3)
+    end = min(max(lunch + 4, 17), sleep - 3)
+    plan = [
+        f"{wake}:00 wake up and get ready at {home}",
+        f"{wake + 1}:00 have breakfast at {home}",
+        f"{start}:00 work at {work}",
+        f"{lunch}:00 have lunch",
+        f"{lunch + 1}:00 work at {work}",
+        f"{end}:00 have dinner at {home}",
+        f"{end + 2}:00 relax and read at {home}" if not extra else f"{end + 1}:00 {extra}",
+        f"{sleep}:00 go to bed at {home}",
+    ]
+    return plan
+
+
+_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "dinner", "celebration")
+
+
+@scripted_responder("plan_day")
+def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    name = fact(text, "Name", "I")
+    wake = int(fact(text, "Wakes at", "7:00").split(":")[0])
+    sleep = int(fact(text, "Sleeps at", "23:00").split(":")[0])
+    home = fact(text, "Home", "home")
+    work = fact(text, "Workplace", "work")
+    extra = ""
+    for memory in section(text, "Memories"):
+        if any(w in memory.lower() for w in _EVENT_WORDS):
+            extra = f"go to the {next(w for w in _EVENT_WORDS if w in memory.lower())} I heard about"
+            break
+    first = name.split()[0]
+    return {
+        "currently": f"{first} is keeping up with work at {work} and the people around them.",
+        "plan": default_day_plan(name, wake, sleep, home, work, extra),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Hourly schedule
+# ---------------------------------------------------------------------------------------------
+
+
+class HourEntry(BaseModel):
+    hour: int = Field(ge=0, le=23)
+    activity: str
+
+
+class Schedule(BaseModel):
+    """What the resident does in each waking hour."""
+
+    hours: list[HourEntry]
+
+
+def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(name=name, hours=", ".join(str(h) for h in hours)),
+            "Plan:",
+            bullet(plan),
+            "",
+            f"Give {name}'s activity for each of these hours ({hours[0]} to {hours[-1]}), one entry per hour,"
+            ' like {"hour": 9, "activity": "work at the cafe"}.',
+        ]
+    )
+    return messages(user)
+
+
+def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str]]:
+    """Each waking hour takes the latest plan item started by then (no model call needed)."""
+    timed = sorted(
+        ((plan_hour(item), re.sub(r"^\s*\d{1,2}(:\d{2})?\s*(am|pm)?\s*[-:]?\s*", "", item, flags=re.I))
+         for item in plan),
+        key=lambda t: (t[0] is None, t[0] or 0),
+    )
+    timed = [(h, a) for h, a in timed if h is not None and a] or [(hours[0], plan[0] if plan else "rest")]
+    out = []
+    for hour in hours:
+        current = timed[0][1]
+        for start, activity in timed:
+            if start <= hour:
+                current = activity
+        out.append((hour, current))
+    return out
+
+
+@scripted_responder("schedule")
+def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    hours = [int(h) for h in fact(text, "Hours", "8").split(",") if h.strip().isdigit()]
+    plan = section(text, "Plan")
+    return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Decomposition of one block into steps
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
+    """Steps whose place is an enumeration of the resident's known arenas."""
+    step = make_model(
+        "Step",
+        action=(str, Field(description="what the resident does, e.g. 'making coffee'")),
+        minutes=(int, Field(ge=5, le=15)),
+        place=(choice_type(places), Field(description="one of the known places")),
+        emoji=(str, Field(description="one emoji")),
+        object_state=(str, Field(description="state of the object used, e.g. 'brewing coffee'")),
+    )
+    return make_model("Decomposition", steps=(list[step], Field(description="5-15 minute steps in order")))
+
+
+def decompose_prompt(
+    summary: str, name: str, block: str, start: datetime, minutes: int, places: list[str],
+    home: str, work: str, context: list[str],
+) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(
+                name=name, block=block, starts=start.strftime("%H:%M"), minutes=minutes,
+                home=home, workplace=work,
+            ),
+            "Known places:",
+            bullet(places),
+            "Context:",
+            bullet(context),
+            "",
+            f'Break "{block}" into steps of 5 to 15 minutes that together fill {minutes} minutes.'
+            " For each step give the action, minutes, the place (exactly one of the known places),"
+            " one emoji, and the state of the object used.",
+        ]
+    )
+    return messages(user)
+
+
+_EMOJI = {
+    "sleep": "😴", "bed": "😴", "breakfast": "🍳", "lunch": "🥪", "dinner": "🍲", "cook": "🍳",
+    "coffee": "☕", "work": "💼", "read": "📖", "stud": "📚", "class": "📚", "teach": "🧑‍🏫",
+    "walk": "🚶", "party": "🎉", "patient": "🩺", "bank": "🏦", "bar": "🍺", "relax": "🛋️",
+    "wash": "🚿", "ready": "🪥", "talk": "💬", "shop": "🛒", "bake": "🥐",
+}
+
+
+def emoji_for(text: str) -> str:
+    lower = text.lower()
+    for word, emoji in _EMOJI.items():
+        if word in lower:
+            return emoji
+    return "🙂"
+
+
+def pick_place(text: str, places: list[str], home: str, work: str) -> str:
+    """The known place a block most plausibly happens at (words first, then home/work)."""
+    lower = text.lower()
+    words = set(re.findall(r"[a-z]+", lower))
+    best, best_score = None, 0
+    for place in places:
+        pwords = set(re.findall(r"[a-z]+", place.lower())) - {"the", "of", "a"}
+        score = len(words & pwords)
+        if score > best_score:
+            best, best_score = place, score
+    if best is not None:
+        return best
+    target = work if any(w in lower for w in ("work", "shift", "office", "class", "teach")) else home
+    under = [p for p in places if p == target or p.startswith(target + ":") or target.startswith(p)]
+    if under:
+        for room in ("kitchen", "bedroom", "living"):
+            for p in under:
+                if room in p.lower() and room[:4] in lower + ("bedroom" if "bed" in lower else ""):
+                    return p
+        return under[0]
+    return places[0]
+
+
+_STEP_TEMPLATES = (
+    "getting ready for {b}", "{b}", "{b}", "taking a short break", "{b}", "{b}", "finishing up {b}",
+)
+
+
+@scripted_responder("decompose")
+def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    block = fact(text, "Block", "keep busy")
+    minutes = int(fact(text, "Minutes", "60") or 60)
+    places = section(text, "Known places")
+    home = fact(text, "Home", "")
+    work = fact(text, "Workplace", "")
+    place = pick_place(block, places, home, work)
+    steps = []
+    left = minutes
+    i = 0
+    while left > 0 and len(steps) < 12:
+        length = min(left, rng.choice((10, 15, 15)))
+        if length < 5:
+            steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
+            break
+        action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
+        if i > 0 and left <= 15:
+            action = f"finishing up {block}"
+        steps.append(
+            {
+                "action": action,
+                "minutes": length,
+                "place": place,
+                "emoji": emoji_for(action),
+                "object_state": f"being used for {block}"[:60],
+            }
+        )
+        left -= length
+        i += 1
+    return {"steps": steps}

@@ -1,0 +1,86 @@
+"""Reacting to what was just perceived: carry on, do something else, or talk to someone.
+
+Purpose: ``react``. Talk partners and places are enumerations (only residents in view, only
+known places), so the answer is always actionable.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.common import bullet, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.planning import emoji_for, pick_place
+
+NOBODY = "nobody"
+
+
+@lru_cache(maxsize=512)
+def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[BaseModel]:
+    return make_model(
+        "Reaction",
+        decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
+        talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
+        action=(str, Field(default="", description="the new action when reacting")),
+        place=(choice_type(places), Field(description="where the new action happens")),
+        minutes=(int, Field(default=15, ge=5, le=60)),
+        emoji=(str, Field(default="🙂")),
+    )
+
+
+def react_prompt(
+    summary: str, name: str, time: str, current: str, place: str, observed: list[str],
+    memories: list[str], people: list[str], places: list[str], home: str, work: str,
+) -> list[dict[str, str]]:
+    user = "\n".join(
+        [
+            summary,
+            facts(name=name, time=time, current_action=current, current_place=place, home=home, workplace=work),
+            "Just observed:",
+            bullet(observed),
+            "Relevant memories:",
+            bullet(memories),
+            "People here (and last talk):",
+            bullet(people, "nobody"),
+            "Known places:",
+            bullet(places),
+            "",
+            f"Should {name} continue ({current}), react by doing something else (give the action, "
+            f"place and minutes), or talk to one of the people here? Only react or talk when it "
+            f"matters to {name}.",
+        ]
+    )
+    return messages(user)
+
+
+_URGENT = ("fire", "burning", "emergency", "help", "hurt", "party", "meeting", "announce", "go to", "should")
+
+
+@scripted_responder("react")
+def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    observed = section(text, "Just observed")
+    people = section(text, "People here (and last talk)")
+    places = section(text, "Known places")
+    home, work = fact(text, "Home"), fact(text, "Workplace")
+    here = fact(text, "Current place") or (places[0] if places else "")
+    answer: dict[str, Any] = {
+        "decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
+        "minutes": 15, "emoji": "🙂",
+    }
+    for line in observed:
+        lower = line.lower()
+        if any(w in lower for w in _URGENT) and ("thought" in lower or "announce" in lower or "burning" in lower or "fire" in lower):
+            place = pick_place(line, places, home, work)
+            verb = "deal with" if ("fire" in lower or "burning" in lower) else "act on"
+            answer.update(decision="react", action=f"{verb}: {line[:80]}", place=place, minutes=15,
+                          emoji=emoji_for(line))
+            return answer
+    strangers = [p for p in people if p.endswith("never") or "hours ago" in p]
+    if strangers and rng.random() < 0.6:
+        answer.update(decision="talk", talk_to=strangers[0].split(" (")[0])
+    return answer

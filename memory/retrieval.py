@@ -1,0 +1,347 @@
+"""Scoring and ranking memories: recency + importance + relevance (Park et al. 2023).
+
+score = w_rec * recency + w_imp * importance + w_rel * relevance, each term min-max
+normalised to [0, 1] over *all* of a resident's memories; recency is decay ** (game hours
+since last access); relevance is the cosine of normalised embeddings.
+
+Three ways to find the top k, all with exactly that formula:
+
+- :meth:`RetrievalIndex.search` — the one the town uses. Candidates are the index's nearest
+  memories by relevance (faiss: exact flat index for small streams, HNSW past
+  ``hnsw_threshold``) plus the memories with the best query-independent part
+  (recency + importance, read off per-importance lists kept in last-access order, so the
+  "most recent and most important few" come out merged by their combined score). Scoring
+  the candidates gives a k-th best score; no memory outside the candidates can beat
+  ``w_rel * rel(C-th neighbour) + prior(F+1-th)``, so when the k-th best already reaches that
+  bound the answer is exact (up to the index's own recall), and otherwise C and F double.
+- :meth:`RetrievalIndex.full_scan` — vectorised numpy over every memory (the baseline).
+- :meth:`RetrievalIndex.loop_scan` — one memory at a time in Python, as the original did.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RetrievalConfig(BaseModel):
+    """Weights and decay of the score, and the candidate budget of the index path.
+
+    Defaults are the paper's (all weights 1, recency decay 0.995 per game hour since last
+    access); the released code's set is :meth:`released_code`. ``top_k`` 30 is the released
+    code's retrieval count.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    w_recency: float = Field(default=1.0, ge=0.0)
+    w_importance: float = Field(default=1.0, ge=0.0)
+    w_relevance: float = Field(default=1.0, ge=0.0)
+    decay: float = Field(default=0.995, gt=0.0, le=1.0, description="per game hour")
+    top_k: int = Field(default=30, ge=1)
+    candidates: int = Field(default=64, ge=1, description="initial neighbours by relevance")
+    prior_candidates: int = Field(default=64, ge=1, description="initial recent+important few")
+    hnsw_threshold: int = Field(default=4096, ge=1, description="switch flat -> HNSW above")
+    hnsw_m: int = Field(default=32, ge=4)
+    ef_construction: int = Field(default=80, ge=8)
+    ef_search: int = Field(default=64, ge=8)
+    max_rounds: int = Field(default=6, ge=1)
+
+    @classmethod
+    def released_code(cls) -> "RetrievalConfig":
+        """The weights of the authors' released code (recency 0.5, relevance 3, importance 2)."""
+        return cls(w_recency=0.5, w_relevance=3.0, w_importance=2.0)
+
+
+@dataclass
+class Hit:
+    memory_id: int
+    score: float
+    recency: float
+    importance: float
+    relevance: float
+
+
+def _norm(value: float, low: float, high: float) -> float:
+    return (value - low) / (high - low) if high > low else 0.0
+
+
+class RetrievalIndex:
+    """One resident's memories as vectors plus importance and last-access time.
+
+    Times are game hours (float) on any fixed origin. Positions are dense; ``memory_id`` is
+    the store's id. Not thread-safe: one mind owns one index.
+    """
+
+    def __init__(self, dim: int, config: RetrievalConfig | None = None):
+        self.dim = dim
+        self.config = config or RetrievalConfig()
+        self._cap = 0
+        self._n = 0
+        self._emb = np.zeros((0, dim), dtype=np.float32)
+        self._imp = np.zeros(0, dtype=np.float32)
+        self._last = np.zeros(0, dtype=np.float64)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._pos: dict[int, int] = {}
+        # importance level -> positions in ascending last-access order
+        self._levels: dict[int, OrderedDict[int, None]] = {}
+        self._index: faiss.Index = faiss.IndexFlatIP(dim)
+        self._hnsw = False
+
+    # -- building ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __contains__(self, memory_id: int) -> bool:
+        return memory_id in self._pos
+
+    def _grow(self, extra: int) -> None:
+        need = self._n + extra
+        if need <= self._cap:
+            return
+        cap = max(need, self._cap * 2, 64)
+        for name in ("_emb", "_imp", "_last", "_ids"):
+            old = getattr(self, name)
+            new = np.zeros((cap,) + old.shape[1:], dtype=old.dtype)
+            new[: self._n] = old[: self._n]
+            setattr(self, name, new)
+        self._cap = cap
+
+    def add(self, memory_ids, vectors, importance, last_access) -> None:
+        """Add memories (vectors L2-normalised). Keeps per-level recency order."""
+        ids = np.atleast_1d(np.asarray(memory_ids, dtype=np.int64))
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
+        imps = np.atleast_1d(np.asarray(importance, dtype=np.float32))
+        lasts = np.atleast_1d(np.asarray(last_access, dtype=np.float64))
+        if not (len(ids) == len(imps) == len(lasts)):
+            raise ValueError("add: ids, importance and last_access must have the same length")
+        for memory_id in ids.tolist():
+            if memory_id in self._pos:
+                raise ValueError(f"memory {memory_id} is already indexed")
+        self._grow(len(ids))
+        start = self._n
+        stop = start + len(ids)
+        self._emb[start:stop] = vecs
+        self._imp[start:stop] = imps
+        self._last[start:stop] = lasts
+        self._ids[start:stop] = ids
+        self._n = stop
+        for offset, memory_id in enumerate(ids.tolist()):
+            self._pos[memory_id] = start + offset
+        order = np.argsort(lasts, kind="stable")
+        for offset in order.tolist():
+            self._place_in_level(start + offset)
+        if not self._hnsw and self._n > self.config.hnsw_threshold:
+            self._to_hnsw()
+        else:
+            self._index.add(vecs)
+
+    def _place_in_level(self, pos: int) -> None:
+        level = self._levels.setdefault(int(round(float(self._imp[pos]))), OrderedDict())
+        last = self._last[pos]
+        if level and self._last[next(reversed(level))] > last:
+            # out-of-order time (a bulk load of old memories): re-sort this level once
+            level[pos] = None
+            ordered = sorted(level, key=lambda p: self._last[p])
+            level.clear()
+            level.update((p, None) for p in ordered)
+        else:
+            level[pos] = None
+            level.move_to_end(pos)
+
+    def _to_hnsw(self) -> None:
+        cfg = self.config
+        index = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = cfg.ef_construction
+        index.add(self._emb[: self._n])
+        self._index = index
+        self._hnsw = True
+
+    def touch(self, memory_ids, now: float) -> None:
+        """Refresh last access (retrieval does this for what it returns)."""
+        for memory_id in memory_ids:
+            pos = self._pos.get(int(memory_id))
+            if pos is None:
+                continue
+            self._last[pos] = max(self._last[pos], now)
+            level = self._levels[int(round(float(self._imp[pos])))]
+            level.move_to_end(pos)
+
+    def set_last_access(self, memory_id: int, when: float) -> None:
+        pos = self._pos[memory_id]
+        self._last[pos] = when
+        level = self._levels[int(round(float(self._imp[pos])))]
+        level.pop(pos, None)
+        self._place_in_level(pos)
+
+    # -- global normalisation -----------------------------------------------------------------
+
+    def _ranges(self, now: float) -> tuple[float, float, float, float]:
+        decay = self.config.decay
+        heads = [next(iter(level)) for level in self._levels.values() if level]
+        tails = [next(reversed(level)) for level in self._levels.values() if level]
+        oldest = min(self._last[p] for p in heads)
+        newest = max(self._last[p] for p in tails)
+        levels = [k for k, level in self._levels.items() if level]
+        return (
+            decay ** (now - oldest),
+            decay ** (now - newest),
+            float(min(levels)),
+            float(max(levels)),
+        )
+
+    def _search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._hnsw:
+            self._index.hnsw.efSearch = max(self.config.ef_search, k)
+        scores, positions = self._index.search(query.reshape(1, -1), min(k, self._n))
+        keep = positions[0] >= 0
+        return scores[0][keep], positions[0][keep]
+
+    # -- the index path -------------------------------------------------------------------------
+
+    def search(self, query: np.ndarray, now: float, k: int | None = None) -> list[Hit]:
+        """Top k by the full formula, from index candidates plus the recent/important few."""
+        n = self._n
+        if n == 0:
+            return []
+        cfg = self.config
+        k = min(k or cfg.top_k, n)
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        rec_lo, rec_hi, imp_lo, imp_hi = self._ranges(now)
+        far, _ = self._search(-q, 1)
+        rel_lo = float(-far[0]) if len(far) else -1.0
+        c = max(cfg.candidates, 2 * k)
+        f = max(cfg.prior_candidates, k)
+        for _round in range(cfg.max_rounds):
+            rel, positions = self._search(q, c)
+            rel_hi = float(rel[0])
+            prior_pos, prior_next = self._best_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
+            cand = np.unique(np.concatenate([positions, np.asarray(prior_pos, dtype=np.int64)]))
+            hits = self._score(cand, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
+            if len(positions) >= n or len(hits) < k:
+                break
+            rel_c = cfg.w_relevance * _norm(float(rel[-1]), rel_lo, rel_hi)
+            bound = rel_c + prior_next
+            if hits[-1].score >= bound - 1e-9:
+                break
+            c *= 2
+            f *= 2
+        return hits
+
+    def _prior(self, pos: int, now: float, rec_lo, rec_hi, imp_lo, imp_hi) -> float:
+        cfg = self.config
+        rec = cfg.decay ** (now - self._last[pos])
+        return cfg.w_recency * _norm(rec, rec_lo, rec_hi) + cfg.w_importance * _norm(
+            float(self._imp[pos]), imp_lo, imp_hi
+        )
+
+    def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[list[int], float]:
+        """The f positions with the best recency+importance, and the (f+1)-th's value."""
+        heap: list[tuple[float, int, int]] = []
+        iters = {}
+        for level, order in self._levels.items():
+            if not order:
+                continue
+            it = reversed(order)
+            iters[level] = it
+            pos = next(it)
+            heap.append((-self._prior(pos, now, rec_lo, rec_hi, imp_lo, imp_hi), level, pos))
+        heapq.heapify(heap)
+        out: list[int] = []
+        while heap and len(out) < f:
+            _neg, level, pos = heapq.heappop(heap)
+            out.append(pos)
+            nxt = next(iters[level], None)
+            if nxt is not None:
+                value = self._prior(nxt, now, rec_lo, rec_hi, imp_lo, imp_hi)
+                heapq.heappush(heap, (-value, level, nxt))
+        following = -heap[0][0] if heap else -math.inf
+        return out, following
+
+    def _score(self, positions: np.ndarray, q: np.ndarray, now: float, ranges, k: int) -> list[Hit]:
+        cfg = self.config
+        rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi = ranges
+        rel = self._emb[positions] @ q
+        rec = cfg.decay ** (now - self._last[positions])
+        imp = self._imp[positions].astype(np.float64)
+        score = (
+            cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi)
+            + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
+            + cfg.w_relevance * _norm_vec(rel.astype(np.float64), rel_lo, rel_hi)
+        )
+        order = _top_order(score, k)
+        return [
+            Hit(int(self._ids[positions[i]]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i]))
+            for i in order
+        ]
+
+    # -- baselines ------------------------------------------------------------------------------
+
+    def full_scan(self, query: np.ndarray, now: float, k: int | None = None) -> list[Hit]:
+        """Score every memory with the formula, vectorised; exact."""
+        n = self._n
+        if n == 0:
+            return []
+        cfg = self.config
+        k = min(k or cfg.top_k, n)
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        rel = (self._emb[:n] @ q).astype(np.float64)
+        rec = cfg.decay ** (now - self._last[:n])
+        imp = self._imp[:n].astype(np.float64)
+        score = (
+            cfg.w_recency * _norm_vec(rec, rec.min(), rec.max())
+            + cfg.w_importance * _norm_vec(imp, imp.min(), imp.max())
+            + cfg.w_relevance * _norm_vec(rel, rel.min(), rel.max())
+        )
+        order = _top_order(score, k)
+        return [
+            Hit(int(self._ids[i]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i]))
+            for i in order
+        ]
+
+    def loop_scan(self, query: np.ndarray, now: float, k: int | None = None) -> list[Hit]:
+        """The original's way: a Python loop scoring one memory at a time (two passes)."""
+        n = self._n
+        if n == 0:
+            return []
+        cfg = self.config
+        k = min(k or cfg.top_k, n)
+        q = [float(x) for x in np.asarray(query).reshape(-1)]
+        raw = []
+        for i in range(n):
+            vec = self._emb[i]
+            dot = sum(a * float(b) for a, b in zip(q, vec))
+            raw.append((cfg.decay ** (now - float(self._last[i])), float(self._imp[i]), dot))
+        lo = [min(r[j] for r in raw) for j in range(3)]
+        hi = [max(r[j] for r in raw) for j in range(3)]
+        weights = (cfg.w_recency, cfg.w_importance, cfg.w_relevance)
+        scored = []
+        for i, r in enumerate(raw):
+            s = sum(w * _norm(v, a, b) for w, v, a, b in zip(weights, r, lo, hi))
+            scored.append((s, i))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [
+            Hit(int(self._ids[i]), s, raw[i][0], raw[i][1], raw[i][2]) for s, i in scored[:k]
+        ]
+
+
+def _norm_vec(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    if high > low:
+        return (values - low) / (high - low)
+    return np.zeros_like(values)
+
+
+def _top_order(score: np.ndarray, k: int) -> list[int]:
+    """Indices of the k best scores, best first; ties by position for determinism."""
+    if k < len(score):
+        part = np.argpartition(-score, k - 1)[:k]
+    else:
+        part = np.arange(len(score))
+    return sorted(part.tolist(), key=lambda i: (-score[i], i))

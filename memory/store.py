@@ -1,0 +1,410 @@
+"""The memory stream: every resident's records in the run's SQLite file, plus a live index.
+
+Tables (all prefixed ``memory_`` so they sit beside the engine's own tables in the run file):
+
+- ``memory_records``: one row per memory — resident, kind, text, the tick and game time it
+  was written, last access, importance 1..10, evidence ids (reflections), embedding key.
+- ``memory_access``: every refresh of a last-access time, with its tick, so that a fork or
+  an interview can see the last-access times *as they were* at an earlier tick.
+- ``memory_embeddings``: vectors by (text hash, embedder), the run's embedding cache.
+- ``memory_residents``: persona and embedder per resident, so interviews need only the file.
+
+Each :class:`MemoryStore` opens its own connection (WAL) and keeps a
+:class:`~memory.retrieval.RetrievalIndex` in memory, rebuilt from the rows on open.
+:func:`truncate_after` drops everything written after a tick (resume/fork).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from memory.embeddings import CachedEmbedder, get_embedder, text_key
+from memory.retrieval import RetrievalConfig, RetrievalIndex
+
+MEMORY_KINDS = ("observation", "chat", "plan", "reflection", "thought", "whisper", "encounter")
+_EPOCH = datetime(2000, 1, 1)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_records (
+    id INTEGER PRIMARY KEY,
+    resident TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tick INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    last_access TEXT NOT NULL,
+    importance INTEGER NOT NULL,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    embedding_key TEXT NOT NULL,
+    subject TEXT, predicate TEXT, object TEXT
+);
+CREATE INDEX IF NOT EXISTS memory_records_resident ON memory_records(resident, tick);
+CREATE TABLE IF NOT EXISTS memory_access (
+    memory_id INTEGER NOT NULL,
+    tick INTEGER NOT NULL,
+    time TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_access_memory ON memory_access(memory_id);
+CREATE TABLE IF NOT EXISTS memory_embeddings (
+    key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (key, model)
+);
+CREATE TABLE IF NOT EXISTS memory_residents (
+    name TEXT PRIMARY KEY,
+    persona TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '{}'
+);
+"""
+
+
+def game_hours(when: datetime) -> float:
+    """Game time as hours on a fixed origin (what recency decays over)."""
+    return (when.replace(tzinfo=None) - _EPOCH).total_seconds() / 3600.0
+
+
+class MemoryRecord(BaseModel):
+    """One memory as cognition sees it."""
+
+    id: int
+    resident: str
+    kind: str
+    text: str
+    tick: int
+    created: datetime
+    last_access: datetime
+    importance: int = Field(ge=1, le=10)
+    evidence: list[int] = Field(default_factory=list)
+    embedding_key: str = ""
+    triple: tuple[str, str, str] | None = None
+
+
+class MemoryDraft(BaseModel):
+    """A memory about to be written (importance already known)."""
+
+    kind: str
+    text: str
+    importance: int = Field(ge=1, le=10)
+    evidence: list[int] = Field(default_factory=list)
+    triple: tuple[str, str, str] | None = None
+
+
+def connect(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection to the run file (WAL), or a private in-memory database."""
+    if db_path is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+    elif readonly:
+        path = Path(db_path)
+        if not path.exists():
+            raise FileNotFoundError(f"run database not found: {path}")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+    else:
+        conn = sqlite3.connect(str(db_path), timeout=10.0, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(SCHEMA)
+    return conn
+
+
+def truncate_after(db_path: Path | str, tick: int) -> None:
+    """Forget every memory, access and embedding-free trace written after ``tick``.
+
+    Called by the engine on resume and fork, before minds are restored from the checkpoint
+    of that tick. Last-access times are recomputed from the surviving access log.
+    """
+    conn = connect(db_path)
+    try:
+        with conn:
+            conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
+            conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
+            conn.execute(
+                "DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)"
+            )
+            conn.execute(
+                """UPDATE memory_records SET last_access = COALESCE(
+                       (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                        AND a.time > memory_records.created), memory_records.created)"""
+            )
+        from agents.social import truncate_social_after  # social edges live in the same file
+
+        truncate_social_after(conn, tick)
+    finally:
+        conn.close()
+
+
+def _row_to_record(row: sqlite3.Row | tuple) -> MemoryRecord:
+    (mid, resident, kind, text, tick, created, last, imp, evidence, key, s, p, o) = row
+    triple = (s, p, o) if s is not None else None
+    return MemoryRecord(
+        id=mid,
+        resident=resident,
+        kind=kind,
+        text=text,
+        tick=tick,
+        created=datetime.fromisoformat(created),
+        last_access=datetime.fromisoformat(last),
+        importance=imp,
+        evidence=json.loads(evidence),
+        embedding_key=key,
+        triple=triple,
+    )
+
+
+_COLUMNS = (
+    "id, resident, kind, text, tick, created, last_access, importance, evidence, "
+    "embedding_key, subject, predicate, object"
+)
+
+
+class MemoryStore:
+    """One resident's memory stream: SQLite rows + an in-memory retrieval index.
+
+    ``as_of_tick`` opens a frozen view (for interviews): only rows written up to that tick,
+    last access as it was then, and nothing is ever written back.
+    """
+
+    def __init__(
+        self,
+        db_path: Path | str | None,
+        resident: str,
+        *,
+        embedder: CachedEmbedder | None = None,
+        config: RetrievalConfig | None = None,
+        as_of_tick: int | None = None,
+    ):
+        self.db_path = Path(db_path) if db_path is not None else None
+        self.resident = resident
+        self.embedder = embedder or get_embedder()
+        self.config = config or RetrievalConfig()
+        self.frozen = as_of_tick is not None
+        self.as_of_tick = as_of_tick
+        self.conn = connect(self.db_path, readonly=self.frozen)
+        self.index = RetrievalIndex(self.embedder.dim, self.config)
+        self._records: dict[int, MemoryRecord] = {}
+        self._order: list[int] = []  # ids in creation order
+        self._load()
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if self.frozen:
+            rows = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM memory_records WHERE resident = ? AND tick <= ? ORDER BY id",
+                (self.resident, self.as_of_tick),
+            ).fetchall()
+            access = dict(
+                self.conn.execute(
+                    """SELECT a.memory_id, MAX(a.time) FROM memory_access a
+                       JOIN memory_records r ON r.id = a.memory_id
+                       WHERE r.resident = ? AND a.tick <= ? GROUP BY a.memory_id""",
+                    (self.resident, self.as_of_tick),
+                ).fetchall()
+            )
+        else:
+            rows = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM memory_records WHERE resident = ? ORDER BY id",
+                (self.resident,),
+            ).fetchall()
+            access = {}
+        records = [_row_to_record(r) for r in rows]
+        for rec in records:
+            seen = access.get(rec.id)
+            if seen is not None:
+                rec.last_access = max(rec.created, datetime.fromisoformat(seen))
+            elif self.frozen:
+                rec.last_access = rec.created
+        if records:
+            vectors = self._vectors([r.text for r in records], [r.embedding_key for r in records])
+            self._index_records(records, vectors)
+
+    def _vectors(self, texts: list[str], keys: list[str]) -> np.ndarray:
+        """Vectors from the run's embedding table, computing (and storing) the missing ones."""
+        model = self.embedder.name
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self.conn.execute(
+                f"SELECT key, vector FROM memory_embeddings WHERE model = ? AND key IN ({marks})",
+                (model, *chunk),
+            ):
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if vec.shape[0] == self.embedder.dim:
+                    found[key] = vec
+        missing = [i for i, key in enumerate(keys) if key not in found]
+        if missing:
+            fresh = self.embedder.encode([texts[i] for i in missing])
+            rows = []
+            for i, vec in zip(missing, fresh):
+                if keys[i] not in found:
+                    found[keys[i]] = vec
+                    rows.append((keys[i], model, vec.astype(np.float32).tobytes()))
+            if rows and not self.frozen:
+                with self.conn:
+                    self.conn.executemany(
+                        "INSERT OR IGNORE INTO memory_embeddings (key, model, vector) VALUES (?, ?, ?)",
+                        rows,
+                    )
+        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim))
+
+    def _index_records(self, records: list[MemoryRecord], vectors: np.ndarray) -> None:
+        for rec in records:
+            self._records[rec.id] = rec
+            self._order.append(rec.id)
+        self.index.add(
+            [r.id for r in records],
+            vectors,
+            [r.importance for r in records],
+            [game_hours(r.last_access) for r in records],
+        )
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.frozen:
+            raise PermissionError("this memory view is read-only (an interview writes nothing)")
+
+    def add(self, draft: MemoryDraft, tick: int, when: datetime) -> MemoryRecord:
+        return self.add_many([draft], tick, when)[0]
+
+    def add_many(self, drafts: Sequence[MemoryDraft], tick: int, when: datetime) -> list[MemoryRecord]:
+        """Write memories (embedded in one batch) and index them."""
+        self._check_writable()
+        if not drafts:
+            return []
+        for d in drafts:
+            if d.kind not in MEMORY_KINDS:
+                raise ValueError(f"memory kind {d.kind!r}: expected one of {', '.join(MEMORY_KINDS)}")
+        keys = [text_key(d.text) for d in drafts]
+        vectors = self._vectors([d.text for d in drafts], keys)
+        stamp = when.replace(tzinfo=None).isoformat()
+        out: list[MemoryRecord] = []
+        with self.conn:
+            for d, key in zip(drafts, keys):
+                s, p, o = d.triple if d.triple else (None, None, None)
+                cur = self.conn.execute(
+                    f"INSERT INTO memory_records ({_COLUMNS}) VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        self.resident, d.kind, d.text, tick, stamp, stamp, d.importance,
+                        json.dumps(d.evidence), key, s, p, o,
+                    ),
+                )
+                out.append(
+                    MemoryRecord(
+                        id=int(cur.lastrowid), resident=self.resident, kind=d.kind, text=d.text,
+                        tick=tick, created=when.replace(tzinfo=None),
+                        last_access=when.replace(tzinfo=None), importance=d.importance,
+                        evidence=list(d.evidence), embedding_key=key, triple=d.triple,
+                    )
+                )
+        self._index_records(out, vectors)
+        return out
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def get(self, memory_id: int) -> MemoryRecord | None:
+        return self._records.get(memory_id)
+
+    def all(self) -> list[MemoryRecord]:
+        return [self._records[i] for i in self._order]
+
+    def recent(self, n: int, kinds: Iterable[str] | None = None) -> list[MemoryRecord]:
+        """The n most recently written memories, oldest first."""
+        wanted = set(kinds) if kinds else None
+        out: list[MemoryRecord] = []
+        for memory_id in reversed(self._order):
+            rec = self._records[memory_id]
+            if wanted is None or rec.kind in wanted:
+                out.append(rec)
+                if len(out) >= n:
+                    break
+        return out[::-1]
+
+    def retrieve(
+        self,
+        queries: str | Sequence[str],
+        now: datetime,
+        tick: int,
+        k: int | None = None,
+        *,
+        touch: bool = True,
+    ) -> list[MemoryRecord]:
+        """Best memories for one or more queries (merged, best first); refreshes last access."""
+        if not self._order:
+            return []
+        texts = [queries] if isinstance(queries, str) else list(queries)
+        vectors = self.embedder.encode(texts)
+        now_h = game_hours(now)
+        k = k or self.config.top_k
+        best: dict[int, float] = {}
+        for vec in vectors:
+            for hit in self.index.search(vec, now_h, k):
+                best[hit.memory_id] = max(best.get(hit.memory_id, -1e9), hit.score)
+        ranked = sorted(best, key=lambda i: (-best[i], i))[:k]
+        if touch and not self.frozen:
+            self._touch(ranked, now, tick)
+        return [self._records[i] for i in ranked]
+
+    def _touch(self, ids: list[int], now: datetime, tick: int) -> None:
+        stamp = now.replace(tzinfo=None)
+        self.index.touch(ids, game_hours(stamp))
+        rows = []
+        for memory_id in ids:
+            rec = self._records[memory_id]
+            if stamp > rec.last_access:
+                rec.last_access = stamp
+                rows.append((memory_id, tick, stamp.isoformat()))
+        if rows:
+            with self.conn:
+                self.conn.executemany(
+                    "INSERT INTO memory_access (memory_id, tick, time) VALUES (?, ?, ?)", rows
+                )
+                self.conn.executemany(
+                    "UPDATE memory_records SET last_access = ? WHERE id = ?",
+                    [(t, m) for m, _tick, t in rows],
+                )
+
+    # -- resident registry (for interviews) -----------------------------------------------------
+
+    def register_resident(self, persona_json: str, options_json: str = "{}") -> None:
+        self._check_writable()
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO memory_residents (name, persona, embedder, options) VALUES (?,?,?,?)",
+                (self.resident, persona_json, self.embedder.name, options_json),
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def registered_residents(db_path: Path | str) -> dict[str, dict]:
+    """name -> {persona, embedder, options} for every resident whose memory is in the file."""
+    conn = connect(db_path, readonly=True)
+    try:
+        try:
+            rows = conn.execute("SELECT name, persona, embedder, options FROM memory_residents").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {
+            name: {"persona": json.loads(p), "embedder": e, "options": json.loads(o)}
+            for name, p, e, o in rows
+        }
+    finally:
+        conn.close()
