@@ -120,6 +120,9 @@ class RunReader:
         return self.store.last_tick()
 
     def first_tick(self) -> int | None:
+        first = getattr(self.store, "first_tick", None)
+        if callable(first):
+            return first()
         with self._lock:
             if self._ticks:
                 return self._ticks[0]
@@ -138,6 +141,14 @@ class RunReader:
 
     def tick_at_time(self, when: datetime) -> int:
         """The last committed tick at or before ``when`` (the first tick if ``when`` is earlier)."""
+        lookup = getattr(self.store, "tick_at_time", None)
+        if callable(lookup):
+            tick = lookup(when)
+            if tick is None:
+                tick = self.first_tick()
+            if tick is None:
+                raise ReaderError("the run has no committed ticks yet")
+            return int(tick)
         self.index()
         with self._lock:
             if not self._ticks:
@@ -150,6 +161,9 @@ class RunReader:
             i = bisect.bisect_left(self._ticks, tick)
             if i < len(self._ticks) and self._ticks[i] == tick:
                 return self._times[i]
+        lookup = getattr(self.store, "tick_time", None)
+        if callable(lookup):
+            return lookup(tick)
         for tr in self.ticks(tick, tick):
             return tr.time
         return None

@@ -54,6 +54,7 @@ TERRAIN_COLOURS = {
     "trees": (96, 146, 84),
     "bush": (110, 160, 96),
     "flowers": (214, 170, 200),
+    "door": (196, 160, 112),
 }
 IDLE_STATES = {"", "idle", "off", "closed", "empty", "clean", "unused"}
 
@@ -241,7 +242,7 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
             label = fonts.render(a.name, fonts.small, (90, 84, 76))
             if label.get_width() <= (x1 - x0 + 1) * t:
                 surf.blit(label, (x0 * t + 3, y0 * t + 2))
-        for o in objects:
+        for o in objects if t >= 16 else ():
             x0, y0, x1, y1 = o.bbox
             label = fonts.render(o.name, fonts.small, TEXT)
             cx = (x0 + x1 + 1) * t // 2 - label.get_width() // 2
