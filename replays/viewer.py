@@ -171,13 +171,13 @@ class Viewer:
             self.camera.centre_on(self.frame.residents[self.selected].tile, self.map_rect.size)
 
     def step(self, n: int) -> None:
-        if isinstance(self.feed, ReplayFeed) and self.frame.tick >= 0:
+        if isinstance(self.feed, ReplayFeed):
             if n > 0:
                 nxt = self.feed.next_tick(self.frame.tick)
                 if nxt is not None:
                     self.feed.take()
                     self.set_frame(apply(self.frame, nxt))
-            else:
+            elif self.frame.tick >= 0:
                 bounds = self.feed.bounds()
                 if bounds is not None and self.frame.tick > bounds[0]:
                     self.seek(self.frame.tick - 1)
