@@ -202,9 +202,10 @@ def frame_from_snapshot(snapshot: dict[str, Any], tick: int | None = None) -> Fr
             plan_level=str(plan_level or ""),
             plan=_strings(plan),
             day_plan=_strings(st.get("day_plan")),
-            memories=_strings(st.get("memories") or st.get("recent_memories"))[-RECENT_MEMORIES:],
+            # (an engine snapshot's "memories" is its undelivered inbox, not recent memories)
+            memories=_strings(st.get("recent_memories"))[-RECENT_MEMORIES:],
             talks=tuple(sorted((str(k), int(v)) for k, v in dict(talks).items())),
-            asleep=bool(st.get("asleep", False)),
+            asleep=is_asleep(str(action or "")),
         )
     raw_obj = snapshot.get("objects") or {}
     if isinstance(raw_obj, list):
@@ -213,6 +214,15 @@ def frame_from_snapshot(snapshot: dict[str, Any], tick: int | None = None) -> Fr
         str(addr): str(v.get("state", "") if isinstance(v, dict) else v) for addr, v in raw_obj.items()
     }
     return FrameState(tick=int(t), time=when, residents=residents, objects=objects)
+
+
+def is_asleep(description: str) -> bool:
+    """Drawn asleep (a 'z' by the marker) when the current action is sleeping or a nap.
+
+    Derived from the action alone so that a frame built from a snapshot and one built by
+    playing the records agree."""
+    d = description.lower()
+    return d.startswith(("sleeping", "asleep", "napping", "taking a nap")) or d in ("sleep", "nap")
 
 
 def _parse_time(value: Any) -> datetime:
@@ -358,7 +368,7 @@ def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
             changes: dict[str, Any] = {"action": p.description, "emoji": p.emoji}
             if p.address:
                 changes["address"] = p.address
-            changes["asleep"] = "sleep" in p.description.lower() and "wak" not in p.description.lower()
+            changes["asleep"] = is_asleep(p.description)
             w.set(name, **changes)
         elif kind == "chat":
             p = ChatPayload.model_validate(d)
@@ -394,7 +404,7 @@ def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
             _apply_encounter(new, p, name, t)
         elif kind == "note":
             text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
-            if text:
+            if text and not name:  # a resident's own notes (refused intents) are not town news
                 new.notes = (new.notes + (text,))[-RECENT_NOTES:]
         # "llm" records carry no picture; they are counted by summaries.
     except (ValueError, TypeError):
