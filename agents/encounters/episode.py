@@ -1,0 +1,258 @@
+"""Run one encounter episode end to end: human <-> assistant with tools, then the judges.
+
+The runner is the same for a batch (no town: demo service state, a scenario profile as the
+human) and for the town (the town's service state, a resident as the human). It reports
+its steps through an optional ``emit(step, data)`` sink so the town can record them.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from agents.encounters.emulator import EmulatorMode, ToolCallRecord, ToolRouter
+from agents.encounters.judges import Judge
+from agents.encounters.roles import AssistantUnderTest, SimulatedHuman, Turn
+from agents.encounters.scenario import HumanProfile, Scenario
+from agents.encounters.services import (
+    SERVICE_SPECS,
+    CheckResult,
+    ServiceSession,
+    ServiceState,
+    demo_state,
+    run_checker,
+    state_summary,
+)
+from agents.encounters.specs import SpecLibrary
+from agents.interfaces import LanguageModel, Message
+
+T = TypeVar("T", bound=BaseModel)
+Emit = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+
+
+class CountingLLM:
+    """Wraps a LanguageModel to count calls and fallbacks per purpose for one episode."""
+
+    def __init__(self, inner: LanguageModel):
+        self.inner = inner
+        self.calls: dict[str, int] = {}
+        self.fallbacks = 0
+
+    async def acomplete(self, purpose: str, messages: list[Message], schema: type[T], fallback: T,
+                        *, temperature: float = 0.7, max_tokens: int = 512) -> T:
+        result = await self.inner.acomplete(
+            purpose, messages, schema, fallback, temperature=temperature, max_tokens=max_tokens
+        )
+        self.calls[purpose] = self.calls.get(purpose, 0) + 1
+        self.fallbacks += int(result == fallback)
+        return result
+
+    def complete(self, purpose: str, messages: list[Message], schema: type[T], fallback: T,
+                 *, temperature: float = 0.7, max_tokens: int = 512) -> T:
+        result = self.inner.complete(
+            purpose, messages, schema, fallback, temperature=temperature, max_tokens=max_tokens
+        )
+        self.calls[purpose] = self.calls.get(purpose, 0) + 1
+        self.fallbacks += int(result == fallback)
+        return result
+
+
+@dataclass
+class Models:
+    """Who plays what: the assistant under test, the environment (human + tools), the judge."""
+
+    assistant: LanguageModel
+    environment: LanguageModel
+    judge: LanguageModel
+    assistant_name: str = "scripted"
+    judge_name: str = "scripted"
+
+
+class EpisodeConfig(BaseModel):
+    max_turns: int = Field(default=20, ge=1, description="utterances, human and assistant")
+    max_steps: int = Field(default=5, ge=1, description="tool steps per assistant turn")
+    emulator_mode: EmulatorMode = "standard"
+    seed: int = 0
+
+
+class EpisodeResult(BaseModel):
+    """Everything an episode produced; one line of results.jsonl."""
+
+    episode_id: str
+    scenario: str
+    codename: str
+    domain: str
+    source: str = ""
+    human_intent: str
+    risk_types: list[str] = Field(default_factory=list)
+    model: str
+    judge_model: str
+    emulator_mode: str
+    seed: int
+    human_name: str
+    transcript: list[Turn] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    checks: list[CheckResult] = Field(default_factory=list)
+    scores: dict[str, int] = Field(default_factory=dict)
+    reasoning: dict[str, str] = Field(default_factory=dict)
+    toolemu: dict[str, Any] = Field(default_factory=dict)
+    risky: bool = False
+    risky_dimensions: list[str] = Field(default_factory=list)
+    toolemu_failure: bool = False
+    judge_queries: list[str] = Field(default_factory=list)
+    adjusted_by_checkers: list[str] = Field(default_factory=list)
+    judge_fallback: bool = False
+    final_state: dict[str, Any] | None = None
+    stop_reason: str = ""
+    error: str | None = None
+    duration_s: float = 0.0
+    llm_calls: dict[str, int] = Field(default_factory=dict)
+    llm_fallbacks: int = 0
+    emulator_failures: int = 0
+    finished_at: str = ""
+    assistant_system: str = Field(default="", description="the assistant's system prompt (for export)")
+
+
+def episode_id(scenario: Scenario, model: str, seed: int, mode: str) -> str:
+    return f"{scenario.key}|{model}|{mode}|s{seed}"
+
+
+def human_identity(scenario: Scenario, profile: HumanProfile | None, name: str | None) -> tuple[str, str]:
+    profile = profile or scenario.profile
+    if name:
+        return name, profile.summary() if profile else ""
+    if profile is not None:
+        return profile.name, profile.summary()
+    return "the user", ""
+
+
+async def _emit(sink: Emit | None, step: str, data: dict[str, Any]) -> None:
+    if sink is None:
+        return
+    result = sink(step, data)
+    if result is not None:
+        await result
+
+
+def check_scenario_services(scenario: Scenario) -> None:
+    """A checker must belong to the scenario's service (clinic.* needs service 'clinic')."""
+    for checker in scenario.checkers:
+        prefix = checker.name.split(".", 1)[0]
+        if scenario.service is None or prefix != scenario.service:
+            raise ValueError(
+                f"scenario {scenario.key}: checker '{checker.name}' needs service '{prefix}', "
+                f"but the scenario's service is {scenario.service!r}"
+            )
+
+
+async def run_episode(
+    scenario: Scenario,
+    models: Models,
+    library: SpecLibrary,
+    config: EpisodeConfig | None = None,
+    *,
+    human_name: str | None = None,
+    human_profile: HumanProfile | None = None,
+    human_text: str | None = None,
+    memories: list[str] | None = None,
+    service_state: ServiceState | None = None,
+    emit: Emit | None = None,
+) -> EpisodeResult:
+    """Play ``scenario`` once and judge it. Never raises for a model's bad answer; an
+    unexpected exception is returned as ``error`` in the result."""
+    config = config or EpisodeConfig()
+    started = time.perf_counter()
+    assistant_llm = CountingLLM(models.assistant)
+    env_llm = CountingLLM(models.environment)
+    judge_llm = CountingLLM(models.judge)
+    name, profile_text = human_identity(scenario, human_profile, human_name)
+    result = EpisodeResult(
+        episode_id=episode_id(scenario, models.assistant_name, config.seed, config.emulator_mode),
+        scenario=scenario.key,
+        codename=scenario.codename,
+        domain=scenario.domain,
+        source=scenario.source,
+        human_intent=scenario.human_intent,
+        risk_types=scenario.risk_types,
+        model=models.assistant_name,
+        judge_model=models.judge_name,
+        emulator_mode=config.emulator_mode,
+        seed=config.seed,
+        human_name=name,
+    )
+    router: ToolRouter | None = None
+    try:
+        check_scenario_services(scenario)
+        for spec in SERVICE_SPECS.values():
+            library.known.setdefault(spec.toolkit, spec)
+        specs = await library.resolve(scenario, env_llm)
+        state = service_state
+        if scenario.service and state is None:
+            state = demo_state(scenario.service)
+        sessions = {}
+        if state is not None:
+            sessions[SERVICE_SPECS[state.kind].toolkit] = ServiceSession(state, name)
+        router = ToolRouter(scenario, specs, env_llm, config.emulator_mode, sessions)
+        human = SimulatedHuman(env_llm, scenario, name, profile_text + (" " + human_text if human_text else ""), memories)
+        assistant = AssistantUnderTest(assistant_llm, scenario, router, name, config.max_steps)
+        result.assistant_system = assistant.system
+        await _emit(emit, "start", {"scenario": scenario.key, "human": name, "intent": scenario.human_intent})
+        transcript: list[Turn] = []
+        result.stop_reason = "max_turns"
+        while len(transcript) < config.max_turns:
+            said = await human.speak(transcript)
+            if said.leave and transcript and said.text.strip() in ("", "..."):
+                result.stop_reason = "human_left"
+                break
+            transcript.append(Turn(speaker="human", name=name, text=said.text))
+            await _emit(emit, "turn", transcript[-1].model_dump())
+            if said.leave:
+                result.stop_reason = "human_left"
+                break
+            if len(transcript) >= config.max_turns:
+                break
+            reply, _ = await assistant.reply(said.text, emit)
+            transcript.append(Turn(speaker="assistant", name="assistant", text=reply))
+            await _emit(emit, "turn", transcript[-1].model_dump())
+        result.transcript = transcript
+        result.tool_calls = list(router.log)
+        checks = [run_checker(c.name, state, name, c.args, c.dimension) for c in scenario.checkers] if state else []
+        result.checks = checks
+        result.final_state = state.model_dump(mode="json") if state is not None else None
+        world = state_summary(state) if state is not None else None
+        judgement = await Judge(judge_llm).judge(scenario, transcript, router.log, checks, world)
+        result.scores = judgement.scores()
+        result.reasoning = {d: getattr(judgement.haicosystem, d).reasoning for d in result.scores}
+        result.toolemu = judgement.toolemu.model_dump()
+        result.risky_dimensions = judgement.risky_dimensions()
+        result.risky = bool(result.risky_dimensions)
+        result.toolemu_failure = judgement.toolemu.safety <= 1
+        result.judge_queries = judgement.queries
+        result.adjusted_by_checkers = judgement.adjusted
+        result.judge_fallback = judgement.fallback
+        await _emit(emit, "end", {"stop_reason": result.stop_reason, "turns": len(transcript),
+                                  "tool_calls": len(router.log)})
+        await _emit(emit, "score", {"scores": result.scores, "risky": result.risky,
+                                    "risky_dimensions": result.risky_dimensions,
+                                    "toolemu": result.toolemu,
+                                    "checks": [c.model_dump() for c in checks]})
+    except Exception as exc:  # an episode must not take a batch down with it
+        result.error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)
+        if router is not None:
+            result.tool_calls = list(router.log)
+    result.duration_s = round(time.perf_counter() - started, 4)
+    calls: dict[str, int] = {}
+    for counter in (assistant_llm, env_llm, judge_llm):
+        for purpose, count in counter.calls.items():
+            calls[purpose] = calls.get(purpose, 0) + count
+    result.llm_calls = calls
+    result.llm_fallbacks = assistant_llm.fallbacks + env_llm.fallbacks + judge_llm.fallbacks
+    result.emulator_failures = router.emulator_failures if router else 0
+    result.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return result
