@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", default="1920x1080", help="resolution (default 1920x1080)")
     parser.add_argument("--town", default="default", help="town name or folder (default: default)")
     parser.add_argument("--zoom", type=int, default=None, help="tile size in pixels (default: fit the map)")
+    parser.add_argument("--run", metavar="DIR", default=None,
+                        help="measure seeking in this run folder (default: a generated full day, 8,640 ticks)")
+    parser.add_argument("--seeks", type=int, default=40, help="random seeks to time (default 40)")
 
 
 def _tick(n: int, t0: datetime, names: list[str], pos: dict[str, tuple[int, int]],
@@ -102,6 +107,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         times.append(time.perf_counter() - f0)
     wall = time.perf_counter() - start
     times.sort()
+    seek = measure_seeks(args.run, names, free, args.seeks)
     return {
         "fps": round(args.frames / wall, 1),
         "frames": args.frames,
@@ -112,4 +118,72 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "frame_ms_p95": round(1000 * times[int(0.95 * (len(times) - 1))], 2),
         "town": town,
         "video_driver": pygame.display.get_driver(),
+        **seek,
+    }
+
+
+def _write_day(run_dir: Path, names: list[str], free: list[tuple[int, int]], ticks: int = 8640,
+               snapshot_every: int = 60) -> None:
+    """A full recorded day (10 s ticks) with the engine's snapshot cadence, for seek timing."""
+    from replays.frames import FrameState, apply_in_place
+    from replays.store import RunStore, Snapshot
+
+    rng = random.Random(1)
+    free_set = set(free)
+    pos = {n: rng.choice(free) for n in names}
+    t0 = datetime(2024, 2, 13, 0, 0)
+    store = RunStore.create(run_dir, {"town": "default", "resident_names": names, "seed": 1})
+    frame = FrameState()
+    for n in range(ticks):
+        tr = _tick(n, t0, names, pos, free, free_set, rng)
+        apply_in_place(frame, tr)
+        snap = None
+        if n % snapshot_every == 0:
+            state = {"tick": n, "time": tr.time.isoformat(), "objects": dict(frame.objects),
+                     "residents": {k: {"tile": list(r.tile), "address": r.address, "action": r.action,
+                                       "emoji": r.emoji} for k, r in frame.residents.items()}}
+            snap = Snapshot(tick=n, time=tr.time, state=state, minds={})
+        store.commit_tick(tr, snap)
+    store.close()
+
+
+def measure_seeks(run: str | None, names: list[str], free: list[tuple[int, int]], n: int) -> dict[str, Any]:
+    """Time ``frame_at`` for random ticks: first from snapshots alone, then with the index."""
+    from replays.reader import RunReader
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if run is None:
+            run_dir = Path(tmp) / "day"
+            t = time.perf_counter()
+            _write_day(run_dir, names, free)
+            made = time.perf_counter() - t
+        else:
+            run_dir, made = Path(run), 0.0
+        reader = RunReader.open(run_dir)
+        first, last = reader.first_tick(), reader.last_tick()
+        if first is None or last is None:
+            return {"seek_error": f"{run_dir}: no committed ticks"}
+        rng = random.Random(7)
+        targets = [rng.randint(first, last) for _ in range(n)]
+        cold = []
+        for tick in targets:
+            t = time.perf_counter()
+            reader.frame_at(tick)
+            cold.append(1000 * (time.perf_counter() - t))
+        t = time.perf_counter()
+        reader.index()
+        index_s = time.perf_counter() - t
+        warm = []
+        for tick in targets:
+            t = time.perf_counter()
+            reader.frame_at(tick)
+            warm.append(1000 * (time.perf_counter() - t))
+        reader.close()
+    return {
+        "seek_run": run or f"generated day ({last - first + 1} ticks, {len(names)} residents, made in {made:.1f} s)",
+        "seek_ms_p50": round(statistics.median(cold), 1),
+        "seek_ms_max": round(max(cold), 1),
+        "seek_indexed_ms_p50": round(statistics.median(warm), 1),
+        "seek_indexed_ms_max": round(max(warm), 1),
+        "index_build_s": round(index_s, 2),
     }
