@@ -316,19 +316,21 @@ def make_llm(
     The cache is on by default for real models (re-runs are free and exact) and off for
     `scripted` unless a cache_dir is given. ``chaos`` corrupts that share of answers.
     """
-    if not 0.0 <= chaos <= 1.0:
-        raise ValueError(f"--chaos must be between 0 and 1, got {chaos}")
-    backend: Backend = make_backend(model)
-    if chaos > 0:
-        from agents.llm.chaos import ChaosBackend
+    from agents.llm.chaos import ChaosBackend, check_chaos_rate
 
+    chaos = check_chaos_rate(chaos)
+    backend: Backend = make_backend(model)
+    # The cache and the stats name the model actually run: `local` resolves to the current
+    # default, so changing the default never serves another model's cached answers.
+    resolved = backend.name if model == "local" or model.startswith("local:") else model
+    if chaos > 0:
         backend = ChaosBackend(backend, rate=chaos, seed=seed)
     if use_cache is None:
         use_cache = model != "scripted" or cache_dir is not None
     cache = DiskCache(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None
     return Gateway(
         backend,
-        model=model,
+        model=resolved,
         cache=cache,
         max_attempts=max_attempts,
         timeout_s=timeout_s,

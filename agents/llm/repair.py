@@ -161,6 +161,11 @@ def parse_answer(text: str, schema: type[T]) -> T:
         props = list(json_schema.get("properties", {}))
         if len(props) != 1:
             raise
+        only = _resolve(json_schema["properties"][props[0]], json_schema)
+        if "{" in text and only.get("type") == "string" and "enum" not in only:
+            # A broken JSON object is not a bare answer: as free text it would carry the
+            # model's debris (braces, key names) into the simulation.
+            raise
         # A one-field schema answered with a bare value ("7" for importance).
         data = {props[0]: text.strip().strip('"')}
     if isinstance(data, list) and json_schema.get("type") == "object":

@@ -1,0 +1,216 @@
+"""GBNF grammars from pydantic schemas, for decoding the local model under constraint.
+
+A 135M/270M model cannot be trusted to write JSON, pick a place from a list or stay inside
+1..10 on its own; under a grammar it cannot do otherwise. llama.cpp's bundled converter
+(``LlamaGrammar.from_json_schema``) ignores integer bounds and leaves free text unbounded
+(a small model then rambles until max_tokens and the JSON never closes), so this module
+writes the grammar itself for the subset of JSON schema our pydantic models produce:
+objects (every property written, in declaration order), enums/Literals, consts, bounded
+integers, numbers, booleans, strings with a length cap, lists with item bounds, tuples,
+nullable fields and ``$ref``. Anything else degrades to a generic JSON value, and the
+gateway's validation still has the last word.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel
+
+# Caps that keep a small model from running away; validation still applies the schema's own.
+DEFAULT_MAX_STRING = 240
+DEFAULT_MAX_ITEMS = 8
+ENUMERATE_INT_RANGE = 200  # integer ranges up to this size become explicit alternatives
+
+SPACE = '" "?'
+
+_PRIMITIVES = {
+    "char": r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    "boolean": '("true" | "false")',
+    "null": '"null"',
+    "integer": '"-"? ([0-9] | [1-9] [0-9]{0,15})',
+    "number": '"-"? ([0-9] | [1-9] [0-9]{0,15}) ("." [0-9]{1,6})?',
+    "string": '"\\"" char{0,%d} "\\""' % DEFAULT_MAX_STRING,
+    "value": 'object | array | string | number | boolean | null',
+    "object": '"{" ' + SPACE + ' (string ":" ' + SPACE + ' value ("," ' + SPACE
+    + ' string ":" ' + SPACE + ' value){0,15})? "}"',
+    "array": '"[" ' + SPACE + ' (value ("," ' + SPACE + ' value){0,15})? "]"',
+}
+_PRIMITIVE_DEPS = {
+    "string": ["char"],
+    "value": ["object", "array", "string", "number", "boolean", "null"],
+    "object": ["string", "value"],
+    "array": ["value"],
+}
+
+_BAD_NAME = re.compile(r"[^a-zA-Z0-9-]+")
+
+
+class GrammarError(ValueError):
+    """The schema uses something this converter cannot express."""
+
+
+def _literal(value: Any) -> str:
+    """A GBNF string literal matching the JSON encoding of ``value``."""
+    text = json.dumps(value, ensure_ascii=False)
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def _int_range_rule(low: int | None, high: int | None) -> str | None:
+    if low is not None and high is not None and 0 <= high - low <= ENUMERATE_INT_RANGE:
+        # Longest spelling first is not needed for a grammar, but keeps it readable.
+        return "(" + " | ".join(f'"{n}"' for n in range(low, high + 1)) + ")"
+    if low is not None and low >= 0:
+        return "([0-9] | [1-9] [0-9]{0,15})"
+    return None
+
+
+class _Converter:
+    def __init__(self, root: dict[str, Any]):
+        self.root = root
+        self.rules: dict[str, str] = {}
+        self._ref_names: dict[str, str] = {}
+
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def add(self, name: str, body: str) -> str:
+        name = _BAD_NAME.sub("-", name).strip("-") or "anon"
+        base, i = name, 1
+        while name in self.rules and self.rules[name] != body:
+            i += 1
+            name = f"{base}{i}"
+        self.rules[name] = body
+        return name
+
+    def primitive(self, name: str) -> str:
+        if name not in self.rules:
+            self.rules[name] = _PRIMITIVES[name]
+            for dep in _PRIMITIVE_DEPS.get(name, []):
+                self.primitive(dep)
+        return name
+
+    def resolve(self, ref: str) -> dict[str, Any]:
+        if not ref.startswith("#/"):
+            raise GrammarError(f"only local $ref is supported, got {ref!r}")
+        node: Any = self.root
+        for part in ref[2:].split("/"):
+            node = node[part]
+        return node
+
+    # -- schema walk -------------------------------------------------------------------
+
+    def visit(self, schema: dict[str, Any], name: str) -> str:
+        """Return a rule name (or inline expression) that matches ``schema``."""
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            if ref not in self._ref_names:
+                self._ref_names[ref] = f"ref-{ref.split('/')[-1]}"
+                body = self.visit(self.resolve(ref), self._ref_names[ref] + "-body")
+                self._ref_names[ref] = self.add(self._ref_names[ref], body)
+            return self._ref_names[ref]
+        if "const" in schema:
+            return self.add(name, _literal(schema["const"]))
+        if "enum" in schema:
+            return self.add(name, " | ".join(_literal(v) for v in schema["enum"]))
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                parts = [self.visit(s, f"{name}-{i}") for i, s in enumerate(schema[key])]
+                return self.add(name, " | ".join(parts))
+        if "allOf" in schema and len(schema["allOf"]) == 1:
+            return self.visit(schema["allOf"][0], name)
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            parts = [self.visit({**schema, "type": k}, f"{name}-{k}") for k in kind]
+            return self.add(name, " | ".join(parts))
+        if kind == "object" or "properties" in schema:
+            return self.object_rule(schema, name)
+        if kind == "array":
+            return self.array_rule(schema, name)
+        if kind == "string":
+            return self.string_rule(schema, name)
+        if kind == "integer":
+            low = schema.get("minimum")
+            if low is None and "exclusiveMinimum" in schema:
+                low = int(schema["exclusiveMinimum"]) + 1
+            high = schema.get("maximum")
+            if high is None and "exclusiveMaximum" in schema:
+                high = int(schema["exclusiveMaximum"]) - 1
+            body = _int_range_rule(
+                None if low is None else int(low), None if high is None else int(high)
+            )
+            return self.add(name, body) if body else self.primitive("integer")
+        if kind == "number":
+            if schema.get("minimum", schema.get("exclusiveMinimum", -1)) >= 0:
+                return self.add(name, '([0-9] | [1-9] [0-9]{0,15}) ("." [0-9]{1,6})?')
+            return self.primitive("number")
+        if kind in ("boolean", "null"):
+            return self.primitive(kind)
+        if not schema or kind is None:
+            return self.primitive("value")
+        raise GrammarError(f"unsupported schema type {kind!r}")
+
+    def object_rule(self, schema: dict[str, Any], name: str) -> str:
+        props: dict[str, Any] = schema.get("properties", {})
+        if not props:
+            return self.primitive("object")
+        # Every property is written, in declaration order: a small model does better with one
+        # fixed shape than with optional keys, and pydantic accepts explicit defaults.
+        parts = []
+        for key, sub in props.items():
+            value_rule = self.visit(sub, f"{name}-{key}")
+            parts.append(f'{_literal(key)} {SPACE} ":" {SPACE} {value_rule}')
+        body = '"{" ' + SPACE + " " + (' "," ' + SPACE + " ").join(parts) + " " + SPACE + ' "}"'
+        return self.add(name or "root", body)
+
+    def array_rule(self, schema: dict[str, Any], name: str) -> str:
+        sep = f'"," {SPACE}'
+        prefix = schema.get("prefixItems")
+        if prefix:
+            items = [self.visit(s, f"{name}-{i}") for i, s in enumerate(prefix)]
+            return self.add(name, f'"[" {SPACE} ' + f" {sep} ".join(items) + f' {SPACE} "]"')
+        item = self.visit(schema.get("items", {}), f"{name}-item")
+        low = int(schema.get("minItems", 0))
+        high = int(schema.get("maxItems", max(low, DEFAULT_MAX_ITEMS)))
+        if high == 0:
+            return self.add(name, f'"[" {SPACE} "]"')
+        if low == 0:
+            inner = f"({item} ({sep} {item}){{0,{high - 1}}})?"
+        else:
+            inner = f"{item} ({sep} {item}){{{low - 1},{high - 1}}}"
+        return self.add(name, f'"[" {SPACE} {inner} {SPACE} "]"')
+
+    def string_rule(self, schema: dict[str, Any], name: str) -> str:
+        if "pattern" in schema or "format" in schema:
+            # Not expressed; the gateway's validation judges the value.
+            pass
+        low = int(schema.get("minLength", 0))
+        high = int(schema.get("maxLength", max(low, DEFAULT_MAX_STRING)))
+        self.primitive("char")
+        if low == 0 and high == DEFAULT_MAX_STRING:
+            return self.primitive("string")
+        return self.add(name, f'"\\"" char{{{low},{high}}} "\\""')
+
+
+def schema_to_gbnf(json_schema: dict[str, Any]) -> str:
+    """GBNF text for a JSON schema (as produced by pydantic's model_json_schema)."""
+    converter = _Converter(json_schema)
+    top = converter.visit(json_schema, "root")
+    if top != "root":
+        converter.rules["root"] = top
+    ordered = ["root"] + sorted(k for k in converter.rules if k != "root")
+    return "\n".join(f"{k} ::= {converter.rules[k]}" for k in ordered) + "\n"
+
+
+@lru_cache(maxsize=256)
+def _cached(schema_json: str) -> str:
+    return schema_to_gbnf(json.loads(schema_json))
+
+
+def grammar_for(schema: type[BaseModel] | dict[str, Any]) -> str:
+    """GBNF for a pydantic model class or a JSON schema dict (memoised)."""
+    json_schema = schema.model_json_schema() if isinstance(schema, type) else schema
+    return _cached(json.dumps(json_schema))

@@ -1,0 +1,242 @@
+"""`local`: the embedded model, llama-cpp-python behind litellm as a custom provider.
+
+The GGUF ships inside a registry package (see agents/llm/models.py), so this works offline
+after install. Going through litellm like every other model keeps one call path: the
+gateway asks litellm for ``townsfolk-local/<name>`` and litellm hands the call to
+:class:`LocalProvider`. Decoding runs under a GBNF grammar derived from the call's pydantic
+schema (agents/llm/grammar.py), so even a 135M model writes JSON of the right shape.
+
+llama.cpp is not thread-safe: each model is loaded once per process (lazily, under a lock)
+and its calls are serialised; they run in a worker thread so the event loop keeps going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from agents.interfaces import Message
+from agents.llm.gateway import Completion, Request
+from agents.llm.grammar import grammar_for
+from agents.llm.litellm_setup import load_litellm
+from agents.llm.models import LocalModelError, LocalModelSpec, gguf_path, resolve_local_name
+
+PROVIDER = "townsfolk-local"
+DEFAULT_CTX = 4096
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """llama.cpp prints load chatter on fd 2 even with verbose=False; hide it while loading."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@dataclass
+class LoadedModel:
+    spec: LocalModelSpec
+    llama: Any  # llama_cpp.Llama
+    lock: threading.Lock
+    load_s: float
+
+
+_models: dict[str, LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def load_model(spec: LocalModelSpec) -> LoadedModel:
+    """The process-wide instance of ``spec`` (loaded on first use)."""
+    loaded = _models.get(spec.name)
+    if loaded is not None:
+        return loaded
+    with _models_lock:
+        loaded = _models.get(spec.name)
+        if loaded is not None:
+            return loaded
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise LocalModelError(
+                f"llama-cpp-python is not importable ({exc}); fix: "
+                'pip install -c constraints.txt -e ".[dev]"'
+            ) from None
+        path = gguf_path(spec)
+        n_ctx = int(os.environ.get("TOWNSFOLK_LOCAL_CTX", DEFAULT_CTX))
+        threads = default_threads()
+        started = time.perf_counter()
+        with _quiet_stderr():
+            llama = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started)
+        _models[spec.name] = loaded
+        return loaded
+
+
+@lru_cache(maxsize=256)
+def _grammar(gbnf: str) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    with _quiet_stderr():
+        return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def completion_prompt(messages: list[Message]) -> str:
+    """A chat rendered for a base model: instructions, then Input/Output turns.
+
+    Earlier user/assistant pairs read as worked examples (few-shot); the text ends on an open
+    ``### Output:`` so the model continues with the answer.
+    """
+    parts: list[str] = []
+    for message in messages:
+        role, content = message.get("role", "user"), message.get("content", "").strip()
+        if role == "system":
+            parts.append(content + "\n")
+        elif role == "assistant":
+            parts.append(f"### Output:\n{content}\n")
+        else:
+            parts.append(f"### Input:\n{content}\n")
+    parts.append("### Output:\n")
+    return "\n".join(parts)
+
+
+def generate_local(
+    name: str | None,
+    messages: list[Message],
+    *,
+    grammar: str | None,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> tuple[str, int, int]:
+    """Blocking generation on the embedded model: (text, prompt tokens, completion tokens)."""
+    model = load_model(resolve_local_name(name))
+    options: dict[str, Any] = {
+        "temperature": float(temperature),
+        "max_tokens": int(max_tokens),
+        "seed": int(seed) & 0x7FFFFFFF,
+    }
+    if grammar:
+        options["grammar"] = _grammar(grammar)
+    with model.lock:
+        if model.spec.chat:
+            out = model.llama.create_chat_completion(messages=messages, **options)
+            text = out["choices"][0]["message"]["content"] or ""
+        else:
+            out = model.llama.create_completion(prompt=completion_prompt(messages), **options)
+            text = out["choices"][0]["text"] or ""
+    usage = out.get("usage") or {}
+    return text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+
+
+def _provider_class() -> type:
+    litellm = load_litellm()
+    from litellm import CustomLLM
+
+    class LocalProvider(CustomLLM):
+        """litellm's view of the embedded model: ``townsfolk-local/<name>``."""
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            params = dict(kwargs.get("optional_params") or {})
+            response = kwargs.get("model_response") or litellm.ModelResponse()
+            text, prompt_tokens, completion_tokens = generate_local(
+                model or None,
+                messages,
+                grammar=params.get("grammar"),
+                temperature=params.get("temperature", 0.7),
+                max_tokens=params.get("max_tokens", 512),
+                seed=params.get("seed", 0),
+            )
+            response.choices[0].message.content = text
+            response.choices[0].finish_reason = "stop"
+            response.model = f"{PROVIDER}/{model}"
+            response.usage = litellm.Usage(
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                total_tokens=prompt_tokens + completion_tokens,
+            )
+            return response
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            return await asyncio.to_thread(self.completion, model, messages, *args, **kwargs)
+
+    return LocalProvider
+
+
+_register_lock = threading.Lock()
+
+
+def register_local_provider() -> None:
+    """Make ``townsfolk-local/<name>`` a litellm model (once per process)."""
+    litellm = load_litellm()
+    with _register_lock:
+        if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+            return
+        handler = _provider_class()()
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": PROVIDER, "custom_handler": handler},
+        ]
+        from litellm.utils import custom_llm_setup
+
+        custom_llm_setup()
+
+
+class LocalBackend:
+    """The gateway backend for ``local`` / ``local:<name>``."""
+
+    def __init__(self, name: str | None = None):
+        self.spec = resolve_local_name(name)  # unknown names fail here, before any call
+        self.name = f"local:{self.spec.name}"
+
+    def load(self) -> LoadedModel:
+        """Load the weights now (the doctor and the quality check time this)."""
+        return load_model(self.spec)
+
+    async def generate(self, request: Request) -> Completion:
+        register_local_provider()
+        litellm = load_litellm()
+        response = await litellm.acompletion(
+            model=f"{PROVIDER}/{self.spec.name}",
+            messages=request.messages,
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            seed=request.seed,
+            grammar=grammar_for(request.schema),
+            num_retries=0,
+        )
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=response.choices[0].message.content or "",
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost=0.0,
+        )
