@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime
@@ -96,28 +97,57 @@ class ReplayFeed:
         return out, play_time
 
 
+MAX_PACED_GAP_S = 60.0  # a longer jump in game time (night fast-forward) is not waited out
+
+
 class LiveFeed:
-    """Ticks from a running engine, via its listener; the engine runs on another thread."""
+    """Ticks from a running engine, via its listener; the engine runs on another thread.
+
+    With ``throttle`` the listener itself keeps the engine to ``pace`` game seconds per
+    real second and holds it while paused: the engine calls listeners on its own thread
+    right after committing a tick, so blocking there pauses the town between ticks without
+    reaching into the engine. Pace and pause can then change at any moment from the viewer.
+    """
 
     live = True
 
     def __init__(self, *, submit: Callable[[dict[str, Any]], Any] | None = None,
-                 set_pace: Callable[[float | None], None] | None = None,
-                 pause: Callable[[bool], None] | None = None,
-                 pace: float | None = None, run_dir: str | Path | None = None) -> None:
+                 pace: float | None = None, run_dir: str | Path | None = None,
+                 throttle: bool = False) -> None:
         self._queue: queue.Queue[TickRecords] = queue.Queue()
         self._submit = submit
-        self._set_pace = set_pace
-        self._pause = pause
         self.pace = pace
         self.paused = False
+        self.throttle = throttle
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.finished = threading.Event()
+        self.stopping = threading.Event()
         self.error: str | None = None
+        self._wake = threading.Event()
+        self._last_time: datetime | None = None
+        self._last_wall: float | None = None
 
     def listener(self, tick: TickRecords) -> None:
         """Give this to ``Engine.add_listener``; called on the engine's thread."""
         self._queue.put(tick)
+        if not self.throttle:
+            return
+        if self._last_time is not None and self._last_wall is not None:
+            gap = min(MAX_PACED_GAP_S, max(0.0, (tick.time - self._last_time).total_seconds()))
+            while not self.stopping.is_set():
+                pace = self.pace
+                if not pace:
+                    break
+                left = self._last_wall + gap / pace - time.monotonic()
+                if left <= 0:
+                    break
+                self._wake.wait(min(left, 0.1))
+                self._wake.clear()
+        while self.paused and not self.stopping.is_set():
+            self._wake.wait(0.1)
+            self._wake.clear()
+        self._last_time = tick.time
+        self._last_wall = time.monotonic()
 
     def drain(self, max_ticks: int = 5000) -> list[TickRecords]:
         out: list[TickRecords] = []
@@ -130,13 +160,16 @@ class LiveFeed:
 
     def set_pace(self, pace: float | None) -> None:
         self.pace = pace
-        if self._set_pace is not None:
-            self._set_pace(pace)
+        self._wake.set()
 
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
-        if self._pause is not None:
-            self._pause(paused)
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Release an engine held by pause or pace (the viewer is closing)."""
+        self.stopping.set()
+        self._wake.set()
 
     def submit(self, command: dict[str, Any]) -> Any:
         if self._submit is None:
