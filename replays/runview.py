@@ -33,32 +33,37 @@ def town_ref(meta: dict[str, Any]) -> str:
     return "default"
 
 
-def mapview_for(meta: dict[str, Any]) -> MapView:
-    """Load the run's town with maps.town; its residents file gives the panel's personas."""
+def _load_run_town(meta: dict[str, Any]) -> Any:
+    """The town with the residents the run actually had (a bigger residents file, or a
+    generated crowd), as the runner chose them; falls back to the town's default file."""
+    ref = town_ref(meta)
+    try:
+        from world.runner import choose_residents
+
+        town, people, _ = choose_residents(ref, meta.get("agents"), meta.get("residents_file"))
+        town.residents = list(people)
+        return town
+    except ImportError:
+        pass
+    except Exception as exc:
+        if not meta.get("agents"):
+            raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc
     from maps.town import load_town
 
-    ref = town_ref(meta)
-    kwargs: dict[str, Any] = {}
     try:
-        town = load_town(ref, **kwargs)
+        return load_town(ref)
     except Exception as exc:
-        if ref != meta.get("town_name") and isinstance(meta.get("town_name"), str):
-            try:
-                town = load_town(meta["town_name"])
-            except Exception:
-                raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc
-        else:
-            raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc
-    view = from_town(town)
-    personas = meta.get("personas") or meta.get("residents_data")
+        raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc
+
+
+def mapview_for(meta: dict[str, Any]) -> MapView:
+    """The run's town as a map; its residents give the side panel's personas."""
+    view = from_town(_load_run_town(meta))
+    personas = meta.get("personas")
     if isinstance(personas, list):
         for p in personas:
             if isinstance(p, dict) and p.get("name"):
                 view.personas[str(p["name"])] = p
-    elif isinstance(personas, dict):
-        for name, p in personas.items():
-            if isinstance(p, dict):
-                view.personas[str(name)] = {"name": name, **p}
     return view
 
 
