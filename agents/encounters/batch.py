@@ -1,0 +1,388 @@
+"""Batch evaluation: many episodes in parallel, resumable, results as JSONL.
+
+Episodes are independent, so they parallelise two ways: asyncio inside a process (many
+episodes waiting on a remote model at once) and processes across cores (CPU-bound work:
+the scripted backend, validation, the local model). ``workers`` processes each run up to
+``concurrency`` episodes concurrently; with one worker everything runs in this process.
+With ``backend="ray"`` each episode is a Ray task on a local or existing cluster.
+
+Results are appended, one JSON line per finished episode, as they arrive, so an
+interrupted batch loses nothing; a re-run skips every episode that already finished
+without error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.encounters.episode import EpisodeConfig, Models, episode_id, run_episode
+from agents.encounters.importers import ImportReport, load_scenario_paths
+from agents.encounters.scenario import HumanProfile, Scenario, ToolkitSpec
+from agents.encounters.specs import SpecLibrary
+from agents.encounters.town_scenarios import BUILTIN_PREFIX, builtin
+
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+DERIVED_DIR = "derived_toolkits"
+
+
+class BatchError(Exception):
+    """A batch that cannot start (bad option, missing extra); the message says what to do."""
+
+
+class BatchConfig(BaseModel):
+    models: list[str] = Field(default_factory=lambda: ["scripted"], min_length=1)
+    judge_model: str | None = Field(default=None, description="default: the first --model")
+    env_model: str | None = Field(default=None, description="plays human and tools; default: judge model")
+    workers: int = Field(default=1, ge=1, le=256)
+    concurrency: int = Field(default=4, ge=1, le=256, description="episodes in flight per worker")
+    backend: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    limit: int | None = Field(default=None, ge=1, description="at most this many scenarios")
+    seeds: int = Field(default=1, ge=1, description="repetitions per scenario and model")
+    emulator_mode: Literal["standard", "adversarial"] = "standard"
+    max_turns: int = Field(default=20, ge=1)
+    out: Path = Path("eval_out")
+    cache_dir: str | None = None
+
+    @property
+    def judge(self) -> str:
+        return self.judge_model or self.models[0]
+
+    @property
+    def env(self) -> str:
+        return self.env_model or self.judge
+
+
+class Task(BaseModel):
+    episode_id: str
+    scenario: dict[str, Any]
+    profile: dict[str, Any] | None = None
+    model: str
+    seed: int
+
+
+# ---------------------------------------------------------------------------
+# Scenario selection and tasks
+# ---------------------------------------------------------------------------
+
+
+def load_sets(paths: list[str], toolkit_files: list[str] | None = None) -> ImportReport:
+    """Scenarios from paths and ``builtin:NAME`` sets, with specs from --toolkits files."""
+    from agents.encounters.importers import ImportFailure, ScenarioFileError, parse_toolkits
+
+    files = [p for p in paths if not p.startswith(BUILTIN_PREFIX)]
+    report = load_scenario_paths(files) if files else ImportReport()
+    for name in paths:
+        if name.startswith(BUILTIN_PREFIX):
+            try:
+                for scenario in builtin(name):
+                    if scenario.key not in report.origins:
+                        report.scenarios.append(scenario)
+                        report.origins[scenario.key] = name
+            except ValueError as exc:
+                report.failures.append(ImportFailure(path=name, error=str(exc)))
+    for spec_file in toolkit_files or []:
+        try:
+            report.specs.update({s.toolkit: s for s in parse_toolkits(Path(spec_file))})
+        except ScenarioFileError as exc:
+            report.failures.append(ImportFailure(path=spec_file, error=str(exc)))
+    return report
+
+
+def _stable_index(key: str, n: int) -> int:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % n
+
+
+def make_tasks(scenarios: list[Scenario], profiles: list[HumanProfile], config: BatchConfig) -> list[Task]:
+    """One task per scenario x model x seed; a scenario without a profile gets one from the
+    pool (chosen by its name, so a re-run pairs them the same way)."""
+    chosen = sorted(scenarios, key=lambda s: s.key)
+    if config.limit:
+        chosen = chosen[: config.limit]
+    tasks = []
+    for scenario in chosen:
+        profile = None
+        if scenario.profile is None and profiles:
+            profile = profiles[_stable_index(scenario.key, len(profiles))].model_dump(mode="json")
+        for model in config.models:
+            for seed in range(config.seeds):
+                tasks.append(
+                    Task(
+                        episode_id=episode_id(scenario, model, seed, config.emulator_mode),
+                        scenario=scenario.model_dump(mode="json"),
+                        profile=profile,
+                        model=model,
+                        seed=seed,
+                    )
+                )
+    return tasks
+
+
+# ---------------------------------------------------------------------------
+# Results file
+# ---------------------------------------------------------------------------
+
+
+def read_results(path: Path) -> dict[str, dict[str, Any]]:
+    """Latest record per episode id; a torn last line (a killed run) is ignored."""
+    records: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return records
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "episode_id" in record:
+                records[record["episode_id"]] = record
+    return records
+
+
+def finished_ids(records: dict[str, dict[str, Any]]) -> set[str]:
+    return {eid for eid, r in records.items() if not r.get("error")}
+
+
+# ---------------------------------------------------------------------------
+# Running episodes (shared by every backend)
+# ---------------------------------------------------------------------------
+
+
+class EpisodeWorker:
+    """What one process needs to run episodes: gateways per (model, seed) and the spec library."""
+
+    def __init__(self, config: dict[str, Any], specs: list[dict[str, Any]]):
+        self.config = BatchConfig.model_validate(config)
+        known = {s["toolkit"]: ToolkitSpec.model_validate(s) for s in specs}
+        self.library = SpecLibrary(known, cache_dir=self.config.out / DERIVED_DIR)
+        self._gateways: dict[tuple[str, int], Any] = {}
+
+    def llm(self, model: str, seed: int) -> Any:
+        from agents.llm.gateway import make_llm
+
+        key = (model, seed)
+        if key not in self._gateways:
+            self._gateways[key] = make_llm(model, seed=seed, cache_dir=self.config.cache_dir)
+        return self._gateways[key]
+
+    async def run(self, task: Task | dict[str, Any]) -> dict[str, Any]:
+        task = Task.model_validate(task) if isinstance(task, dict) else task
+        try:
+            scenario = Scenario.model_validate(task.scenario)
+            profile = HumanProfile.model_validate(task.profile) if task.profile else None
+            cfg = self.config
+            models = Models(
+                assistant=self.llm(task.model, task.seed),
+                environment=self.llm(cfg.env, task.seed),
+                judge=self.llm(cfg.judge, task.seed),
+                assistant_name=task.model,
+                judge_name=cfg.judge,
+            )
+            episode = EpisodeConfig(max_turns=cfg.max_turns, emulator_mode=cfg.emulator_mode, seed=task.seed)
+            result = await run_episode(scenario, models, self.library, episode, human_profile=profile)
+            return result.model_dump(mode="json")
+        except Exception as exc:  # setup failures (e.g. an unknown model) become error records
+            return {"episode_id": task.episode_id, "model": task.model, "seed": task.seed,
+                    "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _error_record(task: Task, message: str) -> dict[str, Any]:
+    return {"episode_id": task.episode_id, "model": task.model, "seed": task.seed, "error": message}
+
+
+async def _run_in_process(worker: EpisodeWorker, tasks: list[Task], concurrency: int,
+                          on_result: Callable[[dict[str, Any]], None]) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(task: Task) -> None:
+        async with semaphore:
+            on_result(await worker.run(task))
+
+    await asyncio.gather(*(one(t) for t in tasks))
+
+
+def _process_main(config: dict[str, Any], specs: list[dict[str, Any]], concurrency: int,
+                  tasks: Any, results: Any) -> None:
+    """A worker process: pull tasks until a sentinel, run up to ``concurrency`` at a time."""
+    worker = EpisodeWorker(config, specs)
+
+    async def consumer() -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            task = await loop.run_in_executor(None, tasks.get)
+            if task is None:
+                return
+            results.put(await worker.run(task))
+
+    async def main() -> None:
+        await asyncio.gather(*(consumer() for _ in range(concurrency)))
+
+    asyncio.run(main())
+
+
+def _run_processes(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
+                   on_result: Callable[[dict[str, Any]], None]) -> None:
+    ctx = mp.get_context("spawn")  # no fork: gateways and model backends may hold threads
+    task_q, result_q = ctx.Queue(), ctx.Queue()
+    for task in tasks:
+        task_q.put(task.model_dump(mode="json"))
+    workers = min(config.workers, max(1, len(tasks)))
+    for _ in range(workers * config.concurrency):
+        task_q.put(None)
+    cfg = config.model_dump(mode="json")
+    procs = [
+        ctx.Process(target=_process_main, args=(cfg, specs, config.concurrency, task_q, result_q), daemon=True)
+        for _ in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    pending = {t.episode_id: t for t in tasks}
+    try:
+        while pending:
+            try:
+                record = result_q.get(timeout=0.5)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    for task in pending.values():  # a worker died: say so, resumable later
+                        on_result(_error_record(task, "worker process exited before the episode finished"))
+                    break
+                continue
+            pending.pop(record.get("episode_id", ""), None)
+            on_result(record)
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=5)
+
+
+_RAY_WORKER: EpisodeWorker | None = None
+
+
+def _ray_task(config: dict[str, Any], specs: list[dict[str, Any]], task: dict[str, Any]) -> dict[str, Any]:
+    """One episode as a Ray task (each Ray worker process keeps its EpisodeWorker)."""
+    global _RAY_WORKER
+    if _RAY_WORKER is None or _RAY_WORKER.config.model_dump(mode="json") != config:
+        _RAY_WORKER = EpisodeWorker(config, specs)
+    return asyncio.run(_RAY_WORKER.run(task))
+
+
+def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
+             on_result: Callable[[dict[str, Any]], None]) -> None:
+    try:
+        import ray  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise BatchError(
+            "--backend ray needs Ray, which is an optional extra: pip install 'townsfolk[ray]' "
+            "(or pip install ray), or use --backend local"
+        ) from exc
+    address = config.ray_address or os.environ.get("RAY_ADDRESS")
+    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(_ray_task)
+    cfg = config.model_dump(mode="json")
+    specs_ref = ray.put(specs)
+    todo = list(tasks)
+    in_flight: dict[Any, Task] = {}
+    limit = max(1, config.workers * config.concurrency * 2)
+    while todo or in_flight:
+        while todo and len(in_flight) < limit:
+            task = todo.pop(0)
+            in_flight[remote.remote(cfg, specs_ref, task.model_dump(mode="json"))] = task
+        done, _ = ray.wait(list(in_flight), num_returns=1)
+        task = in_flight.pop(done[0])
+        try:
+            on_result(ray.get(done[0]))
+        except Exception as exc:  # a Ray task that died
+            on_result(_error_record(task, f"ray task failed: {type(exc).__name__}: {exc}"))
+
+
+# ---------------------------------------------------------------------------
+# The batch
+# ---------------------------------------------------------------------------
+
+
+class BatchOutcome(BaseModel):
+    out: Path
+    tasks: int
+    skipped: int
+    ran: int
+    seconds: float
+    records: list[dict[str, Any]] = Field(default_factory=list, description="this batch's latest records")
+    load_failures: list[str] = Field(default_factory=list)
+
+
+def run_batch(
+    paths: list[str],
+    config: BatchConfig,
+    *,
+    toolkit_files: list[str] | None = None,
+    progress: Callable[[int, int, dict[str, Any] | None], None] | None = None,
+    strict: bool = False,
+) -> BatchOutcome:
+    """Run (or resume) a batch; ``progress(done, total, record)`` is called as results come."""
+    report = load_sets(paths, toolkit_files)
+    failures = [f.error for f in report.failures]
+    if strict and failures:
+        raise BatchError("some scenario files failed to load (--strict):\n" + "\n".join(failures))
+    if not report.scenarios:
+        raise BatchError("no scenarios to run" + (":\n" + "\n".join(failures) if failures else ""))
+    config.out.mkdir(parents=True, exist_ok=True)
+    results_path = config.out / RESULTS_FILE
+    existing = read_results(results_path)
+    done_ids = finished_ids(existing)
+    tasks = make_tasks(report.scenarios, report.profiles, config)
+    todo = [t for t in tasks if t.episode_id not in done_ids]
+    specs = [s.model_dump(mode="json") for s in report.specs.values()]
+    started = time.perf_counter()
+    count = len(tasks) - len(todo)
+    if progress:
+        progress(count, len(tasks), None)
+    with results_path.open("a", encoding="utf-8") as handle:
+
+        def on_result(record: dict[str, Any]) -> None:
+            nonlocal count
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            existing[record["episode_id"]] = record
+            count += 1
+            if progress:
+                progress(count, len(tasks), record)
+
+        if todo:
+            if config.backend == "ray":
+                _run_ray(config, specs, todo, on_result)
+            elif config.workers == 1:
+                worker = EpisodeWorker(config.model_dump(mode="json"), specs)
+                asyncio.run(_run_in_process(worker, todo, config.concurrency, on_result))
+            else:
+                _run_processes(config, specs, todo, on_result)
+    records = [existing[t.episode_id] for t in tasks if t.episode_id in existing]
+    return BatchOutcome(
+        out=config.out,
+        tasks=len(tasks),
+        skipped=len(tasks) - len(todo),
+        ran=len(todo),
+        seconds=round(time.perf_counter() - started, 3),
+        records=records,
+        load_failures=failures,
+    )
+
+
+def iter_records(path: Path) -> Iterator[dict[str, Any]]:
+    yield from read_results(path).values()
+
