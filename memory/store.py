@@ -380,6 +380,25 @@ class MemoryStore:
                     [(t, m) for m, _tick, t in rows],
                 )
 
+    def rollback_to(self, tick: int) -> None:
+        """Forget this resident's memories and accesses after ``tick`` and rebuild the index
+        (a restore in the same process; a no-op when the engine already truncated the file)."""
+        self._check_writable()
+        mine = "(SELECT id FROM memory_records WHERE resident = ?)"
+        with self.conn:
+            self.conn.execute(f"DELETE FROM memory_access WHERE tick > ? AND memory_id IN {mine}", (tick, self.resident))
+            self.conn.execute("DELETE FROM memory_records WHERE resident = ? AND tick > ?", (self.resident, tick))
+            self.conn.execute(
+                """UPDATE memory_records SET last_access = COALESCE(
+                       (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                        AND a.time > memory_records.created), memory_records.created)
+                   WHERE resident = ?""",
+                (self.resident,),
+            )
+        self.index = RetrievalIndex(self.embedder.dim, self.config)
+        self._records, self._order = {}, []
+        self._load()
+
     # -- resident registry (for interviews) -----------------------------------------------------
 
     def register_resident(self, persona_json: str, options_json: str = "{}") -> None:

@@ -84,7 +84,12 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     said = _spoken(transcript)
     memories = section(text, "What you remember")
     # share the most poignant thing remembered that has not been said yet
-    fresh = [m for m in memories if _news(m).lower()[:40] not in said and m != "(none)"]
+    partner = fact(text, "Partner", "")
+    fresh = [
+        m for m in memories
+        if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
+        and not m.startswith(partner) and " is talking with " not in m and not m.startswith("I decided")
+    ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
     if not transcript:
         line = f"Hi {other}! " + (f"Did you hear? {_news(fresh[0])}." if fresh else "How are you today?")

@@ -69,6 +69,7 @@ def plan_hour(item: str) -> int | None:
 
 def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[str]:
     """A sensible plan from the persona alone (the fallback, and the scripted skeleton)."""
+    home, work = home.replace(":", " "), work.replace(":", " ")
     start = min(max(wake + 2, 8), sleep - 6)
     lunch = max(12, start + 3)
     end = min(max(lunch + 4, 17), sleep - 3)
@@ -85,7 +86,7 @@ def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, ext
     return plan
 
 
-_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "dinner", "celebration")
+_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
 
 
 @scripted_responder("plan_day")

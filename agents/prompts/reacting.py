@@ -80,7 +80,7 @@ def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Rando
             answer.update(decision="react", action=f"{verb}: {line[:80]}", place=place, minutes=15,
                           emoji=emoji_for(line))
             return answer
-    strangers = [p for p in people if p.endswith("never") or "hours ago" in p]
+    strangers = [p for p in people if "never" in p or "hours ago" in p]
     if strangers and rng.random() < 0.6:
         answer.update(decision="talk", talk_to=strangers[0].split(" (")[0])
     return answer
