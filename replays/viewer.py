@@ -730,8 +730,8 @@ class Viewer:
 
     # -- the interactive loop -----------------------------------------------------
 
-    def run(self, fps: int = 30) -> None:
-        """Open a window and run until the user quits."""
+    def run(self, fps: int = 30, close_after: float | None = None) -> None:
+        """Open a window and run until the user quits (or ``close_after`` real seconds)."""
         pygame.display.init()
         pygame.font.init()
         screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
@@ -739,9 +739,13 @@ class Viewer:
         pygame.key.set_repeat(300, 40)
         pygame.key.start_text_input()
         clock = pygame.time.Clock()
+        opened = time.monotonic()
+        end_noted = False
         try:
             while self.running:
                 dt = clock.tick(fps) / 1000.0
+                if close_after is not None and time.monotonic() - opened >= close_after:
+                    break
                 for ev in pygame.event.get():
                     self.handle_event(ev)
                     if ev.type == pygame.VIDEORESIZE:
@@ -750,9 +754,13 @@ class Viewer:
                 self.draw(screen)
                 pygame.display.flip()
                 self._fps = clock.get_fps()
-                if isinstance(self.feed, LiveFeed) and self.feed.finished.is_set() and self.feed.error:
-                    self.notify(f"the run stopped: {self.feed.error}", False, 3600)
-                    self.feed.error = None
+                if isinstance(self.feed, LiveFeed) and self.feed.finished.is_set() and not end_noted:
+                    end_noted = True
+                    if self.feed.error:
+                        self.notify(f"the run stopped: {self.feed.error}", False, 3600)
+                    else:
+                        self.notify(f"the run reached its end at {self.frame.time:%H:%M}; "
+                                    "close the window when done", True, 3600)
         finally:
             pygame.display.quit()
 

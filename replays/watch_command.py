@@ -1,0 +1,169 @@
+"""`townsfolk watch [run options]`: run a town with the live viewer attached.
+
+Takes every option of `townsfolk run` (the same engine is built by world.runner), plus the
+window's. The engine runs on a worker thread; each committed tick reaches the viewer through
+the engine's listener, the same TickRecords a replay of the folder draws. The viewer sets
+the pace (+/-) and pauses (space) between ticks; the control channel is open so that
+`townsfolk inject DIR ...` works from another terminal. Closing the window stops the run
+after the tick in progress; `townsfolk run --resume DIR` continues it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import threading
+from typing import Any
+
+from replays.feeds import LiveFeed
+
+log = logging.getLogger(__name__)
+DEFAULT_PACE = 60.0
+
+
+class ViewerClosed(BaseException):
+    """Raised from the tick listener to stop the engine cleanly between two ticks.
+
+    A BaseException so that the engine's guard around listeners (which keeps a broken
+    viewer from stopping the town) lets it through: closing the window is a request to stop.
+    """
+
+
+class WatchFeed(LiveFeed):
+    """A live feed whose listener ends the run once the window has closed."""
+
+    def listener(self, tick: Any) -> None:
+        super().listener(tick)
+        if self.stopping.is_set():
+            raise ViewerClosed()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from world import run_command
+
+    run_command.add_arguments(parser)
+    parser.add_argument("--size", default="1600x900", metavar="WxH", help="window size (default 1600x900)")
+    parser.add_argument("--select", metavar="NAME", help="select this resident when the window opens")
+    parser.add_argument("--close-after", type=float, dest="close_after", metavar="SECONDS",
+                        help="close the window after this many real seconds (scripted demos, smoke tests)")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1600x900, got {text!r}") from None
+    if w < 640 or h < 480:
+        raise ValueError(f"--size: at least 640x480, got {text}")
+    return w, h
+
+
+def main(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from maps.town import TownError
+    from replays.store import StoreError
+    from world.run_command import options_from_args
+    from world.runner import RunError, build_engine, option_error
+
+    try:
+        size = _size(args.size)
+        options = options_from_args(args)
+    except ValidationError as exc:
+        print(f"townsfolk watch: {option_error(exc)}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"townsfolk watch: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        print("townsfolk watch: the viewer needs pygame (pip install pygame)", file=sys.stderr)
+        return 2
+    try:
+        engine = build_engine(options)
+    except (RunError, TownError, StoreError) as exc:
+        print(f"townsfolk watch: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, RunError) else 1
+    return watch(engine, pace=options.pace or DEFAULT_PACE, size=size, select=args.select,
+                 control=not args.no_control, as_json=args.json, close_after=args.close_after)
+
+
+def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1600, 900),
+          select: str | None = None, control: bool = True, as_json: bool = False,
+          close_after: float | None = None) -> int:
+    """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
+    from replays.frames import frame_from_snapshot
+    from replays.mapview import from_town
+    from replays.viewer import Viewer
+
+    run_dir = engine.run_dir
+    meta = engine.store.meta() if engine.store is not None else {}
+    feed = WatchFeed(submit=engine.submit, pace=pace, run_dir=run_dir, throttle=True)
+    engine.add_listener(feed.listener)
+    server = None
+    if control:
+        from replays.control import ControlServer
+
+        try:
+            server = ControlServer(run_dir, engine.submit).start()
+        except Exception as exc:  # the run goes on; only other terminals lose the channel
+            print(f"townsfolk watch: control channel not available ({exc})", file=sys.stderr)
+
+    mapview = from_town(engine.town)
+    for name, res in getattr(engine, "residents", {}).items():
+        persona = getattr(res, "persona", None)
+        if persona is not None:
+            mapview.personas[name] = persona.model_dump()
+    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=run_dir,
+                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {run_dir}")
+    if select:
+        if select not in viewer.frame.residents:
+            print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
+        else:
+            viewer.select(select)
+
+    outcome: dict[str, Any] = {"stopped": False}
+
+    def work() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(engine.run(engine.until, pace=None))
+        except ViewerClosed:
+            outcome["stopped"] = True
+        except Exception as exc:
+            log.exception("the run failed")
+            feed.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            loop.close()
+            feed.finished.set()
+
+    thread = threading.Thread(target=work, name="townsfolk-engine", daemon=True)
+    thread.start()
+    try:
+        viewer.run(close_after=close_after)
+    finally:
+        if not feed.finished.is_set():
+            print("stopping the run after the tick in progress ...", file=sys.stderr)
+        feed.stop()
+        thread.join()
+        if outcome["stopped"]:
+            engine.save_snapshot()
+        if server is not None:
+            server.stop()
+    summary = engine.store.summary() if engine.store is not None else {}
+    if engine.store is not None:
+        engine.store.close()
+    if outcome["stopped"]:
+        print(f"stopped after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
+    if feed.error:
+        print(f"townsfolk watch: the run failed: {feed.error}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        print(f"run folder: {run_dir} ({summary.get('ticks', 0)} ticks, "
+              f"{summary.get('start_time')} to {summary.get('end_time')})")
+    return 1 if feed.error else 0
