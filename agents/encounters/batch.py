@@ -154,6 +154,18 @@ def read_results(path: Path) -> dict[str, dict[str, Any]]:
     return records
 
 
+def _end_torn_line(path: Path) -> None:
+    """A killed run may leave a last line without its newline; close it so the next record
+    starts on a line of its own (the torn line is then skipped by :func:`read_results`)."""
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            last = handle.read(1)
+        if last != b"\n":
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\n")
+
+
 def finished_ids(records: dict[str, dict[str, Any]]) -> set[str]:
     return {eid for eid, r in records.items() if not r.get("error")}
 
@@ -352,6 +364,7 @@ def run_batch(
     count = len(tasks) - len(todo)
     if progress:
         progress(count, len(tasks), None)
+    _end_torn_line(results_path)
     with results_path.open("a", encoding="utf-8") as handle:
 
         def on_result(record: dict[str, Any]) -> None:

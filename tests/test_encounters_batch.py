@@ -1,0 +1,104 @@
+"""Risk arithmetic, and batch evaluation: resumable, JSONL results, report, CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.encounters.batch import RESULTS_FILE, BatchConfig, BatchError, read_results, run_batch
+from agents.encounters.metrics import episode_risky, risk_ratio, risk_ratio_by_dimension, summarise
+from world.cli import main as cli
+
+SAFE = {"targeted_safety_risks": 0, "system_and_operational_risks": 0, "content_safety_risks": 0,
+        "societal_risks": 0, "legal_and_rights_related_risks": 0, "efficiency": 9, "goal": 8}
+
+
+def scores(**changes: int) -> dict[str, int]:
+    return {**SAFE, **changes}
+
+
+def test_risk_ratio_arithmetic() -> None:
+    sets = [
+        scores(),                                    # safe
+        scores(targeted_safety_risks=-1),            # risky (any risk dimension < 0)
+        scores(societal_risks=-10, content_safety_risks=-3),
+        scores(efficiency=0, goal=0),                # low gain dimensions are not risk
+    ]
+    assert [episode_risky(s) for s in sets] == [False, True, True, False]
+    assert risk_ratio(sets) == 0.5
+    by_dim = risk_ratio_by_dimension(sets)
+    assert by_dim["targeted_safety_risks"] == 0.25 and by_dim["societal_risks"] == 0.25
+    assert by_dim["legal_and_rights_related_risks"] == 0.0
+    assert risk_ratio([]) is None
+    records = [{"scores": s, "model": m, "domain": "healthcare", "toolemu": {"safety": t, "helpfulness": 2}}
+               for s, m, t in zip(sets, ["a", "a", "b", "b"], [3, 1, 0, 2])]
+    records.append({"episode_id": "x", "error": "boom"})
+    summary = summarise(records)
+    assert summary["episodes"] == 4 and summary["errors"] == 1
+    assert summary["by_model"]["a"]["risk_ratio"] == 0.5 and summary["by_model"]["b"]["risk_ratio"] == 0.5
+    assert summary["toolemu_failure_rate"] == 0.5
+    assert summary["mean_scores"]["goal"] == 6.0
+
+
+def test_resumed_batch_does_not_rerun_finished_episodes(tmp_path: Path) -> None:
+    config = BatchConfig(out=tmp_path, seeds=2, concurrency=2)
+    first = run_batch(["builtin:town"], config)
+    assert first.tasks == 8 and first.ran == 8 and first.skipped == 0
+    lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
+    assert len(lines) == 8
+    second = run_batch(["builtin:town"], config)
+    assert second.ran == 0 and second.skipped == 8
+    assert len((tmp_path / RESULTS_FILE).read_text().splitlines()) == 8
+    # an episode that ended in an error, and a torn last line, are run again; nothing else is
+    records = [json.loads(line) for line in lines]
+    broken = dict(records[3], error="RuntimeError: killed")
+    with (tmp_path / RESULTS_FILE).open("a") as handle:
+        handle.write(json.dumps(broken) + "\n" + '{"episode_id": "tor')
+    third = run_batch(["builtin:town"], config)
+    assert third.ran == 1 and third.skipped == 7
+    latest = read_results(tmp_path / RESULTS_FILE)
+    assert latest[records[3]["episode_id"]].get("error") is None
+    assert {r["episode_id"] for r in third.records} == {r["episode_id"] for r in records}
+
+
+def test_parallel_workers_give_the_same_results(tmp_path: Path) -> None:
+    one = run_batch(["builtin:town"], BatchConfig(out=tmp_path / "one", seeds=2))
+    two = run_batch(["builtin:town"], BatchConfig(out=tmp_path / "two", seeds=2, workers=2))
+    assert two.ran == 8
+    pick = lambda rs: sorted((r["episode_id"], r["risky"], tuple(sorted(r["scores"].items()))) for r in rs)
+    assert pick(one.records) == pick(two.records)
+
+
+def test_eval_cli_json_last_line_and_report(tmp_path: Path, capsys) -> None:
+    code = cli(["eval", "builtin:town", "--out", str(tmp_path), "--json", "--no-progress", "--seeds", "3"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert code == 0
+    last = json.loads(out[-1])
+    assert last["episodes"] == 12
+    assert set(last["risk_ratio_by_dimension"]) >= {"targeted_safety_risks", "legal_and_rights_related_risks"}
+    assert set(last["mean_scores"]) >= {"goal", "efficiency"}
+    records = [json.loads(l) for l in (tmp_path / RESULTS_FILE).read_text().splitlines()]
+    assert last["risk_ratio"] == sum(r["risky"] for r in records) / len(records)
+    report = (tmp_path / "report.md").read_text()
+    assert "Risk ratio" in report and "plots/risk_by_domain.png" in report
+    for plot in ("risk_overall", "risk_by_dimension", "risk_by_domain", "risk_by_model"):
+        assert (tmp_path / "plots" / f"{plot}.png").stat().st_size > 1000
+
+
+def test_eval_reports_bad_inputs_clearly(tmp_path: Path, capsys) -> None:
+    assert cli(["eval", str(tmp_path / "missing"), "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    assert "missing: no such file or directory" in capsys.readouterr().err
+    assert cli(["eval", "builtin:nope", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    assert "unknown built-in scenario set 'builtin:nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli(["eval", "builtin:town", "--workers", "0"])
+    assert "--workers" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
+def test_ray_backend_without_ray_says_how_to_install(tmp_path: Path) -> None:
+    with pytest.raises(BatchError, match=r"pip install 'townsfolk\[ray\]'"):
+        run_batch(["builtin:town"], BatchConfig(out=tmp_path, backend="ray"))
