@@ -1,0 +1,27 @@
+"""`townsfolk interview DIR NAME "question" [--at TIME] [--model M]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="DIR", help="a run folder (holding run.db)")
+    parser.add_argument("name", metavar="NAME", help="the resident's full name")
+    parser.add_argument("question", metavar="QUESTION", help="what to ask")
+    parser.add_argument("--at", default=None, metavar="TIME",
+                        help="memory as it was then: ISO time, HH:MM (first day) or 'day N HH:MM' (default: end)")
+    parser.add_argument("--model", default="local", help="model for the answer (default: local)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from agents.interview import InterviewError, interview
+
+    try:
+        answer = interview(args.run_dir, args.name, args.question, at=args.at, model=args.model)
+    except (InterviewError, FileNotFoundError) as exc:
+        print(f"townsfolk interview: {exc}", file=sys.stderr)
+        return 2
+    print(answer)
+    return 0

@@ -1,0 +1,160 @@
+"""A minimal stand-in world for driving minds without a map: tests and the LLM benchmark.
+
+Places are addresses only (no tiles): a resident is always in one arena; walking to
+another arena takes ``walk_ticks`` ticks. Residents in the same arena see each other's
+actions and the states of the arena's objects, can talk (a say is delivered into the
+listener's next Perception.heard, as the engine does), and are 'nearby'. It follows the
+Perception/Intent contract exactly, so a mind that behaves here behaves in the engine; the
+real rules (paths, vision radius, refusals) are world/'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from agents.interfaces import ChatLine, Intent, Mind, PerceivedEvent, Perception
+from memory.spatial import arena_of, split_address
+from replays.records import Record
+
+
+@dataclass
+class Body:
+    name: str
+    arena: str
+    dest: str | None = None
+    eta: int = 0
+    pending_use: tuple[str, str] | None = None
+    description: str = "idle"
+    event: tuple[str, str, str] = ("", "is", "idle")
+    asleep: bool = False
+    arrived: bool = False
+    heard: list[ChatLine] = field(default_factory=list)
+    whispers: list[str] = field(default_factory=list)
+    announcements: list[str] = field(default_factory=list)
+    seen: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+class Sandbox:
+    """Steps a few minds through game time on a place list."""
+
+    def __init__(self, minds: dict[str, Mind], places: list[str], start: datetime, *,
+                 spawn: dict[str, str], seconds_per_tick: int = 10, walk_ticks: int = 6):
+        self.minds = dict(sorted(minds.items()))
+        self.places = list(places)
+        self.objects = {a: "idle" for a in places if split_address(a)[2]}
+        self.time = start
+        self.tick = -1
+        self.dt = timedelta(seconds=seconds_per_tick)
+        self.walk_ticks = walk_ticks
+        self.bodies = {n: Body(n, arena_of(spawn[n]), event=(n, "is", "idle")) for n in self.minds}
+        self.records: list[Record] = []
+        self.chat: list[ChatLine] = []
+        self.refused: list[str] = []
+
+    def _perceive(self, body: Body) -> Perception:
+        here = [b for b in self.bodies.values() if b.arena == body.arena and b is not body]
+        sights = [(b.name, b.event[1], b.event[2], f"{b.name} is {b.description}") for b in here]
+        sights += [(a, "is", s, f"{split_address(a)[2]} is {s}") for a, s in self.objects.items() if arena_of(a) == body.arena]
+        events = []
+        for subject, pred, obj, text in sights:
+            if body.seen.get(subject) != (pred, obj):
+                body.seen[subject] = (pred, obj)
+                events.append(PerceivedEvent(subject=subject, predicate=pred, object=obj, description=text,
+                                             address=body.arena))
+        p = Perception(
+            resident=body.name, tick=self.tick, time=self.time, tile=(0, 0), address=body.arena,
+            events=events[:3], nearby=sorted(b.name for b in here), heard=body.heard,
+            whispers=body.whispers, announcements=body.announcements, arrived=body.arrived,
+            known_places=self.places if self.tick == 0 else [],
+        )
+        body.heard, body.whispers, body.announcements, body.arrived = [], [], [], False
+        return p
+
+    def _apply(self, body: Body, intent: Intent, nearby: list[str]) -> None:
+        if intent.description:
+            body.description = intent.description
+            body.event = tuple(intent.event) if intent.event else (body.name, "is", intent.description)
+        if intent.kind in ("go", "use"):
+            target = intent.target or ""
+            if target not in self.places and arena_of(target) not in self.places:
+                self.refused.append(f"{body.name}: unknown place {target!r}")
+                return
+            body.asleep = False
+            if intent.kind == "use":
+                body.pending_use = (target, intent.object_state or "in use")
+            if arena_of(target) == body.arena:
+                self._arrive(body)
+            else:
+                body.dest, body.eta = arena_of(target), self.tick + self.walk_ticks
+        elif intent.kind == "say":
+            if intent.to in nearby and intent.utterance:
+                line = ChatLine(speaker=body.name, listener=intent.to, text=intent.utterance)
+                self.bodies[intent.to].heard.append(line)
+                self.chat.append(line)
+            else:
+                self.refused.append(f"{body.name}: {intent.to} not in view")
+        elif intent.kind == "sleep":
+            body.asleep = True
+
+    def _arrive(self, body: Body) -> None:
+        if body.dest:
+            body.arena = body.dest
+        body.dest, body.arrived = None, True
+        if body.pending_use:
+            target, state = body.pending_use
+            if target in self.objects:
+                self.objects[target] = state
+            body.pending_use = None
+
+    async def step(self) -> None:
+        self.tick += 1
+        if self.tick > 0:
+            self.time += self.dt
+        for body in self.bodies.values():
+            if body.dest and self.tick >= body.eta:
+                self._arrive(body)
+        perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
+        intents: dict[str, Intent | None] = {n: m.decide_fast(perceptions[n]) for n, m in self.minds.items()}
+        slow = [n for n, i in intents.items() if i is None]
+        if slow:
+            answers = await asyncio.gather(*(self.minds[n].decide(perceptions[n]) for n in slow))
+            intents.update(zip(slow, answers))
+        for name, body in self.bodies.items():
+            self._apply(body, intents[name] or Intent(), perceptions[name].nearby)
+        for mind in self.minds.values():
+            self.records.extend(mind.drain_records())
+
+    async def run(self, until: datetime) -> None:
+        while self.time + self.dt < until:
+            await self.step()
+
+
+# ---------------------------------------------------------------------------------------------
+# A three-house demo town (tests, and the LLM benchmark when no map is wanted)
+# ---------------------------------------------------------------------------------------------
+
+DEMO_PLACES = [
+    "Hobbs Cafe", "Hobbs Cafe:counter", "Hobbs Cafe:counter:coffee machine", "Hobbs Cafe:counter:cash register",
+    "Hobbs Cafe:kitchen", "Hobbs Cafe:kitchen:stove", "Hobbs Cafe:kitchen:oven",
+    "Town Library", "Town Library:reading room", "Town Library:reading room:desk",
+    "Town Library:reading room:bookshelf",
+    "Johnson Park", "Johnson Park:garden", "Johnson Park:garden:bench",
+]
+
+
+def demo_home(name: str) -> list[str]:
+    house = f"{name.split()[0]}'s House"
+    return [house, f"{house}:bedroom", f"{house}:bedroom:bed", f"{house}:kitchen", f"{house}:kitchen:stove",
+            f"{house}:kitchen:table"]
+
+
+def demo_persona(name: str, workplace: str, occupation: str, *, wake: int = 7, sleep: int = 22, **extra):
+    from agents.interfaces import Persona
+
+    return Persona(
+        name=name, age=extra.pop("age", 30), traits=extra.pop("traits", ["friendly", "curious"]),
+        occupation=occupation, workplace=workplace, home=f"{name.split()[0]}'s House",
+        wake_hour=wake, sleep_hour=sleep, **extra,
+    )
