@@ -1,0 +1,48 @@
+"""More residents than a town's files hold, for large runs and benchmarks.
+
+``crowd(town, n)`` keeps the town's own residents (from its largest residents file) and adds
+generated, deterministic ones living in the town's home rooms and working in its public
+rooms. They are plain personas, so every mind works with them.
+"""
+
+from __future__ import annotations
+
+from agents.interfaces import Persona
+from maps.town import Town, load_town, residents_files
+
+FIRST = ["Ada", "Bruno", "Carmen", "Dev", "Elsa", "Farid", "Gwen", "Hiro", "Ines", "Jonas", "Kira", "Luis",
+         "Mona", "Nils", "Olga", "Pavel", "Quinn", "Rhea", "Sami", "Tara", "Ugo", "Vera", "Wim", "Xena", "Yusuf", "Zoe"]
+LAST = ["Abbott", "Berg", "Costa", "Dahl", "Eriksen", "Fontaine", "Gallo", "Holm", "Ivers", "Jansen", "Kovacs",
+        "Lund", "Moreau", "Nash", "Ortega", "Pike", "Quist", "Reyes", "Stone", "Toivonen", "Ueda", "Varga", "Wolfe"]
+TRAITS = ["friendly", "curious", "quiet", "busy", "cheerful", "careful", "chatty", "thoughtful"]
+
+
+def crowd(town: Town, n: int, base: list[Persona] | None = None) -> list[Persona]:
+    """``n`` residents: the town's own first, then generated ones (deterministic)."""
+    if base is None:
+        files = residents_files(town.folder)
+        base = load_town(town.folder, files[-1].name).residents if files else []
+    people = list(base[:n])
+    homes = [a.address for s in town.sectors.values() if s.kind == "home" for a in s.arenas.values()
+             if any(o.name == "bed" for o in a.objects.values())]
+    works = [a.address for s in town.sectors.values() if s.kind != "home" for a in s.arenas.values() if a.objects]
+    if not homes or not works:
+        raise ValueError(f"{town.map_path}: cannot generate residents without home rooms with a bed and public rooms with objects")
+    taken = {p.name for p in people}
+    i = 0
+    while len(people) < n:
+        first, last = FIRST[i % len(FIRST)], LAST[(i // len(FIRST)) % len(LAST)]
+        name = f"{first} {last}" + (f" {i // (len(FIRST) * len(LAST)) + 1}" if i >= len(FIRST) * len(LAST) else "")
+        i += 1
+        if name in taken:
+            continue
+        taken.add(name)
+        k = len(people)
+        wake = 5 + k % 4
+        people.append(Persona(
+            name=name, age=20 + (k * 7) % 50, traits=[TRAITS[k % len(TRAITS)], TRAITS[(k * 3 + 1) % len(TRAITS)]],
+            occupation="worker", workplace=works[k % len(works)], home=homes[k % len(homes)],
+            lifestyle=f"Wakes at {wake}, works at {works[k % len(works)].split(':')[0]}.",
+            wake_hour=wake, sleep_hour=21 + k % 3,
+        ))
+    return people
