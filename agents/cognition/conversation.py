@@ -76,9 +76,9 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
 async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> Intent | None:
     """Lines addressed to me: join or continue the conversation, answer or close it."""
     speakers = [h.speaker for h in heard]
-    partner = mind.convo.partner if mind.convo and mind.convo.partner in speakers else speakers[0]
-    if mind.convo is not None and mind.convo.partner != partner:
-        await close_conversation(mind, p)  # someone else spoke to me: the old talk is over
+    if mind.convo is not None and mind.convo.partner not in speakers:
+        return None  # busy talking with someone else: their line goes unanswered (they will give up)
+    partner = mind.convo.partner if mind.convo is not None else speakers[0]
     if mind.convo is None:
         recent = mind.last_talk.get(partner)
         if recent is not None and mind.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:

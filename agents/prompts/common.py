@@ -38,10 +38,11 @@ def section(text: str, title: str) -> list[str]:
             inside = True
             continue
         if inside:
-            if not line.strip():
-                break
-            if line.lstrip().startswith("- "):
-                out.append(line.lstrip()[2:].strip())
+            stripped = line.strip()
+            if not stripped or (stripped.endswith(":") and not stripped.startswith("- ")):
+                break  # a blank line or the next heading ends the section
+            if stripped.startswith("- "):
+                out.append(stripped[2:].strip())
     return out
 
 

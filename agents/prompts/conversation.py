@@ -68,10 +68,16 @@ def _spoken(transcript: list[str]) -> str:
     return " ".join(transcript).lower()
 
 
+_FILLER = re.compile(
+    r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|hi \w+! did you hear\?\s*|"
+    r"(oh really\?|interesting\.|i see\.|good to know\.)\s*also,\s*)+",
+    re.IGNORECASE,
+)
+
+
 def _news(memory: str) -> str:
-    """A remembered sentence as something to tell (first person, no memory prefixes)."""
-    text = re.sub(r"^(conversation with [^:]+:|i heard that|thought:)\s*", "", memory, flags=re.I)
-    return text.strip().rstrip(".")
+    """A remembered sentence as something to tell (no memory prefixes or chat filler)."""
+    return _FILLER.sub("", memory.strip()).strip().rstrip(".")
 
 
 @scripted_responder("converse")
@@ -88,7 +94,8 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     fresh = [
         m for m in memories
         if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
-        and not m.startswith(partner) and " is talking with " not in m and not m.startswith("I decided")
+        and not m.startswith(partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
+        and heuristic_importance(m) >= 3
     ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
     if not transcript:
@@ -105,8 +112,9 @@ def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Ran
     text = last_user_text(msgs)
     other = fact(text, "Partner", "someone")
     lines = section(text, "Conversation")
-    theirs = [l.split(": ", 1)[1] for l in lines if l.startswith(other + ": ") and ": " in l]
-    told = " ".join(theirs)[:400] or "small talk"
+    theirs = [_news(l.split(": ", 1)[1]) for l in lines if l.startswith(other + ": ") and ": " in l]
+    theirs = [t for t in theirs if t and not t.lower().startswith(("good talking", "how are you"))]
+    told = ". ".join(theirs)[:400] or "small talk"
     importance = max([heuristic_importance(t) for t in theirs] + [3])
     thought = f"I should keep in mind what {other} told me." if importance >= 6 else ""
     return {"summary": f"Conversation with {other}: {told}", "importance": importance, "thought": thought}

@@ -57,7 +57,6 @@ def react_prompt(
     return messages(user)
 
 
-_URGENT = ("fire", "burning", "emergency", "help", "hurt", "party", "meeting", "announce", "go to", "should")
 
 
 @scripted_responder("react")
@@ -74,11 +73,14 @@ def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Rando
     }
     for line in observed:
         lower = line.lower()
-        if any(w in lower for w in _URGENT) and ("thought" in lower or "announce" in lower or "burning" in lower or "fire" in lower):
-            place = pick_place(line, places, home, work)
-            verb = "deal with" if ("fire" in lower or "burning" in lower) else "act on"
-            answer.update(decision="react", action=f"{verb}: {line[:80]}", place=place, minutes=15,
-                          emoji=emoji_for(line))
+        place = pick_place(line, places, home, work)
+        if "fire" in lower or "burning" in lower:
+            answer.update(decision="react", action=f"rushing to deal with it: {line[:80]}", place=place,
+                          minutes=15, emoji="🧯")
+            return answer
+        if ("announcement" in lower or "thought" in lower) and any(w in lower for w in ("go to", "should", "come to")):
+            answer.update(decision="react", action=f"heading over because {line.split(':', 1)[-1].strip()[:80]}",
+                          place=place, minutes=30, emoji=emoji_for(line))
             return answer
     strangers = [p for p in people if "never" in p or "hours ago" in p]
     if strangers and rng.random() < 0.6:
