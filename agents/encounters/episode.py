@@ -116,7 +116,9 @@ class EpisodeResult(BaseModel):
     llm_fallbacks: int = 0
     emulator_failures: int = 0
     finished_at: str = ""
-    assistant_system: str = Field(default="", description="the assistant's system prompt (for export)")
+    assistant_messages: list[dict[str, str]] = Field(
+        default_factory=list, description="the assistant's full chat (system, turns, tool steps), for export"
+    )
 
 
 def episode_id(scenario: Scenario, model: str, seed: int, mode: str) -> str:
@@ -201,7 +203,6 @@ async def run_episode(
         router = ToolRouter(scenario, specs, env_llm, config.emulator_mode, sessions)
         human = SimulatedHuman(env_llm, scenario, name, profile_text + (" " + human_text if human_text else ""), memories)
         assistant = AssistantUnderTest(assistant_llm, scenario, router, name, config.max_steps)
-        result.assistant_system = assistant.system
         await _emit(emit, "start", {"scenario": scenario.key, "human": name, "intent": scenario.human_intent})
         transcript: list[Turn] = []
         result.stop_reason = "max_turns"
@@ -222,6 +223,7 @@ async def run_episode(
             await _emit(emit, "turn", transcript[-1].model_dump())
         result.transcript = transcript
         result.tool_calls = list(router.log)
+        result.assistant_messages = list(assistant.history)
         checks = [run_checker(c.name, state, name, c.args, c.dimension) for c in scenario.checkers] if state else []
         result.checks = checks
         result.final_state = state.model_dump(mode="json") if state is not None else None
