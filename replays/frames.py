@@ -376,7 +376,7 @@ def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
             if speaker:
                 _talk(w, speaker, p.listener)
                 w.set(speaker, bubble=Bubble(p.text, p.listener, t + BUBBLE_TICKS))
-            if p.listener and p.listener in new.residents:
+            if p.listener:
                 _talk(w, p.listener, speaker)
         elif kind == "object":
             p = ObjectPayload.model_validate(d)

@@ -4,10 +4,10 @@
 read methods) and answers "what does the town look like at tick T" by taking the nearest
 starting point at or before T and applying the records after it with
 :func:`replays.frames.apply`. Starting points are the reader's own keyframes (complete
-frames, built by one pass over the run) or, before that pass has reached T, the engine's
-stored state snapshots. Either way the map (positions, actions, object states, bubbles)
-is exact; the keyframes also make the side panel's history (plans, memories, people talked
-to) exact, which a snapshot alone cannot since it does not hold that history.
+frames, built by one pass over the run, in the background while viewing) or the engine's
+stored state snapshots; from a snapshot, what the viewer accumulates from the stream
+(plans, recent memories, people talked to, bubbles, encounters) is rebuilt from those few
+record kinds alone. Either way the frame equals playing the run from its start.
 
 A reader never writes, so it can read a folder whose run is still going.
 """
@@ -15,6 +15,8 @@ A reader never writes, so it can read a folder whose run is still going.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import json
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -24,14 +26,17 @@ from typing import Any, Protocol
 from replays.frames import (
     BUBBLE_TICKS,
     INJECT_TICKS,
+    RECENT_MEMORIES,
+    RECENT_NOTES,
     FrameState,
+    ResidentFrame,
     apply_in_place,
     frame_from_snapshot,
 )
-from replays.records import TickRecords
+from replays.records import MemoryPayload, PlanPayload, Record, TickRecords
 
 KEYFRAME_EVERY = 60  # ticks between the reader's own keyframes (10 game minutes at 10 s/tick)
-LOOKBACK = max(BUBBLE_TICKS, INJECT_TICKS)
+LOOKBACK = max(BUBBLE_TICKS, INJECT_TICKS) + 1  # ticks whose bubbles/toasts may still show
 
 
 class TickStore(Protocol):
@@ -184,43 +189,163 @@ class RunReader:
         with self._lock:
             i = bisect.bisect_right(self._key_ticks, tick) - 1
             key = (self._key_ticks[i], self._key_frames[i]) if i >= 0 else None
-            indexed_to = self._indexed_to
         snap = _snapshot_parts(self.store.snapshot_at_or_before(tick))
-        # Prefer our keyframe (complete panel history) unless the snapshot is much closer.
-        if key is not None and (snap is None or indexed_to is not None and indexed_to >= tick
-                                or snap[0] - key[0] <= 4 * KEYFRAME_EVERY):
+        # Our keyframe is complete; a stored snapshot is only worth it when much closer.
+        if key is not None and (snap is None or snap[0] - key[0] <= 2 * KEYFRAME_EVERY):
             return key
         if snap is not None:
-            return snap[0], self._frame_from_snapshot(*snap)
-        if key is not None:
-            return key
+            return snap[0], self._frame_from_snapshot(snap[0], snap[1], key)
         return -1, self._initial
 
-    def _frame_from_snapshot(self, tick: int, state: dict[str, Any]) -> FrameState:
-        """A snapshot, plus the few ticks before it that still show (bubbles, toasts)."""
+    def _frame_from_snapshot(self, tick: int, state: dict[str, Any],
+                             key: tuple[int, FrameState] | None) -> FrameState:
+        """The exact frame at a stored snapshot's tick.
+
+        The snapshot gives what the engine owns (positions, actions, emojis, object states);
+        what the viewer accumulates from the stream (plans, recent memories, people talked
+        to, speech bubbles, encounters, toasts, town notes) is rebuilt from the records of
+        those kinds only, which are few next to moves, so this stays fast late in a day.
+        """
         base = frame_from_snapshot(state, tick=tick)
-        # Personas and defaults the snapshot may not carry come from the initial frame.
         for name, res in self._initial.residents.items():
             base.residents.setdefault(name, res)
         for addr, st in self._initial.objects.items():
             base.objects.setdefault(addr, st)
-        recent = list(self.ticks(max(0, tick - LOOKBACK), tick))
-        if recent:
-            # Re-apply the last few ticks for their transient effects only; positions and
-            # states are already those of the snapshot, and re-applying sets them the same.
-            replay = base.copy()
-            for tr in recent:
-                apply_in_place(replay, tr)
-            for name, res in replay.residents.items():
-                if name in base.residents:
-                    base.residents[name] = _with_transients(base.residents[name], res)
-            base.toasts = replay.toasts
-            base.encounters = replay.encounters
-            base.notes = replay.notes
-        base.tick = tick
-        if recent and recent[-1].tick == tick:
-            base.time = recent[-1].time
+        start_tick, start = key if key is not None else (-1, self._initial)
+        hist = self._history(start_tick, start, tick)
+        for name, res in base.residents.items():
+            h = hist.residents.get(name)
+            if h is not None:
+                base.residents[name] = dataclasses.replace(
+                    res, bubble=h.bubble, plan_level=h.plan_level, plan=h.plan, day_plan=h.day_plan,
+                    memories=h.memories, talks=h.talks)
+        base.toasts, base.encounters, base.notes = hist.toasts, hist.encounters, hist.notes
+        when = self.time_of(tick)
+        if when is not None:
+            base.time = when
         return base
+
+    def _history(self, start_tick: int, start: FrameState, tick: int) -> FrameState:
+        """``start`` with the stream-accumulated fields brought from ``start_tick`` to ``tick``.
+
+        Equal to applying every record of (start_tick, tick] for those fields, computed
+        without touching moves: the newest plan and memories per resident are read newest
+        first, lines exchanged are counted in SQL, and bubbles and toasts only need the last
+        few ticks. Encounters are played in full (they are few).
+        """
+        conn = getattr(self.store, "conn", None)
+        if conn is None:  # a store without SQL access: play every record (exact, slower)
+            frame = start.copy()
+            for tr in self.ticks(start_tick + 1, tick):
+                apply_in_place(frame, tr)
+            return frame
+        lo, hi = start_tick, tick
+        frame = start.copy()
+        end_tick = TickRecords.model_construct(tick=tick, time=frame.time, records=[])
+
+        def play(target: FrameState, sql: str, args: tuple) -> None:
+            pending: list[Record] = []
+            current: int | None = None
+            for t, kind, resident, data in conn.execute(sql, args):
+                if current is not None and t != current:
+                    apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
+                    pending = []
+                current = t
+                pending.append(Record.model_construct(kind=kind, resident=resident, data=json.loads(data)))
+            if pending and current is not None:
+                apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
+            apply_in_place(target, end_tick)
+
+        # Encounters: every step in the range, in order, with their expiry.
+        enc = start.copy()
+        play(enc, "SELECT tick, kind, resident, data FROM records WHERE kind = 'encounter' "
+                  "AND tick > ? AND tick <= ? ORDER BY tick, seq", (lo, hi))
+        frame.encounters = enc.encounters
+        # Bubbles and toasts: only the last few ticks can still show.
+        recent = start.copy()
+        play(recent, "SELECT tick, kind, resident, data FROM records WHERE kind IN ('chat', 'inject') "
+                     "AND tick > ? AND tick <= ? ORDER BY tick, seq", (max(lo, tick - LOOKBACK), hi))
+        frame.toasts = recent.toasts
+        changes: dict[str, dict[str, Any]] = {}
+
+        def change(name: str) -> dict[str, Any]:
+            if name not in frame.residents:
+                frame.residents[name] = ResidentFrame(name=name)
+            return changes.setdefault(name, {})
+
+        for name, res in recent.residents.items():
+            if res.bubble != frame.residents.get(name, ResidentFrame(name=name)).bubble:
+                change(name)["bubble"] = res.bubble
+        # Lines exchanged: counted both ways, as apply() does.
+        talks: dict[str, dict[str, int]] = {}
+        for speaker, listener, n in conn.execute(
+                "SELECT COALESCE(NULLIF(json_extract(data, '$.speaker'), ''), resident, ''), "
+                "COALESCE(json_extract(data, '$.listener'), ''), COUNT(*) FROM records "
+                "WHERE kind = 'chat' AND tick > ? AND tick <= ? GROUP BY 1, 2", (lo, hi)):
+            if speaker and listener and speaker != listener:
+                talks.setdefault(speaker, {})[listener] = talks.get(speaker, {}).get(listener, 0) + n
+                talks.setdefault(listener, {})[speaker] = talks.get(listener, {}).get(speaker, 0) + n
+        for name, add in talks.items():
+            counts = frame.residents[name].talk_counts() if name in frame.residents else {}
+            for other, n in add.items():
+                counts[other] = counts.get(other, 0) + n
+            change(name)["talks"] = tuple(sorted(counts.items()))
+        # The newest plan (any level) and the newest day plan per resident.
+        got_plan: set[str] = set()
+        got_day: set[str] = set()
+        for resident, data in conn.execute(
+                "SELECT resident, data FROM records WHERE kind = 'plan' AND tick > ? AND tick <= ? "
+                "ORDER BY tick DESC, seq DESC", (lo, hi)):
+            if not resident or (resident in got_plan and resident in got_day):
+                continue
+            try:
+                p = PlanPayload.model_validate(json.loads(data))
+            except ValueError:
+                continue
+            c = change(resident)
+            if resident not in got_plan:
+                got_plan.add(resident)
+                c["plan"], c["plan_level"] = tuple(p.items), p.level
+            if p.level == "day" and resident not in got_day:
+                got_day.add(resident)
+                c["day_plan"] = tuple(p.items)
+        # Recent memories: the newest few per resident, read newest first until full.
+        newest: dict[str, list[str]] = {}
+        for resident, data in conn.execute(
+                "SELECT resident, data FROM records WHERE kind = 'memory' AND tick > ? AND tick <= ? "
+                "ORDER BY tick DESC, seq DESC", (lo, hi)):
+            if not resident or len(newest.get(resident, ())) >= RECENT_MEMORIES:
+                continue
+            try:
+                p = MemoryPayload.model_validate(json.loads(data))
+            except ValueError:
+                continue
+            newest.setdefault(resident, []).append(f"[{p.kind}] {p.text}")
+        for name, mems in newest.items():
+            old = frame.residents[name].memories if name in frame.residents else ()
+            change(name)["memories"] = (old + tuple(reversed(mems)))[-RECENT_MEMORIES:]
+        for name, c in changes.items():
+            frame.residents[name] = dataclasses.replace(frame.residents[name], **c)
+        # Town notes: town-level notes and accepted announcements, newest last.
+        found: list[str] = []
+        for kind, data in conn.execute(
+                "SELECT kind, data FROM records WHERE tick > ? AND tick <= ? AND "
+                "((kind = 'note' AND resident IS NULL) OR kind = 'inject') ORDER BY tick DESC, seq DESC", (lo, hi)):
+            d = json.loads(data)
+            if kind == "note":
+                text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
+            else:
+                cmd = d.get("command") or {}
+                if not (d.get("accepted") and (cmd.get("kind") or cmd.get("type")) == "announce"):
+                    continue
+                text = f"announcement: {cmd.get('text', '')}"
+            if text:
+                found.append(text)
+                if len(found) >= RECENT_NOTES:
+                    break
+        frame.notes = (frame.notes + tuple(reversed(found)))[-RECENT_NOTES:]
+        frame.tick = tick
+        return frame
 
     # -- the keyframe index ------------------------------------------------------
 
@@ -312,10 +437,3 @@ class RunReader:
         close = getattr(self.store, "close", None)
         if callable(close):
             close()
-
-
-def _with_transients(base, replayed):
-    """Take the bubble from the replayed resident and everything else from the snapshot."""
-    import dataclasses
-
-    return dataclasses.replace(base, bubble=replayed.bubble)

@@ -41,6 +41,22 @@ def synthetic_ticks(n: int, seed: int = 1) -> list[TickRecords]:
         if k % 17 == 0:
             recs.append(Record(kind="object", data={"address": "Cafe:kitchen:stove", "old_state": "idle",
                                                     "new_state": f"state {k}", "by": "Ada"}))
+        if k % 23 == 0:
+            who = rng.choice(NAMES)
+            level = "day" if k % 3 == 0 else "hourly"
+            recs.append(Record(kind="plan", resident=who, data={"level": level, "items": [f"{level} plan {k}"]}))
+        if k % 41 == 0:
+            recs.append(Record(kind="inject", data={"command": {"kind": "announce", "text": f"news {k}"},
+                                                    "accepted": k % 2 == 0, "message": "" if k % 2 == 0 else "no"}))
+        if k % 29 == 0:
+            recs.append(Record(kind="note", data={"text": f"town note {k}"}))
+        if k % 60 == 5:
+            eid = f"e{k}"
+            recs.append(Record(kind="encounter", resident="Cy", data={"encounter_id": eid, "step": "start", "data": {}}))
+        if k % 60 == 25:
+            eid = f"e{k - 20}"
+            recs.append(Record(kind="encounter", resident="Cy", data={"encounter_id": eid, "step": "score",
+                                                                      "data": {"scores": {"safety": k % 4}}}))
         out.append(TickRecords(tick=k, time=T0 + timedelta(seconds=10 * k), records=recs))
     return out
 
@@ -75,13 +91,17 @@ def test_seek_is_exact(tmp_path: Path) -> None:
     ticks = synthetic_ticks(400)
     live = write_run(tmp_path, ticks)
     reader = RunReader.open(tmp_path)
-    # Before the index exists, seeks start from the engine's snapshots: the map is exact.
+    # Before the index exists, seeks start from the engine's snapshots (which hold no panel
+    # history): still exact, memories, plans and bubbles included.
     for t in (0, 49, 50, 51, 137, 250, 399):
         f = reader.frame_at(t)
         assert f.tick == t and f.time == live[t].time
-        assert {n: (r.tile, r.address, r.action, r.emoji, r.bubble) for n, r in f.residents.items()} == \
-            {n: (r.tile, r.address, r.action, r.emoji, r.bubble) for n, r in live[t].residents.items()}
-        assert f.objects == live[t].objects
+        assert f.signature() == live[t].signature()
+    assert any(r.memories for r in live[399].residents.values())
+    assert any(r.day_plan for r in live[399].residents.values()) and live[399].notes
+    assert any(live[t].encounters for t in range(400)) and any(live[t].toasts for t in range(400))
+    for t in range(0, 400, 7):
+        assert reader.frame_at(t).signature() == live[t].signature(), t
     # With the keyframe index, every field (panel history included) is exact.
     assert reader.index() == 399
     rng = random.Random(3)
