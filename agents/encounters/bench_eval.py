@@ -1,0 +1,74 @@
+"""`townsfolk bench eval`: encounter episodes per hour on the scripted backend by worker count.
+
+The workload is the town's four service scenarios (tools on town state) plus synthesised
+scenarios whose tools are emulated, repeated over seeds, so both tool paths are timed. Each
+worker count runs the whole batch from scratch in a fresh folder; the wall time includes
+starting the worker processes, as a user would see it. Scaling is episodes/hour relative to
+one worker. With one worker, asyncio concurrency is also compared (1 vs 4 in flight).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.encounters.batch import BatchConfig, run_batch
+from agents.encounters.episode import Models
+from agents.encounters.importers import ImportReport, write_pack
+from agents.encounters.services import BANK_SPEC, CLINIC_SPEC
+from agents.encounters.synthesis import synthesize
+from agents.encounters.town_scenarios import town_scenarios
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seeds", type=int, default=60, help="repetitions of each scenario (default 60)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to time")
+
+
+def _workload(folder: Path) -> int:
+    from agents.llm.gateway import make_llm
+
+    llm = make_llm("scripted")
+    llm_models = Models(llm, llm, llm)
+    synth = asyncio.run(synthesize([CLINIC_SPEC, BANK_SPEC], 4, llm, llm_models))
+    scenarios = town_scenarios() + synth.kept
+    write_pack(folder, ImportReport(scenarios=scenarios, specs={CLINIC_SPEC.toolkit: CLINIC_SPEC,
+                                                                BANK_SPEC.toolkit: BANK_SPEC}))
+    return len(scenarios)
+
+
+def _time(pack: Path, out: Path, workers: int, concurrency: int, seeds: int) -> tuple[int, float]:
+    config = BatchConfig(out=out, workers=workers, concurrency=concurrency, seeds=seeds)
+    started = time.perf_counter()
+    outcome = run_batch([str(pack)], config)
+    seconds = time.perf_counter() - started
+    errors = sum(1 for r in outcome.records if r.get("error"))
+    if errors:
+        raise RuntimeError(f"{errors} episodes failed during the benchmark")
+    return outcome.ran, seconds
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    seeds = max(1, args.seeds)
+    with tempfile.TemporaryDirectory(prefix="bench_eval_") as tmp:
+        root = Path(tmp)
+        scenarios = _workload(root / "pack")
+        result: dict[str, Any] = {"scenarios": scenarios, "seeds": seeds, "cores": os.cpu_count()}
+        per_hour: dict[int, float] = {}
+        for workers in args.workers:
+            episodes, seconds = _time(root / "pack", root / f"w{workers}", workers, 1, seeds)
+            per_hour[workers] = episodes / seconds * 3600
+            result["episodes"] = episodes
+            result[f"episodes_per_hour_{workers}w"] = round(per_hour[workers])
+            result[f"seconds_{workers}w"] = round(seconds, 2)
+        base = per_hour.get(1) or next(iter(per_hour.values()))
+        for workers, value in per_hour.items():
+            result[f"scaling_{workers}w"] = round(value / base, 2)
+        episodes, seconds = _time(root / "pack", root / "async4", 1, 4, seeds)
+        result["episodes_per_hour_1w_async4"] = round(episodes / seconds * 3600)
+    return result
