@@ -91,3 +91,24 @@ def test_inject_whisper_and_refusals_are_recorded(tmp_path: Path, capsys) -> Non
     assert [d["accepted"] for d in injects].count(True) == 1
     assert any(d["command"].get("resident") == name and d["accepted"] for d in injects)
     assert sum(not d["accepted"] for d in injects) >= 3
+
+
+def test_injected_whisper_reaches_the_residents_memory(tmp_path: Path, monkeypatch) -> None:
+    runner = pytest.importorskip("world.runner")
+    pytest.importorskip("agents.resident")
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")  # no model load: this is about the plumbing
+    run_dir = tmp_path / "gen"
+    engine = runner.build_engine(runner.RunOptions(town="default", agents=2, mind="generative", model="scripted",
+                                                   duration="10m", out=run_dir))
+    asyncio.run(engine.step())
+    name = engine.resident_names[0]
+    with ControlServer(run_dir, engine.submit):
+        assert _inject(str(run_dir), "--whisper", name, "You should host a party at the cafe") == 0
+    asyncio.run(engine.step())
+    engine.store.close()
+    reader = RunReader.open(run_dir)
+    memories = [(r.resident, r.data) for tr in reader.ticks(0, None) for r in tr.records if r.kind == "memory"]
+    frame = reader.frame_at(reader.last_tick())
+    reader.close()
+    assert (name, "whisper", "You should host a party at the cafe") in [(n, d["kind"], d["text"]) for n, d in memories]
+    assert "[whisper] You should host a party at the cafe" in frame.residents[name].memories
