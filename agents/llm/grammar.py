@@ -6,7 +6,7 @@ A 135M/270M model cannot be trusted to write JSON, pick a place from a list or s
 (a small model then rambles until max_tokens and the JSON never closes), so this module
 writes the grammar itself for the subset of JSON schema our pydantic models produce:
 objects (every property written, in declaration order), enums/Literals, consts, bounded
-integers, numbers, booleans, strings with a length cap, lists with item bounds, tuples,
+integers, numbers, booleans, strings with a length cap, lists with their item bounds, tuples,
 nullable fields and ``$ref``. Anything else degrades to a generic JSON value, and the
 gateway's validation still has the last word.
 """
@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
-DEFAULT_MAX_ITEMS = 8
+DEFAULT_MAX_ITEMS = 32  # for lists without maxItems: room for any batch, not for a runaway
 ENUMERATE_INT_RANGE = 200  # integer ranges up to this size become explicit alternatives
 
 SPACE = '" "?'
@@ -145,7 +145,9 @@ class _Converter:
             return self.add(name, body) if body else self.primitive("integer")
         if kind == "number":
             if schema.get("minimum", schema.get("exclusiveMinimum", -1)) >= 0:
-                return self.add(name, '([0-9] | [1-9] [0-9]{0,15}) ("." [0-9]{1,6})?')
+                high = schema.get("maximum")
+                whole = f"[0-{int(high)}]" if high is not None and high < 10 else "([0-9] | [1-9] [0-9]{0,15})"
+                return self.add(name, whole + ' ("." [0-9]{1,6})?')
             return self.primitive("number")
         if kind in ("boolean", "null"):
             return self.primitive(kind)

@@ -213,9 +213,10 @@ def register_local_provider() -> None:
 class LocalBackend:
     """The gateway backend for ``local`` / ``local:<name>``."""
 
-    def __init__(self, name: str | None = None):
+    def __init__(self, name: str | None = None, *, grammar: bool = True):
         self.spec = resolve_local_name(name)  # unknown names fail here, before any call
         self.name = f"local:{self.spec.name}"
+        self.grammar = grammar  # off only to measure what the grammar buys (agents.llm.quality)
 
     def load(self) -> LoadedModel:
         """Load the weights now (the doctor and the quality check time this)."""
@@ -230,7 +231,7 @@ class LocalBackend:
             temperature=request.temperature,
             max_tokens=request.max_tokens,
             seed=request.seed,
-            grammar=grammar_for(request.schema),
+            grammar=grammar_for(request.schema) if self.grammar else None,
             num_retries=0,
         )
         usage = getattr(response, "usage", None)

@@ -1,0 +1,122 @@
+"""The litellm backend without a network: litellm.acompletion is replaced by a fake server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from agents.llm.cache import DiskCache
+from agents.llm.gateway import Gateway
+from agents.llm.litellm_setup import load_litellm
+from agents.llm.remote import LiteLLMBackend
+
+SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+
+
+class React(BaseModel):
+    react: bool
+    place: Literal["cafe", "park"] = "cafe"
+    why: str = Field(default="", max_length=80)
+
+
+class FakeServer:
+    """Stands in for litellm.acompletion: records calls, fails first if asked."""
+
+    def __init__(self, answers: list[str], fail_first_with: Exception | None = None):
+        self.answers = answers
+        self.fail_first_with = fail_first_with
+        self.calls: list[dict[str, Any]] = []
+
+    async def __call__(self, **kwargs: Any) -> Any:
+        litellm = load_litellm()
+        self.calls.append(kwargs)
+        if self.fail_first_with is not None and len(self.calls) == 1:
+            raise self.fail_first_with
+        text = self.answers[min(len(self.calls), len(self.answers)) - 1]
+        return litellm.ModelResponse(
+            model=kwargs["model"],
+            choices=[litellm.Choices(message=litellm.Message(content=text, role="assistant"))],
+            usage=litellm.Usage(prompt_tokens=120, completion_tokens=12, total_tokens=132),
+        )
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch):
+    def install(answers: list[str], fail_first_with: Exception | None = None) -> FakeServer:
+        server = FakeServer(answers, fail_first_with)
+        monkeypatch.setattr(load_litellm(), "acompletion", server)
+        return server
+
+    return install
+
+
+MESSAGES = [
+    {"role": "system", "content": "You are Isabella."},
+    {"role": "user", "content": "Smoke at the cafe. React?"},
+]
+
+
+def test_schema_capable_model_gets_response_format_and_a_cost(fake) -> None:
+    server = fake(['{"react": true, "place": "cafe", "why": "smoke"}'])
+    llm = Gateway(LiteLLMBackend("gpt-4o-mini"))
+    value = llm.complete("react", MESSAGES, React, React(react=False))
+    assert value == React(react=True, place="cafe", why="smoke")
+    sent = server.calls[0]
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["schema"] == React.model_json_schema()
+    assert sent["messages"] == MESSAGES and sent["num_retries"] == 0
+    total = llm.stats()["total"]
+    assert total["prompt_tokens"] == 120 and total["completion_tokens"] == 12
+    assert total["cost"] > 0  # priced from litellm's bundled cost map
+
+
+def test_model_without_schema_support_gets_the_schema_in_the_prompt(fake) -> None:
+    server = fake(['Answer: {"react": false}'])
+    llm = Gateway(LiteLLMBackend("ollama/llama3.1"))
+    assert llm.complete("react", MESSAGES, React, React(react=True)).react is False
+    sent = server.calls[0]
+    assert sent.get("response_format", {}).get("type") != "json_schema"
+    assert "JSON schema" in sent["messages"][0]["content"] and '"react"' in sent["messages"][0]["content"]
+    assert llm.stats()["total"]["cost"] == 0.0  # unknown price counts as free, not as an error
+
+
+def test_api_base_from_the_environment(fake, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOWNSFOLK_API_BASE", "http://127.0.0.1:8000/v1")
+    server = fake(['{"react": true}'])
+    Gateway(LiteLLMBackend("hosted_vllm/qwen")).complete("react", MESSAGES, React, React(react=False))
+    assert server.calls[0]["api_base"] == "http://127.0.0.1:8000/v1"
+
+
+def test_api_key_never_lands_in_cache_callinfo_or_stats(fake, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    litellm = load_litellm()
+    leak = litellm.AuthenticationError(
+        message=f"Incorrect API key provided: {SECRET}", llm_provider="openai", model="gpt-4o-mini"
+    )
+    server = fake(['{"react": true, "why": "smoke"}'], fail_first_with=leak)
+    infos = []
+    llm = Gateway(LiteLLMBackend("gpt-4o-mini"), cache=DiskCache(tmp_path), max_attempts=2)
+    llm.add_listener(infos.append)
+    assert llm.complete("react", MESSAGES, React, React(react=False)).react is True
+    # The key is read by litellm from the environment, never passed around by us...
+    assert all(SECRET not in json.dumps(call, default=str) for call in server.calls)
+    # ...and the error that quoted it is recorded by its class name only.
+    assert infos[0].errors == ["AuthenticationError"]
+    recorded = json.dumps([vars(i) for i in infos]) + json.dumps(llm.stats())
+    assert SECRET not in recorded
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_refused_response_format_falls_back_to_prompt_instruction(fake) -> None:
+    litellm = load_litellm()
+    refusal = litellm.BadRequestError(message="response_format not supported", model="m", llm_provider="openai")
+    server = fake(['{"react": true}'], fail_first_with=refusal)
+    backend = LiteLLMBackend("ollama/llama3.1")
+    backend.schema_mode = "json"
+    assert Gateway(backend, max_attempts=1).complete("react", MESSAGES, React, React(react=False)).react
+    assert "response_format" not in server.calls[1] and backend.schema_mode == "prompt"
