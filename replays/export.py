@@ -134,13 +134,15 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
         span = max(1.0, (finish - begin).total_seconds())
         step = step_s or max(10.0, span / max(1, max_frames - 1))
         images: list[Any] = []
-        next_time = begin
+        palette: list[Any] = []  # one palette for all frames: Pillow then stores only what changed
 
         def grab() -> None:
             surf = hv.draw_frame(frame)
             raw = pygame.image.tobytes(surf, "RGB")
             img = Image.frombytes("RGB", surf.get_size(), raw)
-            images.append(img.quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+            if not palette:
+                palette.append(img.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+            images.append(img.quantize(palette=palette[0], dither=Image.Dither.NONE))
 
         grab()
         next_time = begin + timedelta(seconds=step)
@@ -158,7 +160,7 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         images[0].save(out, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0,
-                       optimize=False, disposal=1)
+                       optimize=False)
         return {"path": str(out), "frames": len(images), "from_tick": t0, "to_tick": t1,
                 "step_game_s": step, "size": f"{size[0]}x{size[1]}"}
     finally:

@@ -118,8 +118,9 @@ class Fonts:
             self._cache.popitem(last=False)
         return surf
 
-    def emoji_text(self, emoji: str) -> str:
-        """The emoji itself when a font here can draw it, else its Unicode name in words."""
+    def emoji_text(self, emoji: str, words: bool = False) -> str:
+        """The emoji itself when a font here can draw it; else its Unicode name in words
+        (``words``, for roomy places such as the side panel) or nothing (compact labels)."""
         if not emoji:
             return ""
         ok = self._emoji_ok.get(emoji)
@@ -129,6 +130,8 @@ class Fonts:
             self._emoji_ok[emoji] = ok
         if ok:
             return emoji
+        if not words:
+            return ""
         names = []
         for ch in emoji:
             if unicodedata.category(ch) in ("Mn", "Cf") or ch in "\ufe0f\u200d":

@@ -102,14 +102,25 @@ class Viewer:
     # -- layout ----------------------------------------------------------------
 
     @property
+    def panel_w(self) -> int:
+        """The side panel's width: full on big windows, narrower on small ones, none on tiny
+        exports (a 960-wide GIF is better spent on the map)."""
+        w = self.size[0]
+        return PANEL_W if w >= 1400 else 300 if w >= 1000 else 0
+
+    @property
+    def input_h(self) -> int:
+        return INPUT_H if self.size[0] >= 1000 else 0
+
+    @property
     def map_rect(self) -> pygame.Rect:
         w, h = self.size
-        return pygame.Rect(0, 0, max(100, w - PANEL_W), max(100, h - BAR_H - INPUT_H))
+        return pygame.Rect(0, 0, max(100, w - self.panel_w), max(100, h - BAR_H - self.input_h))
 
     @property
     def panel_rect(self) -> pygame.Rect:
         w, h = self.size
-        return pygame.Rect(w - PANEL_W, 0, PANEL_W, h - BAR_H)
+        return pygame.Rect(w - self.panel_w, 0, self.panel_w, h - BAR_H)
 
     @property
     def bar_rect(self) -> pygame.Rect:
@@ -119,7 +130,7 @@ class Viewer:
     @property
     def input_rect(self) -> pygame.Rect:
         m = self.map_rect
-        return pygame.Rect(0, m.bottom, m.width, INPUT_H)
+        return pygame.Rect(0, m.bottom, m.width, self.input_h)
 
     def resize(self, size: tuple[int, int]) -> None:
         self.size = size
@@ -494,6 +505,8 @@ class Viewer:
     def _draw_input(self, surface: pygame.Surface) -> None:
         f = self.fonts
         r = self.input_rect
+        if r.height <= 0:
+            return
         surface.fill((48, 50, 60), r)
         x = r.x + 6
         for mode in MODES:
@@ -610,6 +623,8 @@ class Viewer:
                 tuple(sorted(self.frame.encounters.items())) if not self.selected else ())
 
     def _draw_panel(self, surface: pygame.Surface) -> None:
+        if self.panel_w <= 0:
+            return
         key = self._panel_key()
         if self._panel_cache is None or self._panel_cache[0] != key:
             surf = pygame.Surface(self.panel_rect.size)
@@ -623,7 +638,7 @@ class Viewer:
         surf.fill(PANEL_BG)
         w = surf.get_width()
         y = 12
-        wrap = 50
+        wrap = max(24, w // 8)
 
         def head(text: str) -> None:
             nonlocal y
@@ -651,7 +666,7 @@ class Viewer:
             if persona:
                 line(f"{persona.get('age', '')} · {persona.get('occupation', '')} at {persona.get('workplace', '')}", PANEL_DIM)
             head("Now")
-            act = " ".join(x for x in (f.emoji_text(res.emoji), res.action) if x) or "(nothing yet)"
+            act = " ".join(x for x in (f.emoji_text(res.emoji, words=True), res.action) if x) or "(nothing yet)"
             line(act)
             line(f"at {res.address or 'outdoors'}  {res.tile}", PANEL_DIM)
             if res.bubble is not None:
