@@ -324,11 +324,17 @@ class MapRenderer:
         visible = [r for r in order if self._on_screen(r.tile, camera, rect)]
         for res in visible:
             self._draw_marker(surface, res, camera, origin, res.name == selected)
-        for res in visible:
-            self._draw_label(surface, res, camera, origin, res.name == selected)
-        for res in visible:
+        # Labels and bubbles never cover one another: the selected resident's go first, then
+        # the rest in a fixed order; a label that would overlap is left out (zoom in to see
+        # it), a bubble is lifted above the ones already drawn.
+        taken: list[pygame.Rect] = []
+        first = sorted(visible, key=lambda r: (r.name != selected, r.tile[1], r.tile[0], r.name))
+        for res in first:
+            self._draw_label(surface, res, camera, origin, res.name == selected, taken)
+        bubbles: list[pygame.Rect] = []
+        for res in first:
             if res.bubble is not None:
-                self._draw_bubble(surface, res, camera, origin)
+                self._draw_bubble(surface, res, camera, origin, bubbles)
         for enc in sorted(frame.encounters.values(), key=lambda e: e.encounter_id):
             self._draw_badge(surface, enc, frame, camera, origin)
         surface.set_clip(prev_clip)
@@ -369,7 +375,8 @@ class MapRenderer:
             z = self.fonts.render("z", self.fonts.small, TEXT)
             surface.blit(z, (cx + r - 2, cy - r - z.get_height() + 4))
 
-    def _draw_label(self, surface, res: ResidentFrame, camera: Camera, origin, selected: bool) -> None:
+    def _draw_label(self, surface, res: ResidentFrame, camera: Camera, origin, selected: bool,
+                    taken: list[pygame.Rect]) -> None:
         t = camera.tile_px
         cx, cy = camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 1), origin)
         fonts = self.fonts
@@ -388,12 +395,17 @@ class MapRenderer:
             self._label_bg[(w, h)] = bg
         x = cx - w // 2
         y = cy + 1
+        box = pygame.Rect(x, y, w, h)
+        if not selected and box.collidelist(taken) >= 0:
+            return
+        taken.append(box)
         surface.blit(bg, (x, y))
         for s in lines:
             surface.blit(s, (cx - s.get_width() // 2, y + 1))
             y += s.get_height()
 
-    def _draw_bubble(self, surface, res: ResidentFrame, camera: Camera, origin) -> None:
+    def _draw_bubble(self, surface, res: ResidentFrame, camera: Camera, origin,
+                     taken: list[pygame.Rect]) -> None:
         assert res.bubble is not None
         t = camera.tile_px
         cx, cy = camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1]), origin)
@@ -406,10 +418,17 @@ class MapRenderer:
                 self._bubbles.popitem(last=False)
         x = cx - surf.get_width() // 2
         y = cy - surf.get_height() - max(4, t // 3) - 6
-        surface.blit(surf, (x, y))
-        pygame.draw.polygon(surface, BUBBLE_BG, [(cx - 5, y + surf.get_height() - 1),
-                                                 (cx + 5, y + surf.get_height() - 1),
-                                                 (cx, y + surf.get_height() + 7)])
+        box = pygame.Rect(x, y, surf.get_width(), surf.get_height())
+        for _ in range(len(taken)):
+            hit = box.collidelist(taken)
+            if hit < 0:
+                break
+            box.bottom = taken[hit].top - 2
+        taken.append(box)
+        tail_top = box.bottom - 1
+        pygame.draw.line(surface, BUBBLE_EDGE, (cx, tail_top), (cx, cy - max(4, t // 3)), 1)
+        surface.blit(surf, box.topleft)
+        pygame.draw.polygon(surface, BUBBLE_BG, [(cx - 5, tail_top), (cx + 5, tail_top), (cx, tail_top + 7)])
 
     def _make_bubble(self, text: str, listener: str) -> pygame.Surface:
         fonts = self.fonts

@@ -735,7 +735,8 @@ class Viewer:
             name = f.render(res.name, f.small, (255, 255, 255))
             surf.blit(name, (32, y))
             act = f.render(_clip(" ".join(x for x in (f.emoji_text(res.emoji), res.action) if x), 40), f.small, PANEL_DIM)
-            surf.blit(act, (32 + max(120, name.get_width() + 8), y))
+            ax = 32 + max(120, name.get_width() + 8)
+            surf.blit(act, (ax, y), pygame.Rect(0, 0, max(0, w - ax - 8), act.get_height()))
             y += name.get_height() + 3
             links.append((pygame.Rect(0, top, w, y - top), res.name))
         if self.frame.notes:
