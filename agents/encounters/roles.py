@@ -8,6 +8,7 @@ the outcomes or the grounding guide.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -72,8 +73,14 @@ class SimulatedHuman:
 
 
 def step_schema(tool_names: list[str]) -> type[prompts.AssistantStep]:
-    """AssistantStep with ``action`` restricted to this episode's tools (helps small models)."""
-    choices = tuple(tool_names) + (prompts.RESPOND,)
+    """AssistantStep with ``action`` restricted to this episode's tools (helps small models);
+    one class per tool set, so its JSON schema is computed once."""
+    return _step_schema(tuple(tool_names))
+
+
+@functools.lru_cache(maxsize=512)
+def _step_schema(tool_names: tuple[str, ...]) -> type[prompts.AssistantStep]:
+    choices = tool_names + (prompts.RESPOND,)
     return create_model(  # type: ignore[call-overload]
         "AssistantStep",
         __base__=prompts.AssistantStep,
