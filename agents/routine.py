@@ -67,6 +67,8 @@ class RoutineMind:
         self._sleepers: set[str] = set()
         self._detour: tuple[int, str] | None = None  # (until minute of day, address)
         self._said = False
+        self._memo_key: tuple | None = None  # the block is recomputed once per game minute
+        self._memo_block: Block | None = None
         self._records: list[Record] = []
 
     # -- places --------------------------------------------------------------
@@ -137,6 +139,14 @@ class RoutineMind:
         return address if address.count(":") == 2 else None
 
     def _current(self, when: datetime) -> Block:
+        key = (when.date(), when.hour, when.minute)
+        if key == self._memo_key:
+            return self._memo_block  # type: ignore[return-value]
+        block = self._compute(when)
+        self._memo_key, self._memo_block = key, block
+        return block
+
+    def _compute(self, when: datetime) -> Block:
         minute = when.hour * 60 + when.minute
         if not self._awake_at(minute):
             return Block("sleep", 0, 0, self.bed, None, "", "sleeping", "😴", sleep=True)
@@ -197,6 +207,7 @@ class RoutineMind:
             if spot:
                 minute = p.time.hour * 60 + p.time.minute
                 self._detour = (min(minute + 60, 24 * 60 - 1), spot)
+                self._memo_key = None
                 self._records.append(Record(kind="note", resident=self.name, data={"text": f"{self.name} decides to go to {spot}"}))
         block = self._current(p.time)
         for line in p.heard:
@@ -246,6 +257,7 @@ class RoutineMind:
         self._sleepers = set(state["sleepers"])
         self._detour = tuple(state["detour"]) if state.get("detour") else None  # type: ignore[assignment]
         self._said = bool(state.get("said", False))
+        self._memo_key = None
         self._records = []
 
 

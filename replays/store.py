@@ -81,7 +81,7 @@ class Snapshot:
 
 
 def _pack(obj: Any) -> bytes:
-    return zlib.compress(json.dumps(obj, separators=(",", ":"), default=str).encode(), 3)
+    return zlib.compress(json.dumps(obj, separators=(",", ":"), default=str).encode(), 1)
 
 
 def _unpack(blob: bytes) -> Any:

@@ -61,7 +61,7 @@ class Resident:
     __slots__ = (
         "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
         "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
-        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty",
+        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known",
     )
 
     def __init__(self, persona: Persona, mind: Mind, tile: Tile, town: Town) -> None:
@@ -88,6 +88,7 @@ class Resident:
         self.memories: list[str] = []
         self.attention = Attention()
         self.known: set[str] = set()
+        self.base_known: frozenset[str] = frozenset()  # what they knew at the start (not stored)
         self.known_dirty = True
 
     @property
@@ -105,7 +106,8 @@ class Resident:
             "pending_use": list(self.pending_use) if self.pending_use else None, "holding": self.holding,
             "arrived": self.arrived, "heard": [c.model_dump() for c in self.heard], "whispers": list(self.whispers),
             "announcements": list(self.announcements), "memories": list(self.memories),
-            "attention": self.attention.snapshot(), "known": sorted(self.known), "known_dirty": self.known_dirty,
+            "attention": self.attention.snapshot(), "known_extra": sorted(self.known - self.base_known),
+            "known_dirty": self.known_dirty,
         }
 
     def restore(self, s: dict, town: Town) -> None:
@@ -123,7 +125,7 @@ class Resident:
         self.heard = [ChatLine(**c) for c in s["heard"]]
         self.whispers, self.announcements, self.memories = list(s["whispers"]), list(s["announcements"]), list(s["memories"])
         self.attention = Attention.restore(s["attention"])
-        self.known = set(s["known"])
+        self.known = set(self.base_known) | set(s["known_extra"])
         self.known_dirty = s["known_dirty"]
 
 
@@ -204,7 +206,8 @@ class Engine:
             if name not in minds:
                 raise ValueError(f"no mind for resident {name!r}")
             r = Resident(persona, minds[name], self._spawn_tile(persona), town)
-            r.known = self._initial_known(persona, by_name)
+            r.base_known = frozenset(self._initial_known(persona, by_name))
+            r.known = set(r.base_known)
             self._learn(r)
             self.residents[name] = r
             self.index.add(name, r.tile)
@@ -475,31 +478,42 @@ class Engine:
     def _perceive(self, r: Resident, tick: int, now: datetime) -> Perception:
         att = r.attention
         key = (r.tile, r.area, self.index.version[r.area])
-        if att.cache_key == key and not att.truncated:
+        if r.asleep:  # a sleeper sees nothing (they still hear what is said to them)
             chosen: list[Sight] = []
+            nearby: list[str] = []
+            att.cache_key = None
+        elif att.cache_key == key and not att.truncated:
+            chosen = []
             nearby = att.nearby
         else:
             x, y = r.tile
-            sights: list[Sight] = []
+            area = r.area
+            seen = att.seen
+            recent = att.recent
+            fresh: list[Sight] = []
             nearby = []
             residents = self.residents
             for name in self.index.around(r.tile):
                 o = residents[name]
-                if o is r or o.area != r.area:
+                if o.area != area or o is r:
                     continue
                 ox, oy = o.tile
                 if abs(ox - x) > 4 or abs(oy - y) > 4:
                     continue
                 nearby.append(name)
                 s, p, ob = o.event
-                sights.append(Sight(((ox - x) ** 2 + (oy - y) ** 2) ** 0.5, s, p, ob,
-                                    f"{name} is {o.description or 'idle'}", o.action_address or o.address))
+                if seen.get(s) == (p, ob) or (s, p, ob) in recent:
+                    continue
+                fresh.append(Sight(((ox - x) ** 2 + (oy - y) ** 2) ** 0.5, s, p, ob,
+                                   f"{name} is {o.description or 'idle'}", o.action_address or o.address))
             objects = self.objects
             for dist, addr, oname in self.sight.visible(r.tile):
                 state = objects[addr]
-                sights.append(Sight(dist, addr, "is", state, f"{oname} is {state}", addr))
+                if seen.get(addr) == ("is", state) or (addr, "is", state) in recent:
+                    continue
+                fresh.append(Sight(dist, addr, "is", state, f"{oname} is {state}", addr))
             nearby.sort()
-            chosen, att.truncated = choose(sights, att) if sights else ([], False)
+            chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
             att.cache_key = key
             att.nearby = nearby
         events = [

@@ -297,7 +297,8 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None) -
         if last is not None:
             last_time = store.tick_time(last)
             if options.duration is not None:
-                changes["planned_end"] = (last_time + options.duration).isoformat()  # type: ignore[operator]
+                step = timedelta(seconds=meta["seconds_per_tick"])
+                changes["planned_end"] = (last_time + step + options.duration).isoformat()  # type: ignore[operator]
         if changes:
             store.set_meta(**changes)
             meta.update(changes)
@@ -350,7 +351,8 @@ def _fork(options: RunOptions) -> Engine:
         src.close()
     store = RunStore.open(run_dir, readonly=False)
     store.truncate_after(tick)
-    end = (at_time + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
+    step = timedelta(seconds=meta["seconds_per_tick"])
+    end = (at_time + step + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
     store.set_meta(
         forked_from={"run": str(src_dir.resolve()), "tick": tick, "time": at_time.isoformat() if at_time else None},
         planned_end=end, created=datetime.now().isoformat(timespec="seconds"), resumed=[],

@@ -1,0 +1,69 @@
+"""`townsfolk bench engine`: tick engine throughput with LLM-free routine minds.
+
+Measures the engine's own cost (perception, path-finding, intent validation, records, the
+per-tick SQLite commit and snapshots) over a game day with night fast-forward. Minds are
+the routine mind, so the figure is the engine's ceiling; `--mind generative` runs the real
+residents on the scripted backend instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from world.clock import parse_duration, parse_start
+from world.runner import RunOptions, build_engine
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agents", type=int, default=25, help="residents (default 25; more than the town's files are generated)")
+    parser.add_argument("--duration", default="1d", help="game time (default 1d)")
+    parser.add_argument("--start", default="2026-02-13 07:00", help="game start")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mind", choices=["routine", "generative"], default="routine")
+    parser.add_argument("--town", default="default")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    duration = parse_duration(args.duration)
+    start = parse_start(args.start)
+    with tempfile.TemporaryDirectory(prefix="townsfolk-bench-") as tmp:
+        t0 = time.perf_counter()
+        options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
+                             mind=args.mind, model="scripted", out=Path(tmp) / "run")
+        engine = build_engine(options)
+        setup = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        c1 = time.process_time()
+        asyncio.run(engine.run(engine.until))
+        wall = time.perf_counter() - t1
+        cpu = time.process_time() - c1
+        summary = engine.store.summary()
+        engine.store.close()
+    ticks = engine.stats["ticks"]
+    agents = len(engine.residents)
+    game_s = (engine.clock.now() - start).total_seconds() + engine.clock.seconds_per_tick
+    return {
+        "agents": agents,
+        "mind": engine.mind_kind,
+        "game_time": str(timedelta(seconds=round(game_s))),
+        "ticks": ticks,
+        "night_jumps": engine.stats["jumps"],
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "setup_s": round(setup, 3),
+        "ticks_per_s": round(ticks / wall, 1),
+        "agent_ticks_per_s": round(ticks * agents / wall, 1),
+        "agent_ticks_per_cpu_s": round(ticks * agents / cpu, 1),
+        "game_hours_per_wall_s": round(game_s / 3600 / wall, 2),
+        "records": sum(summary["records_by_kind"].values()),
+        "chat_lines": summary["chat_lines"],
+        "slow_decisions": engine.stats["decide_calls"],
+        "path_cache_hits": engine.paths.hits,
+        "path_cache_misses": engine.paths.misses,
+    }
