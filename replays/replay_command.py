@@ -173,9 +173,13 @@ def _timeline(run_dir: Path, md: str | None) -> int:
 def _view(run_dir: Path, args: argparse.Namespace) -> int:
     from replays.feeds import ReplayFeed
     from replays.runview import open_run
-    from replays.viewer import Viewer
+    from replays.viewer import NoDisplayError, Viewer, check_display
     from replays.when import parse_at
 
+    try:
+        check_display()
+    except NoDisplayError as exc:
+        return _fail(str(exc))
     run = open_run(run_dir)
     feed = ReplayFeed(run.reader, run_dir)
     bounds = feed.bounds()

@@ -50,6 +50,31 @@ MODES = ("whisper", "object", "announce", "ask")
 MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview"}
 
 
+class NoDisplayError(RuntimeError):
+    """There is no screen to open a window on; the message says what to do instead."""
+
+
+def check_display() -> None:
+    """Make sure a window can be shown, before anything slow (a run) starts.
+
+    SDL quietly falls back to an invisible 'offscreen' driver when there is no screen; a
+    viewer would then run unseen. That is refused unless asked for (SDL_VIDEODRIVER set).
+    """
+    import os
+
+    try:
+        pygame.display.init()
+    except pygame.error as exc:
+        raise NoDisplayError(f"cannot open a window: {exc}; headless pictures work with "
+                             "`townsfolk replay DIR --png-dir D --at TIME` or `--export day.gif`") from None
+    driver = pygame.display.get_driver()
+    if driver in ("offscreen", "dummy") and os.environ.get("SDL_VIDEODRIVER", "") != driver:
+        raise NoDisplayError(
+            "no screen to show the viewer on (SDL fell back to its invisible "
+            f"'{driver}' driver); run it where there is a display, or make pictures headless "
+            "with `townsfolk replay DIR --png-dir D --at TIME` or `--export day.gif`")
+
+
 @dataclass
 class Notice:
     text: str
@@ -748,7 +773,7 @@ class Viewer:
 
     def run(self, fps: int = 30, close_after: float | None = None) -> None:
         """Open a window and run until the user quits (or ``close_after`` real seconds)."""
-        pygame.display.init()
+        check_display()
         pygame.font.init()
         screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
         pygame.display.set_caption(f"townsfolk — {self.title}")

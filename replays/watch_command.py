@@ -79,9 +79,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"townsfolk watch: {exc}", file=sys.stderr)
         return 2
     try:
-        import pygame  # noqa: F401
+        from replays.viewer import NoDisplayError, check_display
     except ImportError:
         print("townsfolk watch: the viewer needs pygame (pip install pygame)", file=sys.stderr)
+        return 2
+    try:
+        check_display()
+    except NoDisplayError as exc:
+        print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
         return 2
     try:
         engine = build_engine(options)

@@ -180,3 +180,15 @@ def test_viewer_input_and_controls() -> None:
     v.text = "   "
     v.submit_text()
     assert len(sent) == 2
+
+
+def test_no_screen_is_refused_with_a_way_out(monkeypatch, capsys, run_dir: Path) -> None:
+    from replays.viewer import NoDisplayError, check_display
+
+    init_headless()
+    check_display()  # dummy driver asked for explicitly: fine (tests, exports)
+    monkeypatch.delenv("SDL_VIDEODRIVER")
+    with pytest.raises(NoDisplayError, match="--png-dir"):
+        check_display()
+    assert _replay(str(run_dir)) == 2
+    assert "no screen" in capsys.readouterr().err
