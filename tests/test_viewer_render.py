@@ -192,3 +192,25 @@ def test_no_screen_is_refused_with_a_way_out(monkeypatch, capsys, run_dir: Path)
         check_display()
     assert _replay(str(run_dir)) == 2
     assert "no screen" in capsys.readouterr().err
+
+
+def test_replay_viewer_pokes_a_live_folder_through_its_socket(run_dir: Path) -> None:
+    from replays.control import ControlServer
+
+    init_headless()
+    got: list[dict] = []
+    reader = RunReader.open(run_dir)
+    v = Viewer(grid_map(2, 1), ReplayFeed(reader, run_dir), size=(1280, 720), run_dir=run_dir)
+    v.seek(3)
+    v.select("Ada")
+    v.text = "take an umbrella"
+    v.submit_text()  # the run is over: nothing to poke, and the box keeps the text
+    assert not v.notices[-1].good and "not live" in v.notices[-1].text and v.text
+    with ControlServer(run_dir, lambda c: got.append(c) or {"accepted": True, "message": "queued"}):
+        v.submit_text()
+        v.mode = "announce"
+        v.text = "Fire drill at noon"
+        v.submit_text()
+    assert got == [{"kind": "whisper", "resident": "Ada", "text": "take an umbrella"},
+                   {"kind": "announce", "text": "Fire drill at noon"}]
+    reader.close()
