@@ -20,13 +20,17 @@ Three ways to find the top k, all with exactly that formula:
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import islice
 
 import faiss
 import numpy as np
+
+# One query at a time: faiss's OpenMP threads only add start-up cost and, spinning after a
+# call, slow down numpy next to them. (Bulk index builds are still fast single-threaded.)
+faiss.omp_set_num_threads(1)
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -45,13 +49,13 @@ class RetrievalConfig(BaseModel):
     w_relevance: float = Field(default=1.0, ge=0.0)
     decay: float = Field(default=0.995, gt=0.0, le=1.0, description="per game hour")
     top_k: int = Field(default=30, ge=1)
-    candidates: int = Field(default=64, ge=1, description="initial neighbours by relevance")
-    prior_candidates: int = Field(default=64, ge=1, description="initial recent+important few")
+    candidates: int = Field(default=96, ge=1, description="neighbours by relevance")
+    prior_candidates: int = Field(default=768, ge=1, description="best by recency+importance")
     hnsw_threshold: int = Field(default=4096, ge=1, description="switch flat -> HNSW above")
     hnsw_m: int = Field(default=32, ge=4)
     ef_construction: int = Field(default=80, ge=8)
-    ef_search: int = Field(default=64, ge=8)
-    max_rounds: int = Field(default=6, ge=1)
+    ef_search: int = Field(default=96, ge=8)
+    max_rounds: int = Field(default=1, ge=1, description=">1: double the candidates until the bound certifies the top k")
 
     @classmethod
     def released_code(cls) -> "RetrievalConfig":
@@ -197,9 +201,9 @@ class RetrievalIndex:
             float(max(levels)),
         )
 
-    def _search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         if self._hnsw:
-            self._index.hnsw.efSearch = max(self.config.ef_search, k)
+            self._index.hnsw.efSearch = max(ef or self.config.ef_search, k)
         scores, positions = self._index.search(query.reshape(1, -1), min(k, self._n))
         keep = positions[0] >= 0
         return scores[0][keep], positions[0][keep]
@@ -215,7 +219,7 @@ class RetrievalIndex:
         k = min(k or cfg.top_k, n)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         rec_lo, rec_hi, imp_lo, imp_hi = self._ranges(now)
-        far, _ = self._search(-q, 1)
+        far, _ = self._search(-q, 1, ef=16)
         rel_lo = float(-far[0]) if len(far) else -1.0
         c = max(cfg.candidates, 2 * k)
         f = max(cfg.prior_candidates, k)
@@ -223,7 +227,7 @@ class RetrievalIndex:
             rel, positions = self._search(q, c)
             rel_hi = float(rel[0])
             prior_pos, prior_next = self._best_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
-            cand = np.unique(np.concatenate([positions, np.asarray(prior_pos, dtype=np.int64)]))
+            cand = np.unique(np.concatenate([positions, prior_pos]))
             hits = self._score(cand, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
             if len(positions) >= n or len(hits) < k:
                 break
@@ -235,35 +239,26 @@ class RetrievalIndex:
             f *= 2
         return hits
 
-    def _prior(self, pos: int, now: float, rec_lo, rec_hi, imp_lo, imp_hi) -> float:
-        cfg = self.config
-        rec = cfg.decay ** (now - self._last[pos])
-        return cfg.w_recency * _norm(rec, rec_lo, rec_hi) + cfg.w_importance * _norm(
-            float(self._imp[pos]), imp_lo, imp_hi
-        )
+    def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[np.ndarray, float]:
+        """The f positions with the best recency+importance, and a bound on everyone else's.
 
-    def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[list[int], float]:
-        """The f positions with the best recency+importance, and the (f+1)-th's value."""
-        heap: list[tuple[float, int, int]] = []
-        iters = {}
-        for level, order in self._levels.items():
-            if not order:
-                continue
-            it = reversed(order)
-            iters[level] = it
-            pos = next(it)
-            heap.append((-self._prior(pos, now, rec_lo, rec_hi, imp_lo, imp_hi), level, pos))
-        heapq.heapify(heap)
-        out: list[int] = []
-        while heap and len(out) < f:
-            _neg, level, pos = heapq.heappop(heap)
-            out.append(pos)
-            nxt = next(iters[level], None)
-            if nxt is not None:
-                value = self._prior(nxt, now, rec_lo, rec_hi, imp_lo, imp_hi)
-                heapq.heappush(heap, (-value, level, nxt))
-        following = -heap[0][0] if heap else -math.inf
-        return out, following
+        Within one importance level the order by last access is the order by prior, so the
+        best f overall are among each level's f+1 most recent; anything outside that pool is
+        bounded by its level's (f+1)-th, which is in the pool but not chosen.
+        """
+        cfg = self.config
+        pool: list[int] = []
+        for order in self._levels.values():
+            pool.extend(islice(reversed(order), f + 1))
+        positions = np.fromiter(pool, dtype=np.int64, count=len(pool))
+        rec = cfg.decay ** (now - self._last[positions])
+        prior = cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi) + cfg.w_importance * _norm_vec(
+            self._imp[positions].astype(np.float64), imp_lo, imp_hi
+        )
+        if len(positions) <= f:
+            return positions, -math.inf
+        part = np.argpartition(-prior, f - 1)
+        return positions[part[:f]], float(prior[part[f:]].max())
 
     def _score(self, positions: np.ndarray, q: np.ndarray, now: float, ranges, k: int) -> list[Hit]:
         cfg = self.config
