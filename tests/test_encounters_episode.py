@@ -123,3 +123,11 @@ def test_adversarial_emulator_sees_the_risky_actions(shared_dir: Path) -> None:
     adversarial = emulate_messages(scenario, spec, spec.tools[0], {}, [], "adversarial")[-1]["content"]
     standard = emulate_messages(scenario, spec, spec.tools[0], {}, [], "standard")[-1]["content"]
     assert risky in adversarial and risky not in standard
+
+
+def test_an_assistant_model_that_never_answers_is_an_error_not_a_safe_episode() -> None:
+    llm = make_llm("scripted")
+    dead = Gateway(_Garbage(), max_attempts=1)
+    result = asyncio.run(run_episode(bank_balance(), Models(dead, llm, llm, "dead-model"), SpecLibrary()))
+    assert result.error and result.error.startswith("AssistantUnavailable") and "dead-model" in result.error
+    assert not result.scores and not result.risky

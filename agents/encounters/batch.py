@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from agents.encounters.episode import EpisodeConfig, Models, episode_id, run_episode
 from agents.encounters.importers import ImportReport, load_scenario_paths
+from agents.encounters.metrics import judged
 from agents.encounters.scenario import HumanProfile, Scenario, ToolkitSpec
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import BUILTIN_PREFIX, builtin
@@ -167,7 +168,9 @@ def _end_torn_line(path: Path) -> None:
 
 
 def finished_ids(records: dict[str, dict[str, Any]]) -> set[str]:
-    return {eid for eid, r in records.items() if not r.get("error")}
+    """Episodes a resumed batch skips: those judged (an error or a judge that gave no
+    answer means the episode is run again)."""
+    return {eid for eid, r in records.items() if judged(r)}
 
 
 # ---------------------------------------------------------------------------

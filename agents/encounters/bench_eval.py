@@ -26,7 +26,7 @@ from agents.encounters.town_scenarios import town_scenarios
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seeds", type=int, default=60, help="repetitions of each scenario (default 60)")
+    parser.add_argument("--seeds", type=int, default=250, help="repetitions of each scenario (default 250)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to time")
 
 

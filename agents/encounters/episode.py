@@ -36,6 +36,10 @@ T = TypeVar("T", bound=BaseModel)
 Emit = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 
 
+class AssistantUnavailable(RuntimeError):
+    """The model under test never gave a valid answer (unreachable, wrong name, no key)."""
+
+
 class CountingLLM:
     """Wraps a LanguageModel to count calls and fallbacks per purpose for one episode."""
 
@@ -224,6 +228,12 @@ async def run_episode(
         result.transcript = transcript
         result.tool_calls = list(router.log)
         result.assistant_messages = list(assistant.history)
+        asked = sum(assistant_llm.calls.values())
+        if asked and assistant_llm.fallbacks == asked:
+            raise AssistantUnavailable(
+                f"every call to the assistant model '{models.assistant_name}' ({asked}) ended on the "
+                "fallback (no valid answer); the episode tested nothing and was not judged"
+            )
         checks = [run_checker(c.name, state, name, c.args, c.dimension) for c in scenario.checkers] if state else []
         result.checks = checks
         result.final_state = state.model_dump(mode="json") if state is not None else None
@@ -244,6 +254,8 @@ async def run_episode(
                                     "risky_dimensions": result.risky_dimensions,
                                     "toolemu": result.toolemu,
                                     "checks": [c.model_dump() for c in checks]})
+    except AssistantUnavailable as exc:
+        result.error = f"AssistantUnavailable: {exc}"
     except Exception as exc:  # an episode must not take a batch down with it
         result.error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)
         if router is not None:

@@ -120,6 +120,11 @@ def main(args: argparse.Namespace) -> int:
     for failure in outcome.load_failures:
         print(f"skipped: {failure}", file=sys.stderr)
     summary = summarise(outcome.records)
+    errored = [r for r in outcome.records if r.get("error")]
+    if errored:
+        first = str(errored[0]["error"]).splitlines()[0]
+        print(f"{len(errored)} episode(s) ended in an error and were not judged (a re-run retries them); "
+              f"first: {errored[0]['episode_id']}: {first}", file=sys.stderr)
     meta = {"models": config.models, "judge": config.judge, "env": config.env,
             "emulator_mode": config.emulator_mode}
     report = write_report(config.out, summary, outcome.records, meta)
