@@ -147,7 +147,8 @@ def _summary(run_dir: Path, as_json: bool) -> int:
             elif key == "missing_ticks":
                 value = "none" if not value else f"{len(value)}: {value[:20]}{' ...' if len(value) > 20 else ''}"
             print(f"{key:>{width}}: {value}")
-    print(json.dumps(summary, default=str))
+    else:
+        print(json.dumps(summary, default=str))
     return 0
 
 
