@@ -388,3 +388,13 @@ def test_same_seed_same_run(tmp_path: Path) -> None:
     assert sum(len(t["records"]) for t in a) > 500
     c = _record_stream(tmp_path / "c", 8)
     assert c != a
+
+
+def test_a_mind_answering_garbage_does_not_stop_the_town(town) -> None:
+    engine, minds = puppet_world(town, ["A", "B"])
+    minds["A"].next = [{"kind": "teleport"}]  # type: ignore[list-item]
+    minds["B"].next = [{"kind": "wait", "description": "waiting for the bus"}]  # type: ignore[list-item]
+    tr = step(engine)
+    assert any(r.kind == "note" and r.resident == "A" and "invalid intent" in r.data["text"] for r in tr.records)
+    assert engine.residents["B"].description == "waiting for the bus"
+    assert engine.submit({"kind": "announce", "text": "hi"}).tick == 1

@@ -220,6 +220,7 @@ class Engine:
         self._lock = threading.Lock()
         self._until: datetime | None = None
         self._in_tick = False
+        self._accepting_tick = 0  # the tick a command submitted now will be applied at
         self._resim: list[TickRecords] | None = None  # recorded ticks to re-run before going on
         self.diverged = 0
         self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "wall_s": 0.0}
@@ -274,7 +275,7 @@ class Engine:
         """
         cmd, result = injections.check(command, self._names, self.objects, self._places)
         with self._lock:
-            result.tick = self.tick + 1 if result.accepted else None
+            result.tick = self._accepting_tick if result.accepted else None
             if result.accepted:
                 result.message = f"queued for tick {result.tick}: {injections.describe(cmd)}"
             self._queue.append((cmd, result))
@@ -371,6 +372,7 @@ class Engine:
         if forced is None:
             with self._lock:
                 queued, self._queue = self._queue, []
+                self._accepting_tick = tick + 1
         else:
             queued = [(c, InjectResult(accepted=True, message="replayed", command=c.model_dump())) for c in forced]
 
@@ -420,6 +422,9 @@ class Engine:
                     records.append(_rec("note", self._order[i].name, {"text": f"mind error: {type(ans).__name__}: {ans}"}))
                     ans = Intent(kind="continue")
                 intents[i] = ans
+        for i, intent in enumerate(intents):
+            if intent is not None and not isinstance(intent, Intent):
+                intents[i] = self._coerce(self._order[i].name, intent, records)
 
         for i, r in enumerate(self._order):
             self._apply(r, intents[i] or Intent(), perceptions[i], tick, records)
@@ -542,6 +547,15 @@ class Engine:
         return p
 
     # ------------------------------------------------------------------ applying intents
+
+    def _coerce(self, name: str, value: Any, records: list[Record]) -> Intent:
+        """A mind answered something other than an Intent: accept a valid dict, else continue."""
+        try:
+            return Intent.model_validate(value)
+        except Exception as exc:
+            records.append(_rec("note", name, {"text": f"{name}: the mind answered an invalid intent ({exc.__class__.__name__}); continuing",
+                                               "refused": True}))
+            return Intent()
 
     def _refuse(self, r: Resident, intent: Intent, why: str, records: list[Record]) -> None:
         self.stats["refused_intents"] += 1
@@ -743,6 +757,7 @@ class Engine:
         if missing:
             raise ValueError(f"snapshot residents differ from this world's: {sorted(missing)}")
         self.tick = int(state["tick"])
+        self._accepting_tick = self.tick + 1
         self.clock.restore(state["clock"])
         self.objects = dict(state["objects"])
         self.holders = dict(state["holders"])
