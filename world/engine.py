@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 Tile = tuple[int, int]
 CONVERSATION_GAP_TICKS = 60  # lines between two people this close together are one conversation
 MIN_JUMP = timedelta(minutes=1)
+GOAL_SPREAD = 4  # distinct goal tiles per place
 
 
 class Plugin(Protocol):
@@ -645,10 +646,12 @@ class Engine:
         tiles = self.town.resolve(target)
         if r.tile in tiles:
             goal = r.tile
-        elif target in self.objects:
-            goal = tiles[stable_index(r.name, len(tiles))]
         else:
-            goal = tiles[stable_index(f"{r.name}|{target}", len(tiles))]
+            # a few spread-out goal tiles per place: people do not all stand on one tile, and
+            # walks between the same few tiles repeat, so the path cache serves most of them
+            k = min(GOAL_SPREAD, len(tiles))
+            j = stable_index(f"{r.name}|{target}", k)
+            goal = tiles[(2 * j + 1) * len(tiles) // (2 * k)]
         r.path = self.paths.path(r.tile, goal)
         r.path_i = 0
         r.dest = target
