@@ -126,6 +126,7 @@ class _Progress:
         self.total = max((engine.until - self.start).total_seconds(), 1.0)
         self.t0 = time.perf_counter()
         self.last = 0.0
+        self.printed = 0.0
         self.progress = None
         self.task = None
 
@@ -162,13 +163,14 @@ class _Progress:
         if not force and now - self.last < 0.2:
             return
         self.last = now
-        done = (self.engine.clock.now() - self.start).total_seconds()
+        done = min((self.engine.clock.next_time - self.start).total_seconds(), self.total)
         rate = self.counts["ticks"] / max(now - self.t0, 1e-9)
         clock = self.engine.clock.now().strftime("%a %H:%M")
         if self.progress is not None and self.task is not None:
             self.progress.update(self.task, completed=done, clock=clock, tick=self.engine.tick, rate=f"{rate:.0f}",
                                  llm=self.counts["llm"])
-        elif not self.quiet and (force or int(now - self.t0) % 5 == 0):
+        elif not self.quiet and (force or now - self.printed >= 5.0):
+            self.printed = now
             print(f"{clock}  tick {self.engine.tick}  {rate:.0f} ticks/s  LLM {self.counts['llm']}", file=sys.stderr)
 
 
@@ -190,4 +192,5 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
             print(f"  {'llm':>18}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in t.items()))
             for purpose, s in (llm.get("by_purpose") or {}).items():
                 print(f"  {purpose:>18}: calls {s.get('calls')}, fallbacks {s.get('fallbacks', 0)}")
-    print(json.dumps(summary, default=str) if as_json else "", end="\n" if as_json else "")
+    if as_json:
+        print(json.dumps(summary, default=str))
