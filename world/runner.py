@@ -172,6 +172,17 @@ def make_model(model: str, mind: str, cache_dir: Path | None, chaos: float, seed
         raise RunError(f"--model {model}: {exc}") from None
 
 
+def _is_live(run_dir: Path) -> bool:
+    try:
+        from replays.control import is_live
+    except ModuleNotFoundError:  # pragma: no cover
+        return False
+    try:
+        return bool(is_live(run_dir))
+    except Exception:
+        return False
+
+
 def _truncate_memories(db: Path, tick: int) -> None:
     try:
         from memory.store import truncate_after
@@ -285,6 +296,8 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None) -
     """Resume the run in ``run_dir`` from its last committed tick."""
     if not (run_dir / DB_NAME).exists():
         raise RunError(f"--resume {run_dir}: no run here (expected a run folder holding {DB_NAME})")
+    if fork is None and _is_live(run_dir):
+        raise RunError(f"--resume {run_dir}: this run is still running (its control channel answers); stop it first")
     store = RunStore.open(run_dir, readonly=False)
     try:
         meta = store.meta()
