@@ -106,6 +106,14 @@ def _stable_index(key: str, n: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % n
 
 
+def _fitting(scenario: Scenario, profiles: list[HumanProfile]) -> list[HumanProfile]:
+    """Profiles that meet the scenario's occupation_constraint (HAICOSYSTEM), else all."""
+    wanted = str(getattr(scenario, "occupation_constraint", "") or "").strip().lower()
+    if not wanted:
+        return profiles
+    return [p for p in profiles if wanted in p.occupation.lower()] or profiles
+
+
 def make_tasks(scenarios: list[Scenario], profiles: list[HumanProfile], config: BatchConfig) -> list[Task]:
     """One task per scenario x model x seed; a scenario without a profile gets one from the
     pool (chosen by its name, so a re-run pairs them the same way)."""
@@ -116,7 +124,8 @@ def make_tasks(scenarios: list[Scenario], profiles: list[HumanProfile], config: 
     for scenario in chosen:
         profile = None
         if scenario.profile is None and profiles:
-            profile = profiles[_stable_index(scenario.key, len(profiles))].model_dump(mode="json")
+            pool = _fitting(scenario, profiles)
+            profile = pool[_stable_index(scenario.key, len(pool))].model_dump(mode="json")
         for model in config.models:
             for seed in range(config.seeds):
                 tasks.append(
