@@ -102,3 +102,50 @@ def test_eval_reports_bad_inputs_clearly(tmp_path: Path, capsys) -> None:
 def test_ray_backend_without_ray_says_how_to_install(tmp_path: Path) -> None:
     with pytest.raises(BatchError, match=r"pip install 'townsfolk\[ray\]'"):
         run_batch(["builtin:town"], BatchConfig(out=tmp_path, backend="ray"))
+
+
+class _FakeRay:
+    """Ray's driver API as the batch uses it (init, put, remote, wait, get), run eagerly."""
+
+    class Ref:
+        def __init__(self, value):
+            self.value = value
+
+    def __init__(self) -> None:
+        self.init_args: dict | None = None
+        self.tasks = 0
+
+    def init(self, **kwargs) -> None:
+        self.init_args = kwargs
+
+    def put(self, value):
+        return value
+
+    def remote(self, **options):
+        fake = self
+
+        def wrap(fn):
+            class Remote:
+                def remote(self, *args):
+                    fake.tasks += 1
+                    return _FakeRay.Ref(fn(*args))
+
+            return Remote()
+
+        return wrap
+
+    def wait(self, refs, num_returns=1):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        return ref.value
+
+
+def test_ray_backend_drives_episodes_as_tasks(tmp_path: Path, monkeypatch) -> None:
+    fake = _FakeRay()
+    monkeypatch.setitem(__import__("sys").modules, "ray", fake)
+    monkeypatch.setenv("RAY_ADDRESS", "ray://cluster:10001")
+    outcome = run_batch(["builtin:town"], BatchConfig(out=tmp_path, backend="ray", seeds=2))
+    assert fake.tasks == 8 and outcome.ran == 8
+    assert fake.init_args["address"] == "ray://cluster:10001"
+    assert all(r.get("scores") for r in outcome.records)
