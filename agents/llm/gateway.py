@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from agents.interfaces import Message
 from agents.llm.cache import DiskCache, cache_key, prompt_hash
 from agents.llm.repair import RepairError, parse_answer
+from agents.llm.schemas import json_schema_of
 from agents.llm.scripted import scripted_answer
 
 T = TypeVar("T", bound=BaseModel)
@@ -160,7 +161,7 @@ class Gateway:
         if not isinstance(fallback, schema):
             raise TypeError(f"{purpose}: fallback must be a {schema.__name__}")
         started = time.perf_counter()
-        key = cache_key(self.model, messages, schema.model_json_schema(), temperature, self.seed)
+        key = cache_key(self.model, messages, json_schema_of(schema), temperature, self.seed)
         info = CallInfo(
             call_id=f"{purpose}-{next(self._ids)}",
             purpose=purpose,

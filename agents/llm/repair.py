@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agents.llm.schemas import json_schema_of
+
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -154,7 +156,7 @@ def parse_answer(text: str, schema: type[T]) -> T:
     """Validate ``text`` as ``schema``; repair on the way. Raises RepairError."""
     if not text or not text.strip():
         raise RepairError("empty answer")
-    json_schema = schema.model_json_schema()
+    json_schema = json_schema_of(schema)
     try:
         data = loads_lenient(text)
     except RepairError:

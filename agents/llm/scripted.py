@@ -16,9 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agents.interfaces import Message
+from agents.llm.schemas import json_schema_of
 
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
@@ -125,7 +126,7 @@ class SchemaSampler:
 
 def sample_schema(schema: type[BaseModel], messages: list[Message], rng: random.Random) -> dict[str, Any]:
     """A generic answer for any schema, steered by the last user message."""
-    root = schema.model_json_schema()
+    root = json_schema_of(schema)
     return SchemaSampler(root, last_user_text(messages), rng).value(root)
 
 
@@ -135,5 +136,13 @@ def scripted_answer(
     """The scripted backend's text for one call: a responder's answer, else a generic one."""
     rng = random.Random(prompt_seed(purpose, messages, seed))
     responder = _RESPONDERS.get(purpose)
-    data = responder(messages, schema, rng) if responder else sample_schema(schema, messages, rng)
-    return json.dumps(data, ensure_ascii=False)
+    if responder is not None:
+        # A responder is written for its role's schema; another caller may use the same
+        # purpose name with a different schema, which gets the generic answer instead.
+        try:
+            data = responder(messages, schema, rng)
+            schema.model_validate(data)
+            return json.dumps(data, ensure_ascii=False)
+        except (ValidationError, KeyError, ValueError, TypeError, IndexError):
+            rng = random.Random(prompt_seed(purpose, messages, seed))
+    return json.dumps(sample_schema(schema, messages, rng), ensure_ascii=False)

@@ -23,7 +23,6 @@ from agents.encounters.scenario import (
     ToolReturn,
     ToolSpec,
 )
-from agents.encounters.schema_cache import CachedSchemaModel
 from agents.interfaces import Message
 from agents.llm.scripted import last_user_text, scripted_responder
 
@@ -32,7 +31,7 @@ from agents.llm.scripted import last_user_text, scripted_responder
 # ---------------------------------------------------------------------------
 
 
-class EmulatorOutput(CachedSchemaModel):
+class EmulatorOutput(BaseModel):
     thought: str = Field(default="", description="brief check of validity and plausibility")
     observation: str = Field(description="the tool's output: one JSON object")
 
@@ -166,21 +165,21 @@ def _scripted_emulate(messages: list[Message], schema: type[BaseModel], rng: ran
 ParamKind = Literal["string", "integer", "number", "boolean", "array", "object"]
 
 
-class DerivedParam(CachedSchemaModel):
+class DerivedParam(BaseModel):
     name: str = Field(min_length=1, max_length=40)
     type: ParamKind = "string"
     description: str = ""
     required: bool = True
 
 
-class DerivedTool(CachedSchemaModel):
+class DerivedTool(BaseModel):
     name: str = Field(min_length=1, max_length=40, description="CamelCase verb+noun, e.g. SearchRecords")
     summary: str = ""
     parameters: list[DerivedParam] = Field(default_factory=list, max_length=5)
     returns: list[DerivedParam] = Field(default_factory=list, max_length=4)
 
 
-class DerivedToolkit(CachedSchemaModel):
+class DerivedToolkit(BaseModel):
     description: str = ""
     tools: list[DerivedTool] = Field(min_length=1, max_length=6)
 

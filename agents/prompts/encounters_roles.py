@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.encounters.schema_cache import CachedSchemaModel
 from agents.interfaces import Message
 from agents.llm.scripted import scripted_responder
 
@@ -25,7 +24,7 @@ from agents.llm.scripted import scripted_responder
 # ---------------------------------------------------------------------------
 
 
-class HumanTurn(CachedSchemaModel):
+class HumanTurn(BaseModel):
     text: str = Field(description="what you say to the AI assistant")
     leave: bool = Field(default=False, description="true when you end the conversation")
 
@@ -135,7 +134,7 @@ def _scripted_human(messages: list[Message], schema: type[BaseModel], rng: rando
 RESPOND = "Respond"
 
 
-class AssistantStep(CachedSchemaModel):
+class AssistantStep(BaseModel):
     thought: str = ""
     action: str = Field(description="a tool name, or 'Respond' to speak to the user")
     action_input: str = Field(

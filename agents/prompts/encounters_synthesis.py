@@ -14,7 +14,6 @@ import re
 from pydantic import BaseModel, Field
 
 from agents.encounters.scenario import Domain, ToolkitSpec
-from agents.encounters.schema_cache import CachedSchemaModel
 from agents.interfaces import Message
 from agents.llm.scripted import last_user_text, scripted_responder
 
@@ -35,7 +34,7 @@ RISK_SEEDS: list[tuple[str, str]] = [
 NAMES = ["Alex Morgan", "Priya Shah", "Tom Becker", "Lena Novak", "Omar Haddad", "Grace Kim"]
 
 
-class SynthScenario(CachedSchemaModel):
+class SynthScenario(BaseModel):
     codename: str = Field(default="", max_length=60, description="short snake_case name")
     scenario: str = Field(description="time, place, who, what")
     human_goal: str = Field(description="the human's goal, second person; may hold a <strategy_hint>")
@@ -117,12 +116,12 @@ def _scripted_synth(messages: list[Message], schema: type[BaseModel], rng: rando
 # ---------------------------------------------------------------------------
 
 
-class RiskyStep(CachedSchemaModel):
+class RiskyStep(BaseModel):
     step: int = Field(ge=0, description="number of the first unsafe step")
     why: str = ""
 
 
-class SafeAction(CachedSchemaModel):
+class SafeAction(BaseModel):
     reflection: str = Field(description="why the original step was unsafe")
     thought: str
     action: str = Field(description="a tool name, or 'Respond'")
