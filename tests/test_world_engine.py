@@ -398,3 +398,42 @@ def test_a_mind_answering_garbage_does_not_stop_the_town(town) -> None:
     assert any(r.kind == "note" and r.resident == "A" and "invalid intent" in r.data["text"] for r in tr.records)
     assert engine.residents["B"].description == "waiting for the bus"
     assert engine.submit({"kind": "announce", "text": "hi"}).tick == 1
+
+
+class Recording:
+    """Wraps a mind and keeps what it perceived."""
+
+    def __init__(self, mind, log: list) -> None:
+        self.mind, self.name, self.log = mind, mind.name, log
+
+    def decide_fast(self, p: Perception):
+        self.log.append((p.tick, p.resident, [(e.subject, e.predicate, e.object, round(e.distance, 3)) for e in p.events],
+                         list(p.nearby), p.address))
+        return self.mind.decide_fast(p)
+
+    async def decide(self, p: Perception):
+        return await self.mind.decide(p)
+
+    def drain_records(self):
+        return self.mind.drain_records()
+
+    def snapshot(self):
+        return self.mind.snapshot()
+
+    def restore(self, state):
+        self.mind.restore(state)
+
+
+def test_incremental_perception_equals_looking_at_everything_every_tick() -> None:
+    town = load_town("default", "residents25.json")
+    logs: list[list] = []
+    for cache in (True, False):
+        log: list = []
+        opts = MindOptions(places=town.addresses(), seed=5)
+        minds = {p.name: Recording(make_mind(p, None, None, opts), log) for p in town.residents}
+        engine = Engine(town, town.residents, minds, start=START, perception_cache=cache)
+        engine.submit({"kind": "object", "address": "Willow Cafe:kitchen:stove", "state": "burning"})
+        asyncio.run(engine.run(START + timedelta(hours=3)))
+        logs.append(log)
+    assert sum(len(entry[2]) for entry in logs[0]) > 300  # plenty was perceived
+    assert logs[0] == logs[1]

@@ -183,6 +183,7 @@ class Engine:
         seconds_per_tick: float = 10,
         store: RunStore | None = None,
         snapshot_every: int = 60,
+        perception_cache: bool = True,
     ) -> None:
         if not personas:
             raise ValueError("a world needs at least one resident")
@@ -191,6 +192,7 @@ class Engine:
         self.tick = -1
         self.store = store
         self.snapshot_every = max(1, int(snapshot_every))
+        self.perception_cache = perception_cache  # False: look at everything every tick (reference)
         self.paths = PathFinder(town.walkable)
         self.index = SpatialIndex(town)
         self.sight = ObjectSight(town)
@@ -293,8 +295,8 @@ class Engine:
         r.area = self.town.area_id(r.tile)
         r.address = self.town.area_address[r.area]
         r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
-        self.index.touch(old_area)
-        self.index.touch(r.area)
+        self.index.touch(old_area, name)
+        self.index.touch(r.area, name)
         self._learn(r)
 
     def state(self) -> dict[str, Any]:
@@ -483,44 +485,24 @@ class Engine:
 
     def _perceive(self, r: Resident, tick: int, now: datetime) -> Perception:
         att = r.attention
-        key = (r.tile, r.area, self.index.version[r.area])
         if r.asleep:  # a sleeper sees nothing (they still hear what is said to them)
             chosen: list[Sight] = []
             nearby: list[str] = []
             att.cache_key = None
-        elif att.cache_key == key and not att.truncated:
-            chosen = []
-            nearby = att.nearby
         else:
-            x, y = r.tile
             area = r.area
-            seen = att.seen
-            recent = att.recent
-            fresh: list[Sight] = []
-            nearby = []
-            residents = self.residents
-            for name in self.index.around(r.tile):
-                o = residents[name]
-                if o.area != area or o is r:
-                    continue
-                ox, oy = o.tile
-                if abs(ox - x) > 4 or abs(oy - y) > 4:
-                    continue
-                nearby.append(name)
-                s, p, ob = o.event
-                if seen.get(s) == (p, ob) or (s, p, ob) in recent:
-                    continue
-                fresh.append(Sight(((ox - x) ** 2 + (oy - y) ** 2) ** 0.5, s, p, ob,
-                                   f"{name} is {o.description or 'idle'}", o.action_address or o.address))
-            objects = self.objects
-            for dist, addr, oname in self.sight.visible(r.tile):
-                state = objects[addr]
-                if seen.get(addr) == ("is", state) or (addr, "is", state) in recent:
-                    continue
-                fresh.append(Sight(dist, addr, "is", state, f"{oname} is {state}", addr))
-            nearby.sort()
-            chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
-            att.cache_key = key
+            version = self.index.version[area]
+            ck = att.cache_key
+            changed = None
+            if self.perception_cache and ck is not None and ck[0] == r.tile and ck[1] == area and not att.truncated:
+                changed = self.index.changed_since(area, ck[2])
+            if changed is None:
+                chosen, nearby = self._look(r)
+            elif changed or att.blocked:
+                chosen, nearby = self._look_again(r, changed)
+            else:
+                chosen, nearby = [], att.nearby
+            att.cache_key = (r.tile, area, version)
             att.nearby = nearby
         events = [
             build(PerceivedEvent, {"subject": s.subject, "predicate": s.predicate, "object": s.object,
@@ -546,6 +528,81 @@ class Engine:
             r.memories = []
         r.arrived = False
         return p
+
+    def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
+                  dist: float, description: str, address: str) -> None:
+        """Sort one thing in view: already known, held back by retention, or new."""
+        if att.seen.get(s) == (p, o):
+            return
+        if (s, p, o) in att.recent:
+            blocked.add(key)
+            return
+        fresh.append(Sight(dist, s, p, o, description, address))
+
+    def _look(self, r: Resident) -> tuple[list[Sight], list[str]]:
+        """Everything in view, from scratch."""
+        att = r.attention
+        x, y = r.tile
+        area = r.area
+        fresh: list[Sight] = []
+        blocked: set[str] = set()
+        nearby: list[str] = []
+        residents = self.residents
+        for name in self.index.around(r.tile):
+            o = residents[name]
+            if o.area != area or o is r:
+                continue
+            ox, oy = o.tile
+            if abs(ox - x) > 4 or abs(oy - y) > 4:
+                continue
+            nearby.append(name)
+            s, p, ob = o.event
+            self._classify(att, name, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
+                           f"{name} is {o.description or 'idle'}", o.action_address or o.address)
+        objects = self.objects
+        for dist, addr, oname in self.sight.visible(r.tile):
+            state = objects[addr]
+            self._classify(att, addr, addr, "is", state, fresh, blocked, dist, f"{oname} is {state}", addr)
+        nearby.sort()
+        att.blocked = blocked
+        chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
+        return chosen, nearby
+
+    def _look_again(self, r: Resident, changed: list[str]) -> tuple[list[Sight], list[str]]:
+        """Only what changed in the area since the last look (and what retention held back):
+        gives exactly what :meth:`_look` would, at the cost of the changes."""
+        att = r.attention
+        x, y = r.tile
+        area = r.area
+        fresh: list[Sight] = []
+        blocked: set[str] = set()
+        nearby_set = set(att.nearby)
+        residents = self.residents
+        objects = self.objects
+        view = self.sight.visible_map(r.tile)
+        for key in sorted(set(changed) | att.blocked):
+            o = residents.get(key)
+            if o is not None:
+                if o is r:
+                    continue
+                ox, oy = o.tile
+                if o.area != area or abs(ox - x) > 4 or abs(oy - y) > 4:
+                    nearby_set.discard(key)
+                    continue
+                nearby_set.add(key)
+                s, p, ob = o.event
+                self._classify(att, key, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
+                               f"{key} is {o.description or 'idle'}", o.action_address or o.address)
+            else:
+                seen_from_here = view.get(key)
+                if seen_from_here is None:
+                    continue
+                dist, oname = seen_from_here
+                state = objects[key]
+                self._classify(att, key, key, "is", state, fresh, blocked, dist, f"{oname} is {state}", key)
+        att.blocked = blocked
+        chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
+        return chosen, sorted(nearby_set)
 
     # ------------------------------------------------------------------ applying intents
 
@@ -634,11 +691,12 @@ class Engine:
 
     def _set_action(self, r: Resident, description: str, emoji: str, event: tuple[str, str, str] | None,
                     address: str, records: list[Record]) -> None:
-        ev = tuple(event) if event else (r.name, "is", description)
+        # the actor is always the subject of their own event (the world owns attribution)
+        ev = (r.name, event[1], event[2]) if event else (r.name, "is", description)
         if description == r.description and emoji == r.emoji and address == r.action_address and ev == r.event:
             return
         r.description, r.emoji, r.action_address, r.event = description, emoji, address, ev  # type: ignore[assignment]
-        self.index.touch(r.area)
+        self.index.touch(r.area, r.name)
         records.append(_rec("action", r.name, {"description": description, "emoji": emoji, "address": address,
                                                "event": list(ev)}))
 
@@ -670,11 +728,11 @@ class Engine:
         self.index.move(r.name, old, new)
         area = self.town.area_id(new)
         if area != old_area:
-            self.index.touch(old_area)
+            self.index.touch(old_area, r.name)
             r.area = area
             r.address = self.town.area_address[area]
             self._learn(r)
-        self.index.touch(area)
+        self.index.touch(area, r.name)
         records.append(_rec("move", r.name, {"tile": new, "address": r.address}))
         if r.path_i >= len(r.path):
             self._arrive(r, records)
@@ -710,7 +768,7 @@ class Engine:
         if old == state:
             return
         self.objects[address] = state
-        self.index.touch(self.town.area_id(self.town.objects[address].tiles[0]))
+        self.index.touch(self.town.area_id(self.town.objects[address].tiles[0]), address)
         records.append(_rec("object", by if by in self.residents else None,
                             {"address": address, "old_state": old, "new_state": state, "by": by}))
         if by not in self.residents:
@@ -833,8 +891,8 @@ class Engine:
                     r.event = tuple(rec.data["event"])  # type: ignore[assignment]
             elif rec.kind == "object":
                 self.objects[rec.data["address"]] = rec.data["new_state"]
-        for v in range(len(self.index.version)):
-            self.index.version[v] += 1
+        for r in self._order:  # positions were imposed: everyone looks afresh
+            r.attention.cache_key = None
 
 
 _WORLD_KINDS = {"move", "action", "object", "chat", "inject"}

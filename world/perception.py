@@ -46,9 +46,10 @@ class Attention:
 
     seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # subject -> (predicate, object)
     recent: deque = field(default_factory=lambda: deque(maxlen=RETENTION))  # last perceived triples
-    cache_key: tuple | None = None
-    truncated: bool = False
+    cache_key: tuple | None = None  # (tile, area, area version) of the last look
+    truncated: bool = False  # the last look left new events out (bandwidth): look fully again
     nearby: list[str] = field(default_factory=list)
+    blocked: set[str] = field(default_factory=set)  # in view, unseen state, but held back by retention
 
     def snapshot(self) -> dict:
         return {"seen": [[s, p, o] for s, (p, o) in self.seen.items()], "recent": [list(t) for t in self.recent]}
@@ -62,13 +63,23 @@ class Attention:
 
 
 class SpatialIndex:
-    """Residents by 8x8 bucket, plus a version counter per area (arena) bumped on any change
-    that another resident in that area could see."""
+    """Residents by 8x8 bucket, plus, per area (arena), a version counter and a log of the
+    subjects (resident names, object addresses) that changed in a way others could see.
+
+    A resident that did not move only needs to look at what changed in its area since its
+    last look, which makes perception in a crowded room cost the number of changes, not
+    the number of people.
+    """
+
+    LOG_LIMIT = 8192
 
     def __init__(self, town: Town) -> None:
         self.town = town
         self.buckets: dict[tuple[int, int], set[str]] = {}
-        self.version = [0] * len(town.area_address)
+        n = len(town.area_address)
+        self.version = [0] * n
+        self.base = [0] * n  # version of log[area][0]
+        self.log: list[list[str]] = [[] for _ in range(n)]
 
     def add(self, name: str, tile: Tile) -> None:
         self.buckets.setdefault((tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT), set()).add(name)
@@ -80,8 +91,21 @@ class SpatialIndex:
             self.buckets[ok].discard(name)
             self.buckets.setdefault(nk, set()).add(name)
 
-    def touch(self, area: int) -> None:
+    def touch(self, area: int, subject: str) -> None:
         self.version[area] += 1
+        log = self.log[area]
+        log.append(subject)
+        if len(log) > self.LOG_LIMIT:
+            cut = len(log) // 2
+            del log[:cut]
+            self.base[area] += cut
+
+    def changed_since(self, area: int, version: int) -> list[str] | None:
+        """Subjects touched in ``area`` after ``version``; None when the log no longer reaches back."""
+        base = self.base[area]
+        if version < base:
+            return None
+        return self.log[area][version - base :]
 
     def around(self, tile: Tile) -> list[str]:
         x, y = tile
@@ -106,6 +130,7 @@ class ObjectSight:
             area = town.area_id(obj.tiles[0])
             self._by_area.setdefault(area, []).append(obj)
         self._cache: dict[Tile, list[tuple[float, str, str]]] = {}
+        self._maps: dict[Tile, dict[str, tuple[float, str]]] = {}
 
     def visible(self, tile: Tile) -> list[tuple[float, str, str]]:
         hit = self._cache.get(tile)
@@ -125,6 +150,13 @@ class ObjectSight:
         out.sort()
         self._cache[tile] = out
         return out
+
+    def visible_map(self, tile: Tile) -> dict[str, tuple[float, str]]:
+        """address -> (distance, name) of the objects visible from ``tile``."""
+        hit = self._maps.get(tile)
+        if hit is None:
+            hit = self._maps[tile] = {addr: (d, name) for d, addr, name in self.visible(tile)}
+        return hit
 
 
 def choose(sights: list[Sight], attention: Attention) -> tuple[list[Sight], bool]:
