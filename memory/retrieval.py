@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Literal
 
 import faiss
 import numpy as np
@@ -49,8 +50,10 @@ class RetrievalConfig(BaseModel):
     decay: float = Field(default=0.995, gt=0.0, le=1.0, description="per game hour")
     top_k: int = Field(default=30, ge=1)
     candidates: int = Field(default=96, ge=1, description="neighbours by relevance")
-    prior_candidates: int = Field(default=768, ge=1, description="best by recency+importance")
-    hnsw_threshold: int = Field(default=4096, ge=1, description="switch flat -> HNSW above")
+    prior_candidates: int = Field(default=384, ge=1, description="best by recency+importance")
+    ann: Literal["ivf", "hnsw"] = Field(default="ivf", description="approximate index past the threshold")
+    hnsw_threshold: int = Field(default=4096, ge=1, description="switch flat -> approximate index above")
+    nprobe: int = Field(default=10, ge=1, description="IVF lists searched per query")
     hnsw_m: int = Field(default=32, ge=4)
     ef_construction: int = Field(default=80, ge=8)
     ef_search: int = Field(default=96, ge=8)
@@ -96,7 +99,8 @@ class RetrievalIndex:
         self._levels: dict[int, OrderedDict[int, None]] = {}
         self._level_arrays: dict[int, np.ndarray] = {}  # cache of each level's order, as arrays
         self._index: faiss.Index = faiss.IndexFlatIP(dim)
-        self._hnsw = False
+        self._hnsw = False  # an approximate index (IVF or HNSW) is in use
+        self._built_at = 0
 
     # -- building ---------------------------------------------------------------------------
 
@@ -142,8 +146,8 @@ class RetrievalIndex:
         order = np.argsort(lasts, kind="stable")
         for offset in order.tolist():
             self._place_in_level(start + offset)
-        if not self._hnsw and self._n > self.config.hnsw_threshold:
-            self._to_hnsw()
+        if self._n > self.config.hnsw_threshold and (not self._hnsw or self._n > 4 * self._built_at):
+            self._to_ann()  # first time past the threshold, or grown 4x since the IVF was trained
         else:
             self._index.add(vecs)
 
@@ -162,13 +166,25 @@ class RetrievalIndex:
             level[pos] = None
             level.move_to_end(pos)
 
-    def _to_hnsw(self) -> None:
+    def _to_ann(self) -> None:
         cfg = self.config
-        index = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = cfg.ef_construction
-        index.add(self._emb[: self._n])
+        data = self._emb[: self._n]
+        if cfg.ann == "hnsw":
+            if self._hnsw:
+                return  # HNSW grows in place
+            index = faiss.IndexHNSWFlat(self.dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = cfg.ef_construction
+        else:
+            nlist = int(min(4096, max(64, 4 * math.sqrt(self._n))))
+            quantizer = faiss.IndexFlatIP(self.dim)
+            index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            sample = data if self._n <= nlist * 50 else data[np.random.default_rng(self._n).choice(self._n, nlist * 50, replace=False)]
+            index.train(sample)
+            self._quantizer = quantizer  # the IVF index does not own its quantizer: keep it alive
+        index.add(data)
         self._index = index
         self._hnsw = True
+        self._built_at = self._n
 
     def touch(self, memory_ids, now: float) -> None:
         """Refresh last access (retrieval does this for what it returns)."""
@@ -205,8 +221,10 @@ class RetrievalIndex:
         )
 
     def _search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        if self._hnsw:
+        if self._hnsw and self.config.ann == "hnsw":
             self._index.hnsw.efSearch = max(ef or self.config.ef_search, k)
+        elif self._hnsw:
+            self._index.nprobe = self.config.nprobe
         scores, positions = self._index.search(query.reshape(1, -1), min(k, self._n))
         keep = positions[0] >= 0
         return scores[0][keep], positions[0][keep]
@@ -229,7 +247,7 @@ class RetrievalIndex:
             rel, positions = self._search(q, c)
             rel_hi = float(rel[0])
             prior_pos, prior_next = self._best_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
-            cand = np.unique(np.concatenate([positions, prior_pos]))
+            cand = np.concatenate([positions, prior_pos])  # may repeat: deduplicated when ranked
             hits = self._score(cand, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
             if len(positions) >= n or len(hits) < k:
                 break
@@ -245,7 +263,7 @@ class RetrievalIndex:
         """The lowest relevance over all memories (the min of min-max normalisation).
 
         Exact for small streams; past the HNSW threshold, the minimum over a fixed sample of
-        2048 memories (the least similar memory is far from the query, where a sample finds
+        1024 memories (the least similar memory is far from the query, where a sample finds
         its like: the bench's recall column is measured with this in place).
         """
         n = self._n
@@ -253,7 +271,7 @@ class RetrievalIndex:
             return float(_dot_rows(self._emb[:n], q).min())
         cached = getattr(self, "_floor", None)
         if cached is None or n > 2 * cached[0]:
-            picks = np.random.default_rng(n).choice(n, 2048, replace=False)
+            picks = np.random.default_rng(n).choice(n, 1024, replace=False)
             cached = self._floor = (n, np.ascontiguousarray(self._emb[picks]))
         return float(_dot_rows(cached[1], q).min())
 
@@ -292,11 +310,18 @@ class RetrievalIndex:
             + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
             + cfg.w_relevance * _norm_vec(rel.astype(np.float64), rel_lo, rel_hi)
         )
-        order = _top_order(score, k)
-        return [
-            Hit(int(self._ids[positions[i]]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i]))
-            for i in order
-        ]
+        order = _top_order(score, min(len(score), 2 * k))
+        hits: list[Hit] = []
+        seen: set[int] = set()
+        for i in order:
+            pos = int(positions[i])
+            if pos in seen:
+                continue
+            seen.add(pos)
+            hits.append(Hit(int(self._ids[pos]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i])))
+            if len(hits) == k:
+                break
+        return hits
 
     # -- baselines ------------------------------------------------------------------------------
 
