@@ -7,13 +7,14 @@ since last access); relevance is the cosine of normalised embeddings.
 Three ways to find the top k, all with exactly that formula:
 
 - :meth:`RetrievalIndex.search` — the one the town uses. Candidates are the index's nearest
-  memories by relevance (faiss: exact flat index for small streams, HNSW past
-  ``hnsw_threshold``) plus the memories with the best query-independent part
+  memories by relevance (faiss: exact flat index for small streams, IVF-Flat — or HNSW with
+  ``ann="hnsw"`` — past ``hnsw_threshold``) plus the memories with the best query-independent part
   (recency + importance, read off per-importance lists kept in last-access order, so the
   "most recent and most important few" come out merged by their combined score). Scoring
   the candidates gives a k-th best score; no memory outside the candidates can beat
-  ``w_rel * rel(C-th neighbour) + prior(F+1-th)``, so when the k-th best already reaches that
-  bound the answer is exact (up to the index's own recall), and otherwise C and F double.
+  ``w_rel * rel(C-th neighbour) + prior(F+1-th)``; with ``max_rounds > 1``, C and F double
+  until the k-th best reaches that bound (exact up to the index's own recall). The default
+  is one round: recall@30 >= 0.95 against the full scan at 100k (see docs/BENCHMARKS.md).
 - :meth:`RetrievalIndex.full_scan` — vectorised numpy over every memory (the baseline).
 - :meth:`RetrievalIndex.loop_scan` — one memory at a time in Python, as the original did.
 """
