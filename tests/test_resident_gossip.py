@@ -32,7 +32,9 @@ def test_fact_spreads_from_one_resident_to_a_third_through_a_second():
         while world.time < start + timedelta(hours=5):
             await world.step()
             if any("valentine" in r.text.lower() for r in m.memory.all()):
-                return
+                break
+        for _ in range(3 * k.tuning.reply_timeout_ticks):  # let the last talk close on both sides
+            await world.step()
 
     asyncio.run(run())
     pairs = {(c.speaker, c.listener) for c in world.chat}
