@@ -19,6 +19,7 @@ from agents.interfaces import Intent, LanguageModel, MindOptions, Perception, Pe
 from replays.records import Record
 
 CONTINUE = Intent()
+STRANGER_GREETINGS = 6  # people without a relationship greeted per day, at most
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class RoutineMind:
         self._asleep = False
         self._going_to_bed = False
         self._greeted: set[str] = set()
+        self._friends = frozenset(rel.name for rel in persona.relationships)
         self._sleepers: set[str] = set()
         self._detour: tuple[int, str] | None = None  # (until minute of day, address)
         self._said = False
@@ -187,12 +189,15 @@ class RoutineMind:
                 return Intent(kind="sleep", description="sleeping", emoji="😴")
             return CONTINUE
         for other in p.nearby:
-            if other not in self._greeted and other not in self._sleepers:
-                self._greeted.add(other)
-                self._said = True
-                part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
-                return Intent(kind="say", to=other, utterance=f"Good {part}, {other.split()[0]}!",
-                              description=f"greeting {other}", emoji="👋")
+            if other in self._greeted or other in self._sleepers:
+                continue
+            if other not in self._friends and len(self._greeted - self._friends) >= STRANGER_GREETINGS:
+                continue  # one does not greet every stranger in a crowd
+            self._greeted.add(other)
+            self._said = True
+            part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
+            return Intent(kind="say", to=other, utterance=f"Good {part}, {other.split()[0]}!",
+                          description=f"greeting {other}", emoji="👋")
         if self._said:  # back to what I was doing before I spoke
             self._said = False
             return Intent(kind="continue", description=block.description, emoji=block.emoji)
