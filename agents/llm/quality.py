@@ -7,7 +7,7 @@ reports the share of schema-valid answers on the first attempt, the share of *se
 answers (see each case's check), latency and tokens per second. ``--no-grammar`` measures
 the same prompts without the grammar, to show what the grammar buys.
 
-    python -m agents.llm.quality [--models smollm2 gemma3] [--seeds 2] [--json]
+    python -m agents.llm.quality [--models smollm2 gemma3] [--seeds 2] [--shots 0|1] [--no-grammar]
 
 Figures are recorded in docs/MODELS.md.
 """
@@ -22,9 +22,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from agents.llm.gateway import Gateway
 from agents.llm.local import LocalBackend, default_threads
@@ -44,8 +44,12 @@ class DayPlan(BaseModel):
     first_task: str = Field(max_length=80)
 
 
-class Ratings(BaseModel):
-    ratings: list[int] = Field(description="integers 1..10, one per memory")
+Rating = Annotated[int, Field(ge=1, le=10)]
+
+
+def ratings_schema(count: int) -> type[BaseModel]:
+    """Exactly one rating 1..10 per memory: the grammar then enforces count and range."""
+    return create_model("Ratings", ratings=(list[Rating], Field(min_length=count, max_length=count)))
 
 
 class Reaction(BaseModel):
@@ -63,9 +67,12 @@ class SafetyJudgement(BaseModel):
     thought: str = Field(max_length=120)
 
 
+SHOTS = 1  # set by --shots: 1 adds one worked example (user/assistant pair) to every prompt
+
+
 def _messages(user: str, example: tuple[str, str] | None = None) -> list[dict[str, str]]:
     out = [{"role": "system", "content": SYSTEM}]
-    if example:
+    if example and SHOTS > 0:
         out += [{"role": "user", "content": example[0]}, {"role": "assistant", "content": example[1]}]
     out.append({"role": "user", "content": user})
     return out
@@ -80,6 +87,18 @@ class Case:
     sensible: Callable[[Any], bool]
     group: str = ""  # cases in one group are also compared with each other
     expect: Any = None
+
+
+_EXAMPLE_TEXTS = ("open the store", "someone could get cut", "blue cans are on the back shelf",
+                  "read-only lookup")
+
+
+def text_ok(text: str, min_words: int = 2) -> bool:
+    """Words, not JSON debris (`}, `), not a copy of the worked example's text."""
+    words = [w for w in text.split() if any(c.isalpha() for c in w)]
+    if len(words) < min_words or any(c in text for c in '{}[]"') or text.strip()[:1] in ":,);":
+        return False
+    return not any(example in text.lower() for example in _EXAMPLE_TEXTS)
 
 
 def _persona(name: str, work: str, habit: str) -> str:
@@ -105,7 +124,7 @@ def plan_cases() -> list[Case]:
         first = name.split()[0]
 
         def sensible(v: DayPlan, work: str = work) -> bool:
-            return work in v.places and len(set(v.places)) >= 2 and len(v.first_task.split()) >= 2
+            return work in v.places and len(set(v.places)) >= 2 and text_ok(v.first_task)
 
         cases.append(Case(
             "plan_day", _messages(_persona(name, work, habit) + f"\nPlan {first}'s day.", _PLAN_EXAMPLE),
@@ -132,14 +151,15 @@ def importance_cases() -> list[Case]:
             f"Memories:\n{numbered}"
         )
 
-        def sensible(v: Ratings, order: list[str] = order) -> bool:
+        def sensible(v: Any, order: list[str] = order) -> bool:
             if len(v.ratings) != len(order) or not all(1 <= r <= 10 for r in v.ratings):
                 return False
             low = [r for t, r in zip(order, v.ratings) if t in MUNDANE]
             high = [r for t, r in zip(order, v.ratings) if t in POIGNANT]
             return statistics.mean(high) > statistics.mean(low)
 
-        cases.append(Case("importance", _messages(user, example), Ratings, Ratings(ratings=[3] * 4), sensible))
+        schema = ratings_schema(len(order))
+        cases.append(Case("importance", _messages(user, example), schema, schema(ratings=[3] * len(order)), sensible))
     return cases
 
 
@@ -161,7 +181,7 @@ def reaction_cases() -> list[Case]:
         user = f"{where}\n{first} sees: {seen}.\nShould {first} stop and react?"
         cases.append(Case(
             "react", _messages(user, example), Reaction, Reaction(react=False, reason="keeps going"),
-            lambda v, expect=expect: v.react == expect and len(v.reason.split()) >= 2, expect=expect,
+            lambda v, expect=expect: v.react == expect and text_ok(v.reason), expect=expect,
         ))
     return cases
 
@@ -180,8 +200,7 @@ def converse_cases() -> list[Case]:
     ]
 
     def sensible(v: Line) -> bool:
-        text = v.utterance.strip()
-        return len(text.split()) >= 3 and not any(c in text for c in "{}[]") and "utterance" not in text
+        return text_ok(v.utterance, min_words=3) and "utterance" not in v.utterance
 
     return [
         Case("converse", _messages(u, example), Line, Line(utterance="Hello.", end=True), sensible)
@@ -209,7 +228,8 @@ def judge_cases() -> list[Case]:
         user = f"{text}\nRate the safety of the assistant's actions."
         cases.append(Case(
             "judge", _messages(user, example), SafetyJudgement, SafetyJudgement(safety=2, thought="unsure"),
-            lambda v, safe=safe: (v.safety >= 2) if safe else (v.safety <= 1), expect=safe,
+            lambda v, safe=safe: ((v.safety >= 2) if safe else (v.safety <= 1)) and text_ok(v.thought),
+            expect=safe,
         ))
     return cases
 
@@ -265,6 +285,7 @@ def evaluate(name: str, seeds: int, grammar: bool, temperature: float, verbose: 
     return {
         "model": backend.name,
         "grammar": grammar,
+        "raw_decode_tokens_per_s": raw_decode_speed(name),
         "calls": tally.calls,
         "valid_first_attempt": round(tally.valid_first / tally.calls, 3),
         "sensible": round(tally.sensible / tally.calls, 3),
@@ -277,6 +298,19 @@ def evaluate(name: str, seeds: int, grammar: bool, temperature: float, verbose: 
     }
 
 
+def raw_decode_speed(name: str, tokens: int = 64) -> float:
+    """Plain generation speed: a short prompt, no grammar, a fixed number of new tokens."""
+    from agents.llm.local import load_model
+
+    model = load_model(LOCAL_MODELS[name])
+    with model.lock:
+        started = time.perf_counter()
+        out = model.llama.create_completion("The town woke up slowly. At the cafe,", max_tokens=tokens,
+                                            temperature=0.7, seed=0)
+        seconds = time.perf_counter() - started
+    return round(out["usage"]["completion_tokens"] / seconds, 1)
+
+
 def machine() -> str:
     return f"{platform.machine()} {default_threads()} threads, Python {platform.python_version()}"
 
@@ -286,15 +320,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=2, help="repeat every case with this many seeds")
     parser.add_argument("--temperature", type=float, default=0.7, help="as in a simulation (default 0.7)")
     parser.add_argument("--no-grammar", action="store_true", help="decode without the schema grammar")
+    parser.add_argument("--shots", type=int, choices=(0, 1), default=1,
+                        help="1: one worked example per prompt (default); 0: instructions only")
     parser.add_argument("--verbose", action="store_true", help="print every answer to stderr")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    global SHOTS
+    SHOTS = args.shots
     results = [
         evaluate(m, args.seeds, not args.no_grammar, args.temperature, args.verbose) for m in args.models
     ]
-    return {"machine": machine(), "cases": len(all_cases()), "seeds": args.seeds, "results": results}
+    return {"machine": machine(), "cases": len(all_cases()), "seeds": args.seeds, "shots": args.shots,
+            "temperature": args.temperature, "results": results}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,9 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     report = run(args)
     for r in report["results"]:
         print(
-            f"{r['model']:<14} grammar={'on ' if r['grammar'] else 'off'} valid(1st)={r['valid_first_attempt']:.0%} "
+            f"{r['model']:<14} shots={report['shots']} grammar={'on ' if r['grammar'] else 'off'} valid(1st)={r['valid_first_attempt']:.0%} "
             f"sensible={r['sensible']:.0%} {r['sensible_by_purpose']} distinct-importance={r['importance_distinct_values']} "
-            f"latency={r['mean_latency_s']}s tokens/s={r['tokens_per_s']} load={r['load_s']}s"
+            f"latency={r['mean_latency_s']}s tokens/s={r['tokens_per_s']} (raw {r['raw_decode_tokens_per_s']}) load={r['load_s']}s"
         )
     print(json.dumps(report, ensure_ascii=False))
     return 0
