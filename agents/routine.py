@@ -66,6 +66,7 @@ class RoutineMind:
         self._going_to_bed = False
         self._greeted: set[str] = set()
         self._friends = frozenset(rel.name for rel in persona.relationships)
+        self._strangers = 0  # strangers greeted today
         self._sleepers: set[str] = set()
         self._detour: tuple[int, str] | None = None  # (until minute of day, address)
         self._said = False
@@ -158,6 +159,7 @@ class RoutineMind:
             self._day = day
             self._blocks = self._plan(day)
             self._greeted.clear()
+            self._strangers = 0
             self._records.append(Record(kind="plan", resident=self.name, data={
                 "level": "day", "items": [f"{b.start // 60:02d}:{b.start % 60:02d} {b.description}" for b in self._blocks]}))
         if self._detour is not None and minute < self._detour[0]:
@@ -191,8 +193,10 @@ class RoutineMind:
         for other in p.nearby:
             if other in self._greeted or other in self._sleepers:
                 continue
-            if other not in self._friends and len(self._greeted - self._friends) >= STRANGER_GREETINGS:
+            stranger = other not in self._friends
+            if stranger and self._strangers >= STRANGER_GREETINGS:
                 continue  # one does not greet every stranger in a crowd
+            self._strangers += stranger
             self._greeted.add(other)
             self._said = True
             part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
@@ -218,6 +222,7 @@ class RoutineMind:
         for line in p.heard:
             if line.speaker in p.nearby and line.speaker not in self._greeted:
                 self._greeted.add(line.speaker)
+                self._strangers += line.speaker not in self._friends
                 self._said = True
                 return Intent(kind="say", to=line.speaker, utterance=f"Hello {line.speaker.split()[0]}, nice to see you!",
                               description=f"chatting with {line.speaker}", emoji="💬")
@@ -259,6 +264,7 @@ class RoutineMind:
         self._asleep = state["asleep"]
         self._going_to_bed = state["going_to_bed"]
         self._greeted = set(state["greeted"])
+        self._strangers = len(self._greeted - self._friends)
         self._sleepers = set(state["sleepers"])
         self._detour = tuple(state["detour"]) if state.get("detour") else None  # type: ignore[assignment]
         self._said = bool(state.get("said", False))
