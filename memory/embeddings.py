@@ -127,8 +127,13 @@ class MiniLMEmbedder:
             if cls._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import torch
                 from sentence_transformers import SentenceTransformer
 
+                # Memory batches are a few sentences: one thread is as fast as several on
+                # an idle machine, and 20x faster when llama.cpp or another process holds
+                # the other cores (OpenMP threads spin-wait on each other).
+                torch.set_num_threads(int(os.environ.get("TOWNSFOLK_TORCH_THREADS", "1")))
                 cls._model = SentenceTransformer(str(minilm_path()), device="cpu")
             return cls._model
 
