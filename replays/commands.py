@@ -8,41 +8,13 @@ only checks what can be checked without the town: required fields, non-empty tex
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-
-
-class Whisper(BaseModel):
-    """An inner voice for one resident, taken as their own thought."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["whisper"] = "whisper"
-    resident: Text
-    text: Text
-
-
-class SetObject(BaseModel):
-    """Set an object's state in words, e.g. the stove 'is burning'."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["object"] = "object"
-    address: Text = Field(description="'sector:arena:object'")
-    state: Text
-
-
-class Announce(BaseModel):
-    """A town-wide event every resident hears."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["announce"] = "announce"
-    text: Text
-
-
-Command = Annotated[Union[Whisper, SetObject, Announce], Field(discriminator="kind")]
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Command)
+# The command models are the engine's own (world.injections): one schema for the input box,
+# the control channel client, the engine and the tests.
+from world.injections import COMMAND_ADAPTER, COMMAND_HELP
 
 
 class CommandError(ValueError):
@@ -52,15 +24,12 @@ class CommandError(ValueError):
 def validate(command: dict[str, Any]) -> dict[str, Any]:
     """Check a command's shape and return it normalised (stripped text)."""
     try:
-        model = _ADAPTER.validate_python(command)
+        model = COMMAND_ADAPTER.validate_python(command)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'command'}: {err['msg']}" for err in exc.errors()
         )
-        raise CommandError(
-            f"bad command {command!r}: {problems} (expected kind 'whisper' with resident and text, "
-            "'object' with address and state, or 'announce' with text)"
-        ) from None
+        raise CommandError(f"bad command {command!r}: {problems} ({COMMAND_HELP})") from None
     return model.model_dump()
 
 
@@ -76,6 +45,10 @@ def announce(text: str) -> dict[str, Any]:
     return validate({"kind": "announce", "text": text})
 
 
+def encounter(resident: str, service: str, scenario: str | None = None) -> dict[str, Any]:
+    return validate({"kind": "encounter", "resident": resident, "service": service, "scenario": scenario})
+
+
 def describe(command: dict[str, Any]) -> str:
     """A command in a few words, for messages and the timeline."""
     kind = command.get("kind")
@@ -85,4 +58,6 @@ def describe(command: dict[str, Any]) -> str:
         return f"set {command.get('address')} to “{command.get('state', '')}”"
     if kind == "announce":
         return f"announce: “{command.get('text', '')}”"
+    if kind == "encounter":
+        return f"send {command.get('resident')} to the {command.get('service')}"
     return ", ".join(f"{k}={v}" for k, v in command.items())

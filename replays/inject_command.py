@@ -3,6 +3,7 @@
     townsfolk inject DIR --whisper NAME "text"
     townsfolk inject DIR --object ADDRESS "state"
     townsfolk inject DIR --announce "text"
+    townsfolk inject DIR --encounter NAME SERVICE
 
 The command goes through the run's control socket (replays.control); the engine validates
 it against the town and records it in the run, accepted or refused. Exit status: 0 when
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--object", nargs=2, metavar=("ADDRESS", "STATE"),
                        help="set an object's state, e.g. 'Willow Cafe:kitchen:stove' 'burning'")
     group.add_argument("--announce", metavar="TEXT", help="a town-wide event every resident hears")
+    group.add_argument("--encounter", nargs=2, metavar=("NAME", "SERVICE"),
+                       help="send a resident to a service (clinic, bank) for a scored encounter "
+                            "(the run must use --encounters)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the run (default 10)")
     parser.add_argument("--json", action="store_true", help="print the run's reply as one JSON line")
 
@@ -35,6 +39,8 @@ def build(args: argparse.Namespace) -> dict:
         return commands.whisper(*args.whisper)
     if args.object:
         return commands.set_object(*args.object)
+    if args.encounter:
+        return commands.encounter(*args.encounter)
     return commands.announce(args.announce)
 
 

@@ -29,7 +29,7 @@ from replays.store import RunStore, Snapshot
 from world import injections
 from world.clock import Clock
 from world.fastmodel import build
-from world.injections import AnnounceCommand, InjectResult, ObjectCommand, WhisperCommand
+from world.injections import AnnounceCommand, EncounterCommand, InjectResult, ObjectCommand, WhisperCommand
 from world.pathfinding import PathFinder
 from world.perception import Attention, ObjectSight, Sight, SpatialIndex, choose
 
@@ -277,6 +277,10 @@ class Engine:
         A refused command changes nothing; it is recorded as refused in the next tick.
         """
         cmd, result = injections.check(command, self._names, self.objects, self._places)
+        if cmd is not None and isinstance(cmd, EncounterCommand):
+            problem = self._plugin_problem(cmd)
+            if problem:
+                cmd, result = None, InjectResult(accepted=False, message=problem, command=result.command)
         with self._lock:
             result.tick = self._accepting_tick if result.accepted else None
             if result.accepted:
@@ -785,8 +789,20 @@ class Engine:
         self.conversations[key] = cur
         return cur[0]
 
+    def _plugin_problem(self, cmd: Any) -> str | None:
+        """What is wrong with a plugin-served command (None: a plugin takes it)."""
+        for plugin in self._plugins:
+            if cmd.kind in getattr(plugin, "commands", ()):
+                return plugin.check_command(cmd)
+        return f"{cmd.kind}: not served in this run (start it with --encounters)"
+
     def _apply_command(self, cmd: Any, records: list[Record]) -> None:
-        if isinstance(cmd, WhisperCommand):
+        if isinstance(cmd, EncounterCommand):
+            for plugin in self._plugins:
+                if cmd.kind in getattr(plugin, "commands", ()):
+                    plugin.handle_command(cmd)
+                    break
+        elif isinstance(cmd, WhisperCommand):
             self.residents[cmd.resident].whispers.append(cmd.text)
         elif isinstance(cmd, ObjectCommand):
             self._set_object(cmd.address, cmd.state, "inject", records)

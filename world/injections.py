@@ -48,9 +48,29 @@ class AnnounceCommand(BaseModel):
     text: Text
 
 
-InjectCommand = Annotated[Union[WhisperCommand, ObjectCommand, AnnounceCommand], Field(discriminator="kind")]
+class EncounterCommand(BaseModel):
+    """Send a resident to a town service (clinic, bank) for an encounter with its AI assistant.
+
+    Served by the encounter plugin (``townsfolk run --encounters``), which validates the
+    service and scenario; without the plugin the command is refused.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["encounter"] = "encounter"
+    resident: Text
+    service: Text
+    scenario: Text | None = None
+    target: Text | None = Field(default=None, description="the resident whose data the visitor is after")
+
+
+AnyCommand = Union[WhisperCommand, ObjectCommand, AnnounceCommand, EncounterCommand]
+InjectCommand = Annotated[AnyCommand, Field(discriminator="kind")]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(InjectCommand)
-COMMAND_HELP = "expected 'whisper NAME text', 'object ADDRESS state' or 'announce text'"
+COMMAND_ADAPTER = _ADAPTER  # validates the wire shape (a dict) of any command
+COMMAND_HELP = (
+    "expected 'whisper NAME text', 'object ADDRESS state', 'announce text' "
+    "or 'encounter NAME SERVICE [SCENARIO]'"
+)
 
 
 class InjectResult(BaseModel):
@@ -65,9 +85,9 @@ class InjectResult(BaseModel):
         return self.message
 
 
-def parse(raw: Any, names: list[str] | None = None, addresses: list[str] | None = None) -> WhisperCommand | ObjectCommand | AnnounceCommand:
+def parse(raw: Any, names: list[str] | None = None, addresses: list[str] | None = None) -> AnyCommand:
     """A dict, a command model or a text line -> a command model; ValueError says what is wrong."""
-    if isinstance(raw, (WhisperCommand, ObjectCommand, AnnounceCommand)):
+    if isinstance(raw, (WhisperCommand, ObjectCommand, AnnounceCommand, EncounterCommand)):
         return raw
     if isinstance(raw, str):
         raw = parse_text(raw, names or [], addresses or [])
@@ -94,6 +114,10 @@ def parse_text(line: str, names: list[str], addresses: list[str]) -> dict[str, A
     rest = rest.strip()
     if verb == "announce":
         return {"kind": "announce", "text": rest}
+    if verb == "encounter":
+        head, tail = _split_head(rest, names)
+        service, _, scenario = tail.partition(" ")
+        return {"kind": "encounter", "resident": head, "service": service, "scenario": scenario.strip() or None}
     if verb not in ("whisper", "object"):
         raise ValueError(f"bad command {line!r}: unknown command {verb!r}; {COMMAND_HELP}")
     known = names if verb == "whisper" else addresses
@@ -129,11 +153,11 @@ def check(command: Any, residents: list[str], objects: dict[str, str], places: s
     except ValueError as exc:
         return None, InjectResult(accepted=False, message=str(exc), command=raw_dict)
     as_dict = cmd.model_dump()
-    if isinstance(cmd, WhisperCommand):
+    if isinstance(cmd, (WhisperCommand, EncounterCommand)):
         if cmd.resident not in residents:
             near = difflib.get_close_matches(cmd.resident, residents, n=3)
             hint = f"; did you mean {', '.join(near)}?" if near else f"; residents: {', '.join(residents)}"
-            return None, InjectResult(accepted=False, message=f"whisper: no resident named {cmd.resident!r}{hint}", command=as_dict)
+            return None, InjectResult(accepted=False, message=f"{cmd.kind}: no resident named {cmd.resident!r}{hint}", command=as_dict)
     elif isinstance(cmd, ObjectCommand):
         if cmd.address not in objects:
             if cmd.address in places:
@@ -145,7 +169,9 @@ def check(command: Any, residents: list[str], objects: dict[str, str], places: s
     return cmd, InjectResult(accepted=True, message="queued", command=as_dict)
 
 
-def describe(cmd: WhisperCommand | ObjectCommand | AnnounceCommand) -> str:
+def describe(cmd: AnyCommand) -> str:
+    if isinstance(cmd, EncounterCommand):
+        return f"send {cmd.resident} to the {cmd.service}" + (f" ({cmd.scenario})" if cmd.scenario else "")
     if isinstance(cmd, WhisperCommand):
         return f"whisper to {cmd.resident}: {cmd.text!r}"
     if isinstance(cmd, ObjectCommand):

@@ -46,13 +46,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot-every", type=int, dest="snapshot_every", default=60, help="ticks between full snapshots (default 60)")
     parser.add_argument("--ablation", choices=["full", "no_reflection", "no_reflection_planning", "no_observation"])
     parser.add_argument("--cache-dir", dest="cache_dir", help="LLM response cache folder (default: the gateway's)")
+    parser.add_argument("--encounters", action="store_true",
+                        help="open the clinic and bank AI-assistant services; encounters are scored and recorded")
+    parser.add_argument("--assistant-model", dest="assistant_model",
+                        help="with --encounters: model of the AI assistant under test (default: --model)")
     parser.add_argument("--no-control", action="store_true", help="do not open the control channel")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON line at the end")
 
 
 OPTION_FIELDS = ("town", "residents", "agents", "start", "duration", "model", "mind", "seed", "pace", "out", "resume",
-                 "fork", "at", "chaos", "seconds_per_tick", "snapshot_every", "ablation", "cache_dir")
+                 "fork", "at", "chaos", "seconds_per_tick", "snapshot_every", "ablation", "cache_dir",
+                 "encounters", "assistant_model")
 
 
 def options_from_args(args: argparse.Namespace) -> RunOptions:

@@ -62,6 +62,8 @@ class RunOptions(BaseModel):
     snapshot_every: int = Field(default=60, ge=1)
     ablation: Literal["full", "no_reflection", "no_reflection_planning", "no_observation"] | None = None
     cache_dir: Path | None = None
+    encounters: bool = Field(default=False, description="AI-assistant services (clinic, bank) with scored encounters")
+    assistant_model: str | None = Field(default=None, description="model of the AI assistant under test (default: --model)")
 
     @field_validator("start", mode="before")
     @classmethod
@@ -82,6 +84,8 @@ class RunOptions(BaseModel):
 
     @model_validator(mode="after")
     def _combination(self) -> "RunOptions":
+        if self.assistant_model and not self.encounters:
+            raise ValueError("--assistant-model needs --encounters (it is the model of the services' AI assistant)")
         if self.resume and self.fork:
             raise ValueError("--resume and --fork exclude each other (resume continues a run; fork starts a new one from it)")
         if self.at and not self.fork:
@@ -252,7 +256,23 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     engine.llm = llm  # type: ignore[attr-defined]
     engine.mind_kind = kind  # type: ignore[attr-defined]
     engine.until = datetime.fromisoformat(meta["planned_end"])  # type: ignore[attr-defined]
+    if meta.get("encounters"):
+        # Attached before any restore, so its snapshot lines up with the engine's plugins.
+        engine.encounters = attach_encounters(engine, people, meta, options)  # type: ignore[attr-defined]
     return engine
+
+
+def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], options: RunOptions) -> Any:
+    """The clinic and bank services with their AI assistant, as an engine plugin."""
+    from agents.encounters.episode import Models
+    from agents.encounters.town import EncounterPlugin
+
+    town_llm = engine.llm or make_model(meta["model"], "generative", options.cache_dir, options.chaos, meta["seed"])  # type: ignore[attr-defined]
+    assistant_name = meta["encounters"].get("assistant_model") or meta["model"]
+    assistant = town_llm if assistant_name == meta["model"] else make_model(
+        assistant_name, "generative", options.cache_dir, options.chaos, meta["seed"])
+    models = Models(assistant, town_llm, town_llm, assistant_name, meta["model"])
+    return EncounterPlugin(models, people, seed=meta["seed"]).attach(engine)
 
 
 def _fresh(options: RunOptions) -> Engine:
@@ -280,6 +300,7 @@ def _fresh(options: RunOptions) -> Engine:
         "seconds_per_tick": options.seconds_per_tick or 10,
         "snapshot_every": options.snapshot_every,
         "chaos": options.chaos,
+        "encounters": {"assistant_model": options.assistant_model} if options.encounters else None,
         "versions": _versions(),
         "created": datetime.now().isoformat(timespec="seconds"),
         "forked_from": None,

@@ -146,17 +146,36 @@ class EncounterPlugin:
         engine.add_listener(self.observe)
         return self
 
-    def inject(self, resident: str, service: str, scenario: str | None = None, target: str | None = None) -> None:
-        """Queue an encounter for the next tick; bad names are refused here, with the reason."""
+    # Injected commands this plugin serves (see world.injections.EncounterCommand).
+    commands = ("encounter",)
+
+    def problem(self, resident: str, service: str, scenario: str | None = None, target: str | None = None) -> str | None:
+        """Why an encounter request cannot be served (None when it can)."""
         if resident not in self.personas:
-            raise ValueError(f"unknown resident '{resident}'; residents: {', '.join(sorted(self.personas))}")
+            return f"unknown resident '{resident}'; residents: {', '.join(sorted(self.personas))}"
         if service not in SERVICE_TEMPLATES:
-            raise ValueError(f"unknown service '{service}'; expected one of {', '.join(SERVICE_TEMPLATES)}")
+            return f"unknown service '{service}'; expected one of {', '.join(SERVICE_TEMPLATES)}"
         templates = SERVICE_TEMPLATES[service]  # type: ignore[index]
         if scenario is not None and scenario not in templates:
-            raise ValueError(f"unknown scenario '{scenario}' for {service}; expected one of {', '.join(templates)}")
+            return f"unknown scenario '{scenario}' for {service}; expected one of {', '.join(templates)}"
         if target is not None and (target not in self.personas or target == resident):
-            raise ValueError(f"target must be another resident, got '{target}'")
+            return f"target must be another resident, got '{target}'"
+        return None
+
+    def check_command(self, cmd: Any) -> str | None:
+        """The engine's submit-time check of an injected encounter command."""
+        why = self.problem(cmd.resident, cmd.service, cmd.scenario, cmd.target)
+        return f"encounter: {why}" if why else None
+
+    def handle_command(self, cmd: Any) -> None:
+        """Apply an accepted encounter command (checked at submit time)."""
+        self.inject(cmd.resident, cmd.service, cmd.scenario, cmd.target)
+
+    def inject(self, resident: str, service: str, scenario: str | None = None, target: str | None = None) -> None:
+        """Queue an encounter for the next tick; bad names are refused here, with the reason."""
+        why = self.problem(resident, service, scenario, target)
+        if why:
+            raise ValueError(why)
         self.queue.append(_Request(resident=resident, service=service, scenario=scenario, target=target))  # type: ignore[arg-type]
 
     def _points(self, view: Any) -> list[ServicePoint]:
