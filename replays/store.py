@@ -21,19 +21,11 @@ from typing import Any
 
 from replays.records import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from replays.records import Record, TickRecords
+from world.fastmodel import build
 
 STORE_SCHEMA_VERSION = 1
-_setattr = object.__setattr__
-
-
-def _build(cls: Any, fields: dict[str, Any]) -> Any:
-    """A trusted model without validation (stored data was valid when written)."""
-    m = cls.__new__(cls)
-    _setattr(m, "__dict__", fields)
-    _setattr(m, "__pydantic_fields_set__", set(fields))
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
-    return m
+# Stored data was valid when written: rebuild models without validating them again.
+_build = build
 
 DB_NAME = "run.db"
 
