@@ -41,10 +41,29 @@ class SpatialMemory:
 
     def __init__(self, town: Iterable[str] = (), known: Iterable[str] = ()):
         self.town: list[str] = sorted(dict.fromkeys(a for a in town if a))
+        # Every prefix (sector, sector:arena, full address) -> the town addresses under it,
+        # so learning is a lookup rather than a scan of the town (it runs every tick).
+        self._under: dict[str, list[str]] = {}
+        for address in self.town:
+            parts = address.split(":")
+            for depth in range(1, len(parts) + 1):
+                self._under.setdefault(":".join(parts[:depth]), []).append(address)
         self._known: set[str] = set()
+        self._arena_set: set[str] = set()
+        self._arena_list: list[str] | None = []
         self.learn(known)
 
     # -- learning ---------------------------------------------------------------------------
+
+    def _add(self, address: str, new_arenas: set[str]) -> None:
+        if address in self._known:
+            return
+        self._known.add(address)
+        arena = arena_of(address)
+        if arena not in self._arena_set:
+            self._arena_set.add(arena)
+            new_arenas.add(arena)
+            self._arena_list = None
 
     def learn(self, addresses: Iterable[str]) -> list[str]:
         """Remember addresses (full or partial: a sector or arena brings what lies under it).
@@ -52,17 +71,18 @@ class SpatialMemory:
         Returns the arenas that were new. Addresses not in the town are kept only when the
         town is unknown (a mind tested without a map).
         """
-        before = set(self.arenas())
+        new_arenas: set[str] = set()
         for address in addresses:
             address = address.strip()
             if not address:
                 continue
-            under = [a for a in self.town if a == address or a.startswith(address + ":")]
+            under = self._under.get(address)
             if under:
-                self._known.update(under)
-            elif not self.town or address in self.town:
-                self._known.add(address)
-        return sorted(set(self.arenas()) - before)
+                for a in under:
+                    self._add(a, new_arenas)
+            elif not self.town:
+                self._add(address, new_arenas)
+        return sorted(new_arenas)
 
     def learn_sectors_named_in(self, text: str) -> list[str]:
         """Learn every sector whose name appears in a text (a place heard of in a chat)."""
@@ -78,10 +98,12 @@ class SpatialMemory:
 
     def arenas(self) -> list[str]:
         """Known 'sector:arena' addresses, sorted (the enumeration offered to the model)."""
-        return sorted({arena_of(a) for a in self._known})
+        if self._arena_list is None:
+            self._arena_list = sorted(self._arena_set)
+        return list(self._arena_list)
 
     def knows(self, address: str) -> bool:
-        return arena_of(address) in set(self.arenas()) or address in self._known
+        return arena_of(address) in self._arena_set or address in self._known
 
     def objects_in(self, arena: str) -> list[str]:
         return sorted(a for a in self._known if arena_of(a) == arena and split_address(a)[2])
@@ -132,5 +154,5 @@ class SpatialMemory:
         return {"known": self.known()}
 
     def restore(self, state: dict) -> None:
-        self._known = set()
+        self._known, self._arena_set, self._arena_list = set(), set(), []
         self.learn(state.get("known", []))
