@@ -110,3 +110,17 @@ def test_decoding_under_the_grammar_is_always_schema_valid(smollm2) -> None:
         )
         schema.model_validate_json(text)  # strict: no repair
         assert prompt_tokens > 10 and 0 < completion_tokens <= 300
+
+
+def test_base_model_prompt_reads_as_worked_examples_ending_on_an_open_output() -> None:
+    from agents.llm.local import completion_prompt
+
+    text = completion_prompt([
+        {"role": "system", "content": "Answer in JSON."},
+        {"role": "user", "content": "Rate: brushing teeth"},
+        {"role": "assistant", "content": '{"importance": 1}'},
+        {"role": "user", "content": "Rate: the cafe burned down"},
+    ])
+    assert text.startswith("Answer in JSON.")
+    assert text.index("### Input:\nRate: brushing teeth") < text.index('### Output:\n{"importance": 1}')
+    assert text.endswith("### Input:\nRate: the cafe burned down\n\n### Output:\n")

@@ -34,7 +34,9 @@ DEFAULT_CTX = 4096
 # llama.cpp's CPU threads sync through OpenMP, whose default is to spin while waiting. On a
 # small machine shared with the engine, tests or a second run, a spinning thread steals the
 # core its partner needs: measured on 2 busy cores, 3.4 tokens/s with spinning against 19
-# with passive waiting (docs/MODELS.md). libgomp reads this once, when llama_cpp is loaded.
+# with passive waiting (docs/MODELS.md). libgomp reads this once, when llama_cpp is loaded,
+# so agents/llm/__init__.py sets it before anything here imports llama_cpp; this line only
+# documents the dependency.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
