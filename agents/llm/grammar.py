@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agents.llm.schemas import json_schema_of
+
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
 DEFAULT_MAX_ITEMS = 32  # for lists without maxItems: room for any batch, not for a runaway
@@ -214,5 +216,5 @@ def _cached(schema_json: str) -> str:
 
 def grammar_for(schema: type[BaseModel] | dict[str, Any]) -> str:
     """GBNF for a pydantic model class or a JSON schema dict (memoised)."""
-    json_schema = schema.model_json_schema() if isinstance(schema, type) else schema
+    json_schema = json_schema_of(schema) if isinstance(schema, type) else schema
     return _cached(json.dumps(json_schema))

@@ -20,6 +20,7 @@ from typing import Any
 from agents.interfaces import Message
 from agents.llm.gateway import Completion, Request
 from agents.llm.litellm_setup import load_litellm
+from agents.llm.schemas import json_schema_of
 
 API_BASE_ENV = "TOWNSFOLK_API_BASE"
 
@@ -74,7 +75,7 @@ class LiteLLMBackend:
         return "json" if "response_format" in params else "prompt"
 
     def _request_kwargs(self, request: Request) -> dict[str, Any]:
-        schema = request.schema.model_json_schema()
+        schema = json_schema_of(request.schema)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "temperature": request.temperature,
