@@ -13,7 +13,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from agents.cognition.calls import Caller
-from agents.prompts.importance import Ratings, importance_prompt
+from agents.prompts.importance import importance_prompt, ratings_schema
 
 
 class PendingMemory(BaseModel):
@@ -61,11 +61,12 @@ class ImportanceRater:
         for start in range(0, len(unrated), self.batch_max):
             batch = unrated[start : start + self.batch_max]
             texts = list(dict.fromkeys(item.text for item in batch))
+            schema = ratings_schema(len(texts))
             answer = await self.caller.ask(
                 "importance",
                 importance_prompt(self.summary, self.name, texts),
-                Ratings,
-                Ratings(ratings=[3] * len(texts)),
+                schema,
+                schema(ratings=[3] * len(texts)),
                 temperature=0.0,
                 max_tokens=16 + 4 * len(texts),
             )

@@ -22,10 +22,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
+from agents.prompts.importance import ratings_schema
 from agents.llm.gateway import Gateway
 from agents.llm.local import LocalBackend, default_threads
 from agents.llm.models import LOCAL_MODELS
@@ -44,12 +45,6 @@ class DayPlan(BaseModel):
     first_task: str = Field(max_length=80)
 
 
-Rating = Annotated[int, Field(ge=1, le=10)]
-
-
-def ratings_schema(count: int) -> type[BaseModel]:
-    """Exactly one rating 1..10 per memory: the grammar then enforces count and range."""
-    return create_model("Ratings", ratings=(list[Rating], Field(min_length=count, max_length=count)))
 
 
 class Reaction(BaseModel):
@@ -315,15 +310,24 @@ def machine() -> str:
     return f"{platform.machine()} {default_threads()} threads, Python {platform.python_version()}"
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=list(LOCAL_MODELS), choices=list(LOCAL_MODELS))
-    parser.add_argument("--seeds", type=int, default=2, help="repeat every case with this many seeds")
+    parser.add_argument("--seeds", type=_positive, default=2, help="repeat every case with this many seeds")
     parser.add_argument("--temperature", type=float, default=0.7, help="as in a simulation (default 0.7)")
     parser.add_argument("--no-grammar", action="store_true", help="decode without the schema grammar")
     parser.add_argument("--shots", type=int, choices=(0, 1), default=1,
                         help="1: one worked example per prompt (default); 0: instructions only")
     parser.add_argument("--verbose", action="store_true", help="print every answer to stderr")
-    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -340,8 +344,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agents.llm.quality", description=__doc__.split("\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
-    if args.seeds < 1:
-        parser.error("--seeds must be at least 1")
     report = run(args)
     for r in report["results"]:
         print(

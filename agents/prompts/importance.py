@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from functools import lru_cache
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.common import messages
 
 
-class Ratings(BaseModel):
-    """One rating per memory, in the order given."""
+Rating = Annotated[int, Field(ge=1, le=10)]
 
-    ratings: list[int] = Field(description="integers 1..10, one per memory")
+
+@lru_cache(maxsize=64)
+def ratings_schema(count: int) -> type[BaseModel]:
+    """Exactly one rating 1..10 per memory, in order: a local model's grammar then enforces
+    both the count and the range. One class per count (cached), so its JSON schema is too."""
+    return create_model(
+        "Ratings", ratings=(list[Rating], Field(min_length=count, max_length=count, description="one per memory"))
+    )
 
 
 def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
