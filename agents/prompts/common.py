@@ -8,9 +8,28 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, create_model
+
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _require_words(text: str) -> str:
+    """Reject free text a tiny model filled with digits or punctuation ('16,2022,2021,...').
+
+    Such an answer fails validation, so the gateway retries and then falls back, instead of
+    a resident 'doing' a list of years.
+    """
+    text = text.strip()
+    letters = sum(ch.isalpha() for ch in text)
+    visible = sum(not ch.isspace() for ch in text)
+    if not _LETTER_WORD.search(text) or letters < 0.6 * visible:
+        raise ValueError("expected words describing an activity")
+    return text
+
+
+Words = Annotated[str, AfterValidator(_require_words)]
 
 SYSTEM = (
     "You are the mind of a resident of a small town simulation. "

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.common import Words, bullet, choice_type, fact, facts, make_model, messages, section
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -25,7 +25,7 @@ from agents.prompts.common import bullet, choice_type, fact, facts, make_model, 
 class DayPlan(BaseModel):
     """The new-day status ('currently') and a broad plan in 5-8 parts."""
 
-    currently: str = Field(description="one sentence: what the resident is up to these days")
+    currently: Words = Field(description="one sentence: what the resident is up to these days")
     plan: list[str] = Field(description="5 to 8 parts of the day in order, e.g. '8:00 work at the cafe'")
 
 
@@ -116,7 +116,7 @@ def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random)
 
 class HourEntry(BaseModel):
     hour: int = Field(ge=0, le=23)
-    activity: str
+    activity: Words
 
 
 class Schedule(BaseModel):
@@ -176,7 +176,7 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        action=(str, Field(description="what the resident does, e.g. 'making coffee'")),
+        action=(Words, Field(description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(description="one emoji")),
