@@ -21,6 +21,7 @@ from agents.prompts.planning import (
     Schedule,
     day_plan_prompt,
     decompose_prompt,
+    MAX_STEPS,
     decomposition_schema,
     default_day_plan,
     emoji_for,
@@ -219,7 +220,7 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     home, work = mind.home_arena(), mind.work_arena()
     default_place = pick_place(activity, places, home, work)
     schema = decomposition_schema(tuple(places))
-    n = max(1, minutes // 15)
+    n = min(MAX_STEPS, max(1, minutes // 15))
     fallback = schema.model_validate(
         {"steps": [
             {"action": activity, "minutes": m, "place": default_place, "emoji": emoji_for(activity),

@@ -128,6 +128,8 @@ def coerce(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
         return value
     if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
+    if kind == "string" and isinstance(value, str) and "maxLength" in schema:
+        return value[: schema["maxLength"]]
     if kind == "array":
         if not isinstance(value, list):
             value = [value]

@@ -171,18 +171,26 @@ def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
 # ---------------------------------------------------------------------------------------------
 
 
+# A window's steps are rescaled to fill it, so a few steps suffice; the bounds keep a small
+# model's answer short (the grammar enforces them; repair truncates a remote model's text).
+MAX_STEPS = 8
+
+
 @lru_cache(maxsize=256)
 def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        action=(Words, Field(description="what the resident does, e.g. 'making coffee'")),
+        action=(Words, Field(max_length=80, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
-        emoji=(str, Field(description="one emoji")),
-        object_state=(str, Field(description="state of the object used, e.g. 'brewing coffee'")),
+        emoji=(str, Field(max_length=8, description="one emoji")),
+        object_state=(str, Field(max_length=60, description="state of the object used, e.g. 'brewing coffee'")),
     )
-    return make_model("Decomposition", steps=(list[step], Field(description="5-15 minute steps in order")))
+    return make_model(
+        "Decomposition",
+        steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
+    )
 
 
 def decompose_prompt(
@@ -265,13 +273,14 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
     steps = []
     left = minutes
     i = 0
-    while left > 0 and len(steps) < 12:
+    # At most MAX_STEPS; decompose() rescales the lengths to fill the window exactly.
+    while left > 0 and len(steps) < MAX_STEPS:
         length = min(left, rng.choice((10, 15, 15)))
         if length < 5:
             steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
             break
         action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
-        if i > 0 and left <= 15:
+        if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
             action = f"finishing up {block}"
         steps.append(
             {
