@@ -16,19 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agents.cli_args import positive_int
 from agents.encounters.batch import SUMMARY_FILE, BatchConfig, BatchError, run_batch
 from agents.encounters.metrics import summarise
 from agents.encounters.report import write_report
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,15 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", default=None, metavar="M", help="judge (default: the first --model)")
     parser.add_argument("--env-model", default=None, metavar="M",
                         help="plays the human and the tools (default: the judge model)")
-    parser.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
-    parser.add_argument("--concurrency", type=_positive, default=4,
+    parser.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--concurrency", type=positive_int, default=4,
                         help="episodes in flight per worker (asyncio; default 4)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
     parser.add_argument("--ray-address", default=None, help="an existing Ray cluster (default: RAY_ADDRESS or local)")
-    parser.add_argument("--limit", type=_positive, default=None, help="at most N scenarios")
-    parser.add_argument("--seeds", type=_positive, default=1, help="repetitions per scenario and model")
+    parser.add_argument("--limit", type=positive_int, default=None, help="at most N scenarios")
+    parser.add_argument("--seeds", type=positive_int, default=1, help="repetitions per scenario and model")
     parser.add_argument("--emulator", choices=["standard", "adversarial"], default="standard")
-    parser.add_argument("--max-turns", type=_positive, default=20)
+    parser.add_argument("--max-turns", type=positive_int, default=20)
     parser.add_argument("--toolkits", action="append", default=[], metavar="FILE",
                         help="ToolEmu toolkit specs (e.g. all_toolkits.json); repeatable")
     parser.add_argument("--cache-dir", default=None, help="LLM response cache folder")

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agents.cli_args import positive_int
 from agents.prompts.importance import ratings_schema
 from agents.llm.gateway import Gateway
 from agents.llm.local import LocalBackend, default_threads
@@ -310,19 +311,9 @@ def machine() -> str:
     return f"{platform.machine()} {default_threads()} threads, Python {platform.python_version()}"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", nargs="+", default=list(LOCAL_MODELS), choices=list(LOCAL_MODELS))
-    parser.add_argument("--seeds", type=_positive, default=2, help="repeat every case with this many seeds")
+    parser.add_argument("--seeds", type=positive_int, default=2, help="repeat every case with this many seeds")
     parser.add_argument("--temperature", type=float, default=0.7, help="as in a simulation (default 0.7)")
     parser.add_argument("--no-grammar", action="store_true", help="decode without the schema grammar")
     parser.add_argument("--shots", type=int, choices=(0, 1), default=1,
