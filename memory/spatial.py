@@ -48,6 +48,7 @@ class SpatialMemory:
             parts = address.split(":")
             for depth in range(1, len(parts) + 1):
                 self._under.setdefault(":".join(parts[:depth]), []).append(address)
+        self._sectors = sorted(k for k in self._under if k and ":" not in k)
         self._known: set[str] = set()
         self._arena_set: set[str] = set()
         self._arena_list: list[str] | None = []
@@ -87,8 +88,7 @@ class SpatialMemory:
     def learn_sectors_named_in(self, text: str) -> list[str]:
         """Learn every sector whose name appears in a text (a place heard of in a chat)."""
         lower = text.lower()
-        sectors = {split_address(a)[0] for a in self.town}
-        named = [s for s in sectors if s and s.lower() in lower]
+        named = [s for s in self._sectors if s.lower() in lower]
         return self.learn(named)
 
     # -- reading ----------------------------------------------------------------------------

@@ -21,11 +21,9 @@ from typing import Any
 
 from replays.records import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from replays.records import Record, TickRecords
-from world.fastmodel import build
+from world.fastmodel import build  # stored data was valid when written: no re-validation
 
 STORE_SCHEMA_VERSION = 1
-# Stored data was valid when written: rebuild models without validating them again.
-_build = build
 
 DB_NAME = "run.db"
 
@@ -298,9 +296,9 @@ class RunStore:
             while pending is not None and pending[0] < tick:
                 pending = cur.fetchone()
             while pending is not None and pending[0] == tick:
-                recs.append(_build(Record, {"kind": pending[1], "resident": pending[2], "data": json.loads(pending[3])}))
+                recs.append(build(Record, {"kind": pending[1], "resident": pending[2], "data": json.loads(pending[3])}))
                 pending = cur.fetchone()
-            yield _build(TickRecords, {"tick": tick, "time": datetime.fromisoformat(time), "records": recs})
+            yield build(TickRecords, {"tick": tick, "time": datetime.fromisoformat(time), "records": recs})
 
     def snapshot_ticks(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT tick FROM snapshots ORDER BY tick")]

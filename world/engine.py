@@ -789,19 +789,22 @@ class Engine:
         self.conversations[key] = cur
         return cur[0]
 
+    def _plugin_for(self, kind: str) -> Any | None:
+        """The plugin that serves injected commands of this kind, if any."""
+        return next((p for p in self._plugins if kind in getattr(p, "commands", ())), None)
+
     def _plugin_problem(self, cmd: Any) -> str | None:
         """What is wrong with a plugin-served command (None: a plugin takes it)."""
-        for plugin in self._plugins:
-            if cmd.kind in getattr(plugin, "commands", ()):
-                return plugin.check_command(cmd)
-        return f"{cmd.kind}: not served in this run (start it with --encounters)"
+        plugin = self._plugin_for(cmd.kind)
+        if plugin is None:
+            return f"{cmd.kind}: not served in this run (start it with --encounters)"
+        return plugin.check_command(cmd)
 
     def _apply_command(self, cmd: Any, records: list[Record]) -> None:
         if isinstance(cmd, EncounterCommand):
-            for plugin in self._plugins:
-                if cmd.kind in getattr(plugin, "commands", ()):
-                    plugin.handle_command(cmd)
-                    break
+            plugin = self._plugin_for(cmd.kind)
+            if plugin is not None:
+                plugin.handle_command(cmd)
         elif isinstance(cmd, WhisperCommand):
             self.residents[cmd.resident].whispers.append(cmd.text)
         elif isinstance(cmd, ObjectCommand):
