@@ -1,45 +1,218 @@
-"""The local control channel of a live run: a Unix socket in the run folder, JSON lines.
+"""The local control channel of a live run: a private Unix socket, JSON lines.
 
 A live run (``townsfolk run``/``watch``) starts a :class:`ControlServer` with the engine's
 thread-safe ``submit``; another terminal (``townsfolk inject``) or a replay viewer
 attached to a live folder talks to it with :func:`send` / :func:`inject`. There is no
-network listener: the socket is a file readable only by its owner.
+network listener.
 
-Protocol: one JSON object per line each way. Requests are ``{"op": "ping"}`` or
+The channel is private to the user who started the run. Sockets live in a per-user
+directory of mode 0700 (``$XDG_RUNTIME_DIR/townsfolk`` when that is a private folder of
+ours, else ``<tmp>/townsfolk-<uid>``), named after a hash of the run folder, so that the
+name is short whatever the folder's path. A directory there with another owner or a wider
+mode is refused (someone may be waiting to receive the run's whispers), the server checks
+each peer's uid (SO_PEERCRED) and the client checks the socket's owner before sending.
+
+Protocol: one JSON object per line each way, at most :data:`MAX_REQUEST_BYTES` bytes and
+:data:`MAX_DEPTH` levels of nesting. Requests are ``{"op": "ping"}`` or
 ``{"op": "inject", "command": {...}}`` (a bare command object is taken as an inject);
 replies are ``{"ok": true|false, ...}`` with ``error`` or ``message`` in words.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import socket
+import socketserver
+import stat
+import struct
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-SOCKET_NAME = "control.sock"
-MAX_LINE = 64 * 1024
+MAX_REQUEST_BYTES = 64 * 1024  # a command is a few hundred bytes; this is generous
+MAX_DEPTH = 16  # a command nests two levels; deeper JSON is refused before parsing
+BACKLOG = 1024  # connections queued while the server is busy (the kernel may cap it)
 _UNIX_PATH_MAX = 100  # AF_UNIX paths are limited to ~107 bytes; keep a margin
+NO_CONTROL_HINT = "or start the run with --no-control (no live commands)"
 
 
 class ControlError(RuntimeError):
     """The control channel could not be used; the message says why in plain words."""
 
 
-def socket_path(run_dir: str | os.PathLike[str]) -> Path:
-    """Where a run's control socket lives: in the run folder, or (for very long folder
-    paths, which AF_UNIX cannot bind) in the temp folder under a name derived from it."""
+# ---------------------------------------------------------------------------
+# Where sockets live
+# ---------------------------------------------------------------------------
+
+
+def _uid() -> int:
+    return os.getuid()
+
+
+def _is_private_dir(path: Path, uid: int) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
+
+
+def socket_dirs() -> list[Path]:
+    """The per-user socket directories, preferred first (the server binds in the first)."""
+    uid = _uid()
+    dirs: list[Path] = []
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and Path(xdg).is_absolute() and _is_private_dir(Path(xdg), uid):
+        dirs.append(Path(xdg) / "townsfolk")
+    dirs.append(Path(tempfile.gettempdir()) / f"townsfolk-{uid}")
+    if Path(tempfile.gettempdir()) != Path("/tmp"):
+        dirs.append(Path("/tmp") / f"townsfolk-{uid}")  # when TMPDIR is too long for AF_UNIX
+    return dirs
+
+
+def check_private_dir(path: Path, uid: int | None = None) -> None:
+    """Raise :class:`ControlError` unless ``path`` is a real directory of ours with mode 0700."""
+    uid = _uid() if uid is None else uid
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise ControlError(f"control channel: no socket directory {path}") from None
+    why = ""
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        why = "is not a directory (a link or a file)"
+    elif st.st_uid != uid:
+        why = f"belongs to uid {st.st_uid}, not to you (uid {uid})"
+    elif st.st_mode & 0o077:
+        why = f"has mode {stat.S_IMODE(st.st_mode):04o}; expected 0700 (private to you)"
+    if why:
+        raise ControlError(
+            f"control channel refused: the socket directory {path} {why}; someone else could receive "
+            f"this run's commands. Remove it (or set XDG_RUNTIME_DIR to a private folder), {NO_CONTROL_HINT}"
+        )
+
+
+def _make_private_dir(path: Path) -> None:
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ControlError(f"control channel: cannot create {path}: {exc.strerror}; {NO_CONTROL_HINT}") from None
+    check_private_dir(path)
+
+
+def _name(run_dir: str | os.PathLike[str]) -> str:
     run = Path(run_dir).resolve()
-    path = run / SOCKET_NAME
-    if len(os.fsencode(str(path))) <= _UNIX_PATH_MAX:
-        return path
-    digest = hashlib.sha1(os.fsencode(str(run))).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"townsfolk-{digest}.sock"
+    return hashlib.sha256(os.fsencode(str(run))).hexdigest()[:24] + ".sock"
+
+
+def socket_path(run_dir: str | os.PathLike[str], *, create: bool = False) -> Path:
+    """Where a run's control socket lives (or would live): the first per-user directory
+    whose socket path fits AF_UNIX. With ``create`` the directory is made and checked
+    (:class:`ControlError` when it is not private); without, an existing socket in any of
+    the directories wins, so a client finds a server whose environment differed."""
+    name = _name(run_dir)
+    fitting = [d / name for d in socket_dirs() if len(os.fsencode(str(d / name))) <= _UNIX_PATH_MAX]
+    if not fitting:
+        raise ControlError(f"control channel: no socket directory with a short enough path; {NO_CONTROL_HINT}")
+    if create:
+        _make_private_dir(fitting[0].parent)
+        return fitting[0]
+    for path in fitting:
+        if os.path.lexists(path):
+            return path
+    return fitting[0]
+
+
+def check_socket_owner(path: Path, uid: int | None = None) -> None:
+    """Raise :class:`ControlError` unless ``path`` is a socket owned by ``uid`` (default: us)."""
+    uid = _uid() if uid is None else uid
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode):
+        raise ControlError(f"control channel refused: {path} is not a socket; remove it, {NO_CONTROL_HINT}")
+    if st.st_uid != uid:
+        raise ControlError(
+            f"control channel refused: {path} belongs to uid {st.st_uid}, not to you (uid {uid}); "
+            f"someone else may be trying to receive this run's commands. Remove it, {NO_CONTROL_HINT}"
+        )
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket; None where the OS cannot say."""
+    try:
+        if hasattr(socket, "SO_PEERCRED"):  # Linux
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            return struct.unpack("3i", creds)[1]
+        if sys.platform == "darwin":  # LOCAL_PEERCRED -> struct xucred {version, uid, ngroups, groups[16]}
+            creds = conn.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
+            return struct.unpack_from("II", creds)[1]
+    except OSError:
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Requests
+# ---------------------------------------------------------------------------
+
+
+def json_depth(text: str, limit: int) -> int:
+    """How deeply ``text`` nests arrays/objects, counting no further than ``limit + 1``.
+
+    A plain scan (strings skipped), so that a request of 50,000 ``[`` is refused
+    without recursing in the JSON parser."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_request(line: bytes | str) -> dict[str, Any] | str:
+    """One request line -> its JSON object, or an error in words."""
+    if isinstance(line, bytes):
+        if len(line) > MAX_REQUEST_BYTES:
+            return f"request longer than {MAX_REQUEST_BYTES} bytes"
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"request is not UTF-8 text: {exc.reason} at byte {exc.start}"
+    elif len(line.encode("utf-8", "replace")) > MAX_REQUEST_BYTES:
+        return f"request longer than {MAX_REQUEST_BYTES} bytes"
+    if json_depth(line, MAX_DEPTH) > MAX_DEPTH:
+        return f"request nests deeper than {MAX_DEPTH} levels"
+    try:
+        msg = json.loads(line)
+    except RecursionError:  # pragma: no cover - json_depth refuses these first
+        return f"request nests deeper than {MAX_DEPTH} levels"
+    except ValueError as exc:
+        return f"request is not valid JSON: {exc}"
+    if not isinstance(msg, dict):
+        return f"request must be a JSON object, got {type(msg).__name__}"
+    return msg
 
 
 def _result_to_reply(result: Any) -> dict[str, Any]:
@@ -66,63 +239,135 @@ def _result_to_reply(result: Any) -> dict[str, Any]:
     return reply
 
 
+def _encode(reply: dict[str, Any]) -> bytes:
+    return (json.dumps(reply, default=str) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------------------
+# Server
+# ---------------------------------------------------------------------------
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """One connection: answer request lines until the client closes or goes quiet."""
+
+    timeout = 30.0
+
+    def handle(self) -> None:
+        owner: ControlServer = self.server.owner  # type: ignore[attr-defined]
+        try:
+            while not owner._stopping.is_set():
+                line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_REQUEST_BYTES:
+                    self.wfile.write(_encode({"ok": False, "error": f"request longer than {MAX_REQUEST_BYTES} bytes"}))
+                    return  # the rest of the line is not read: close the connection
+                if line.strip():
+                    self.wfile.write(_encode(owner.handle_line(line)))
+        except OSError:  # timeouts, a client that went away
+            return
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = BACKLOG
+
+    def __init__(self, path: str, owner: "ControlServer") -> None:
+        self.owner = owner
+        super().__init__(path, _Handler, bind_and_activate=False)
+
+    def server_bind(self) -> None:
+        old_umask = os.umask(0o177)  # the socket file is rw for its owner only
+        try:
+            super().server_bind()
+        finally:
+            os.umask(old_umask)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        uid = peer_uid(request)
+        if uid is None or uid == self.owner.owner_uid:
+            return True
+        try:
+            request.sendall(_encode({"ok": False, "error": f"permission denied: this run belongs to uid "
+                                                         f"{self.owner.owner_uid}, you are uid {uid}"}))
+        except OSError:
+            pass
+        return False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed is that client's problem; the server keeps serving quietly."""
+
+
 class ControlServer:
-    """Serves a run's control socket on a background thread until :meth:`stop`."""
+    """Serves a run's control socket on background threads until :meth:`stop`.
+
+    ``owner_uid`` is the only uid whose connections are served (the server's own)."""
 
     def __init__(self, run_dir: str | os.PathLike[str], submit: Callable[[dict[str, Any]], Any],
                  *, info: dict[str, Any] | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.submit = submit
         self.info = dict(info or {})
+        self.owner_uid = _uid()
         self.path = socket_path(run_dir)
-        self._sock: socket.socket | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        self._clients: set[socket.socket] = set()
-        self._lock = threading.Lock()
+        self._inode: int | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> "ControlServer":
+        """Bind and serve; :class:`ControlError` (with a ``--no-control`` hint) when the
+        socket directory is not private, the path is taken, or another run serves it."""
         if not self.run_dir.is_dir():
             raise ControlError(f"cannot open a control channel: no run folder at {self.run_dir}")
-        if self.path.exists():
-            if _answers(self.path):
-                raise ControlError(f"another live run already serves {self.path}")
-            self.path.unlink()  # left behind by a run that was killed
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)
+        self.path = socket_path(self.run_dir, create=True)
+        self._clear_stale()
+        server = _Server(str(self.path), self)
         try:
-            sock.bind(str(self.path))
-        finally:
-            os.umask(old_umask)
-        sock.listen(8)
-        sock.settimeout(0.2)
-        self._sock = sock
+            server.server_bind()
+            server.server_activate()
+        except OSError as exc:
+            server.server_close()
+            if exc.errno == errno.EADDRINUSE:
+                raise ControlError(f"control channel refused: {self.path} is taken; {NO_CONTROL_HINT}") from None
+            raise ControlError(f"control channel: cannot listen on {self.path}: {exc.strerror}; {NO_CONTROL_HINT}") from None
+        self._inode = os.lstat(self.path).st_ino
+        self._server = server
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._serve, name="townsfolk-control", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="townsfolk-control", daemon=True)
         self._thread.start()
         return self
 
+    def _clear_stale(self) -> None:
+        """Remove our own socket left by a killed run; refuse anything else at the path."""
+        if not os.path.lexists(self.path):
+            return
+        check_socket_owner(self.path, self.owner_uid)
+        if _answers(self.path):
+            raise ControlError(f"another live run already serves {self.path} for {self.run_dir.resolve()}; "
+                               f"stop it first, {NO_CONTROL_HINT}")
+        self.path.unlink()
+
     def stop(self) -> None:
         self._stopping.set()
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-        with self._lock:
-            for c in list(self._clients):
-                try:
-                    c.close()
-                except OSError:
-                    pass
-            self._clients.clear()
-        try:
-            self.path.unlink()
+        try:  # only our own socket: never one a later server put at the same path
+            if self._inode is not None and os.lstat(self.path).st_ino == self._inode:
+                self.path.unlink()
         except FileNotFoundError:
             pass
+        self._inode = None
 
     def __enter__(self) -> "ControlServer":
         return self.start()
@@ -132,57 +377,11 @@ class ControlServer:
 
     # -- serving -----------------------------------------------------------
 
-    def _serve(self) -> None:
-        assert self._sock is not None
-        while not self._stopping.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                break
-            with self._lock:
-                self._clients.add(conn)
-            threading.Thread(target=self._client, args=(conn,), daemon=True).start()
-
-    def _client(self, conn: socket.socket) -> None:
-        buf = b""
-        try:
-            conn.settimeout(30.0)
-            while not self._stopping.is_set():
-                try:
-                    chunk = conn.recv(4096)
-                except socket.timeout:
-                    break
-                if not chunk:
-                    break
-                buf += chunk
-                if len(buf) > MAX_LINE and b"\n" not in buf:
-                    self._reply(conn, {"ok": False, "error": f"request longer than {MAX_LINE} bytes"})
-                    break
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip():
-                        self._reply(conn, self.handle_line(line))
-        except OSError:
-            pass
-        finally:
-            with self._lock:
-                self._clients.discard(conn)
-            conn.close()
-
-    @staticmethod
-    def _reply(conn: socket.socket, reply: dict[str, Any]) -> None:
-        conn.sendall((json.dumps(reply, default=str) + "\n").encode("utf-8"))
-
     def handle_line(self, line: bytes | str) -> dict[str, Any]:
         """Answer one request line; never raises (a bad request gets an error reply)."""
-        try:
-            msg = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return {"ok": False, "error": f"request is not valid JSON: {exc}"}
-        if not isinstance(msg, dict):
-            return {"ok": False, "error": f"request must be a JSON object, got {type(msg).__name__}"}
+        msg = parse_request(line)
+        if isinstance(msg, str):
+            return {"ok": False, "error": msg}
         op = msg.get("op", "inject")
         if op == "ping":
             return {"ok": True, "pid": os.getpid(), "run_dir": str(self.run_dir), **self.info}
@@ -203,20 +402,45 @@ class ControlServer:
 # ---------------------------------------------------------------------------
 
 
+def _connect(path: Path, timeout: float) -> socket.socket:
+    """Connect, waiting while the server's queue is full (EAGAIN) until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(max(deadline - time.monotonic(), 0.01))
+        try:
+            s.connect(str(path))
+            return s
+        except BlockingIOError:
+            s.close()
+            if time.monotonic() + delay > deadline:
+                raise socket.timeout() from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        except BaseException:
+            s.close()
+            raise
+
+
 def _answers(path: Path) -> bool:
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(1.0)
-            s.connect(str(path))
+        with _connect(path, 1.0):
             return True
     except OSError:
         return False
 
 
 def is_live(run_dir: str | os.PathLike[str]) -> bool:
-    """True when a run is serving its control channel in ``run_dir``."""
-    path = socket_path(run_dir)
-    return path.exists() and _answers(path)
+    """True when a run of ours is serving its control channel for ``run_dir``."""
+    try:
+        path = socket_path(run_dir)
+        if not os.path.lexists(path):
+            return False
+        check_socket_owner(path)
+    except (ControlError, OSError):
+        return False
+    return _answers(path)
 
 
 def send(run_dir: str | os.PathLike[str], message: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
@@ -225,16 +449,19 @@ def send(run_dir: str | os.PathLike[str], message: dict[str, Any], timeout: floa
     if not run.is_dir():
         raise ControlError(f"no run folder at {run}")
     path = socket_path(run)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise ControlError(
             f"the run in {run} is not live: no control socket at {path} "
-            "(the run has finished, was killed, or is not a live run)"
+            "(the run has finished, was killed, was started with --no-control, or is not a live run)"
         )
+    check_private_dir(path.parent)
+    check_socket_owner(path)
+    data = (json.dumps(message) + "\n").encode("utf-8")
+    if len(data) > MAX_REQUEST_BYTES:
+        raise ControlError(f"the request is {len(data)} bytes; the control channel takes at most {MAX_REQUEST_BYTES}")
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(path))
-            s.sendall((json.dumps(message) + "\n").encode("utf-8"))
+        with _connect(path, timeout) as s:
+            s.sendall(data)
             buf = b""
             while b"\n" not in buf:
                 chunk = s.recv(4096)
