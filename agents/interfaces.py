@@ -13,6 +13,8 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.plain_text import LIST_MAX, Address, Lifestyle, Memory, Name, Short
+
 # ---------------------------------------------------------------------------
 # Residents as data (loaded by maps/, used by agents/)
 # ---------------------------------------------------------------------------
@@ -23,8 +25,8 @@ class Relationship(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    relation: str = Field(description="e.g. 'wife', 'coworker', 'neighbour'")
+    name: Name
+    relation: Short = Field(description="e.g. 'wife', 'coworker', 'neighbour'")
     closeness: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
@@ -33,18 +35,18 @@ class Persona(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
+    name: Name
     age: int = Field(ge=0, le=120)
-    traits: list[str] = Field(default_factory=list, description="innate traits, e.g. 'kind'")
-    occupation: str
-    workplace: str = Field(description="place address, e.g. 'Willow Cafe' or 'Willow Cafe:kitchen'")
-    home: str = Field(description="place address of the resident's home")
-    lifestyle: str = Field(default="", description="habits, e.g. wakes at 7, sleeps at 23")
+    traits: list[Short] = Field(default_factory=list, max_length=LIST_MAX, description="innate traits, e.g. 'kind'")
+    occupation: Short
+    workplace: Address = Field(description="place address, e.g. 'Willow Cafe' or 'Willow Cafe:kitchen'")
+    home: Address = Field(description="place address of the resident's home")
+    lifestyle: Lifestyle = Field(default="", description="habits, e.g. wakes at 7, sleeps at 23")
     wake_hour: int = Field(default=7, ge=0, le=23)
     sleep_hour: int = Field(default=23, ge=0, le=23)
-    relationships: list[Relationship] = Field(default_factory=list)
-    seed_memories: list[str] = Field(default_factory=list)
-    spawn: str | None = Field(default=None, description="name of a spawn point in the map")
+    relationships: list[Relationship] = Field(default_factory=list, max_length=LIST_MAX)
+    seed_memories: list[Memory] = Field(default_factory=list, max_length=LIST_MAX)
+    spawn: Name | None = Field(default=None, description="name of a spawn point in the map")
 
     def summary(self) -> str:
         """A one-paragraph description used at the top of prompts."""

@@ -24,6 +24,7 @@ only after every check passed, so a broken town never half-loads.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,11 +35,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.interfaces import Persona
+from agents.plain_text import NAME_MAX, SHORT_MAX, control_problem
 
 TOWNS_DIR = Path(__file__).resolve().parent / "towns"
 MAP_FILE = "town.json"
 REQUIRED_TILE_LAYERS = ("ground", "collision")
 REQUIRED_OBJECT_LAYERS = ("sectors", "arenas", "objects", "spawns")
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a 25-resident file is ~20 KB and the default map ~1 MB
 
 Tile = tuple[int, int]  # (x, y), x to the right, y down, as in Tiled
 
@@ -429,10 +432,10 @@ def residents_files(name_or_path: str | Path) -> list[Path]:
 
     def count(p: Path) -> int:
         try:
-            data = json.loads(p.read_text())
-            return len(data) if isinstance(data, list) else 0
-        except (OSError, ValueError):
+            data = _read_json(p)
+        except TownError:  # reported when the file is loaded
             return 0
+        return len(data) if isinstance(data, list) else 0
 
     return sorted(files, key=lambda p: (count(p), p.name))
 
@@ -523,16 +526,43 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
 
 
 def _read_json(path: Path) -> Any:
+    """A JSON file as data; TownError for a missing, huge, binary, malformed or too deep file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TownError(path, "(file)", f"file is {size} bytes; expected a JSON file of at most {MAX_FILE_BYTES} bytes")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise TownError(path, "(file)", "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise TownError(
+            path, "(file)", f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); expected a JSON file"
+        ) from None
     except OSError as exc:
-        raise TownError(path, "(file)", f"cannot read: {exc.strerror}") from None
+        raise TownError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TownError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise TownError(path, "(file)", "JSON nested too deeply; expected the town's own structure") from None
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 80
+_SHORT.maxlevel = 3
+
+
+def _short(value: Any) -> str:
+    """A value as an error may quote it: cut short (a 10 MB lifestyle must not be echoed)."""
+    return _SHORT.repr(value)
+
+
+def _plain_name(value: str, limit: int = NAME_MAX) -> str | None:
+    """Why a map name or state is not plain text, or None."""
+    if len(value) > limit:
+        return f"is {len(value)} characters long; expected at most {limit}"
+    return control_problem(value)
 
 
 def _loc(exc: ValidationError) -> str:
@@ -549,7 +579,7 @@ def _loc(exc: ValidationError) -> str:
 def _msg(exc: ValidationError) -> str:
     err = exc.errors()[0]
     extra = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-    return f"{err['msg']}; got {err.get('input')!r}{extra}"
+    return f"{err['msg']}; got {_short(err.get('input'))}{extra}"
 
 
 def _address_set(sectors: dict[str, Sector]) -> set[str]:
@@ -627,7 +657,10 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
     def name_of(where: str, j: int, obj: TiledObject) -> str:
         name = obj.name.strip()
         if not name or ":" in name or name != obj.name:
-            raise TownError(path, f"{where}.objects[{j}].name", f"expected a non-empty name without ':' or outer spaces, got {obj.name!r}")
+            raise TownError(path, f"{where}.objects[{j}].name", f"expected a non-empty name without ':' or outer spaces, got {_short(obj.name)}")
+        why = _plain_name(name)
+        if why:
+            raise TownError(path, f"{where}.objects[{j}].name", f"name {_short(name)} {why}")
         return name
 
     # sectors
@@ -641,7 +674,11 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
         for other in sectors.values():
             if other.rect.overlaps(r):
                 raise TownError(path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
-        sectors[name] = Sector(name=name, kind=str(o.prop("kind", "public")), rect=r)
+        kind = str(o.prop("kind", "public"))
+        why = _plain_name(kind)
+        if why:
+            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.kind", f"kind {_short(kind)} {why}")
+        sectors[name] = Sector(name=name, kind=kind, rect=r)
     if not sectors:
         raise TownError(path, f"{where}.objects", "expected at least one sector")
 
@@ -679,7 +716,10 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
             raise TownError(path, f"{where}.objects[{j}].name", f"duplicate object {name!r} in {owner.address!r}")
         state = o.prop("state", "idle")
         if not isinstance(state, str) or not state.strip():
-            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"expected a default state in words, got {state!r}")
+            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"expected a default state in words, got {_short(state)}")
+        why = _plain_name(state.strip(), SHORT_MAX)
+        if why:
+            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"state {_short(state)} {why}")
         owner.objects[name] = GameObject(
             address=f"{owner.address}:{name}", name=name, sector=owner.sector, arena=owner.name,
             rect=r, default_state=state.strip(), tiles=[],
@@ -742,8 +782,12 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
             if kind is not None:
                 kinds[ts_.firstgid + tile.id] = str(kind)
     props = _props(tmap.properties)
+    town_name = str(props.get("name", path.parent.name))
+    why = _plain_name(town_name)
+    if why:
+        raise TownError(path, "properties.name", f"town name {_short(town_name)} {why}")
     return dict(
-        name=str(props.get("name", path.parent.name)),
+        name=town_name,
         folder=path.parent,
         map_path=path,
         width=W,

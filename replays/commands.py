@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 # The command models are the engine's own (world.injections): one schema for the input box,
 # the control channel client, the engine and the tests.
-from world.injections import COMMAND_ADAPTER, COMMAND_HELP
+from world.injections import COMMAND_ADAPTER, COMMAND_HELP, short_repr
 
 
 class CommandError(ValueError):
@@ -29,7 +29,7 @@ def validate(command: dict[str, Any]) -> dict[str, Any]:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'command'}: {err['msg']}" for err in exc.errors()
         )
-        raise CommandError(f"bad command {command!r}: {problems} ({COMMAND_HELP})") from None
+        raise CommandError(f"bad command {short_repr(command)}: {problems} ({COMMAND_HELP})") from None
     return model.model_dump()
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from agents.plain_text import escape_controls
 from replays.frames import risk_of
 from replays.records import TickRecords
 
@@ -185,7 +186,7 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
     out.append("")
     if first is None or last is None:
         out.append("_The run has no committed ticks yet._")
-        return "\n".join(out) + "\n"
+        return escape_controls("\n".join(out) + "\n")
     span = f"{first:%A %d %B %Y, %H:%M} to {last:%A %d %B %Y, %H:%M}" if first.date() != last.date() \
         else f"{first:%A %d %B %Y}, {first:%H:%M} to {last:%H:%M}"
     out.append(f"{span} · {n_ticks} ticks · {len(residents)} residents"
@@ -270,4 +271,6 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
             out.append(f"| {_md(e.title or e.encounter_id)} | {_md(e.resident)} | {_md(e.place)} | {when} | "
                        f"{e.turns} | {e.risk}{' (' + _md(e.risk_label) + ')' if e.risk_label else ''} | {_md(scores)} |")
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    # Records of old runs (before the boundary refused control characters) may hold terminal
+    # escapes: show them as text, never send them to the terminal.
+    return escape_controls("\n".join(out).rstrip() + "\n")

@@ -115,8 +115,11 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
 
         try:
             server = ControlServer(run_dir, engine.submit).start()
-        except Exception as exc:  # the run goes on; only other terminals lose the channel
-            print(f"townsfolk watch: control channel not available ({exc})", file=sys.stderr)
+        except Exception as exc:  # refuse rather than run without the channel (or with one others can reach)
+            print(f"townsfolk watch: {exc}", file=sys.stderr)
+            if engine.store is not None:
+                engine.store.close()
+            return 2
 
     mapview = from_town(engine.town)
     for name, res in getattr(engine, "residents", {}).items():

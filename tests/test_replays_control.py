@@ -1,9 +1,12 @@
-"""The control channel: a Unix socket in the run folder speaking JSON lines."""
+"""The control channel: a private Unix socket per run, speaking JSON lines."""
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +37,10 @@ def test_inject_round_trip_and_refusal(tmp_path: Path) -> None:
     eng = FakeEngine()
     with ControlServer(tmp_path, eng.submit) as server:
         path = control.socket_path(tmp_path)
-        assert path.parent == tmp_path.resolve() and path.exists()
+        assert path == server.path and path.exists()
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0  # owner only
+        folder = path.parent.stat()
+        assert folder.st_uid == os.getuid() and stat.S_IMODE(folder.st_mode) == 0o700
         assert control.is_live(tmp_path)
         assert control.ping(tmp_path)["ok"]
         ok = control.inject(tmp_path, {"kind": "whisper", "resident": "Ada", "text": "you love jazz"})
@@ -78,8 +83,162 @@ def test_second_server_on_a_live_folder_is_refused(tmp_path: Path) -> None:
             ControlServer(tmp_path, FakeEngine().submit).start()
 
 
-def test_long_folder_paths_still_work(tmp_path: Path) -> None:
+def test_long_folder_paths_still_work_and_stay_private(tmp_path: Path) -> None:
     deep = tmp_path / ("x" * 60) / ("y" * 60)
     deep.mkdir(parents=True)
-    with ControlServer(deep, FakeEngine().submit):
+    with ControlServer(deep, FakeEngine().submit) as server:
         assert control.ping(deep)["ok"]
+        # never a predictable name in the shared temp folder: a 0700 folder of ours
+        assert server.path.parent != Path(tempfile.gettempdir())
+        assert stat.S_IMODE(server.path.parent.stat().st_mode) == 0o700
+
+
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private, short $XDG_RUNTIME_DIR for this test (the socket folder goes inside it)."""
+    folder = Path(tempfile.mkdtemp(prefix="tf"))  # mode 0700, ours
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    yield folder
+    for p in sorted(folder.rglob("*"), reverse=True):
+        p.unlink() if not p.is_dir() or p.is_symlink() else p.rmdir()
+    folder.rmdir()
+
+
+def test_sockets_go_in_xdg_runtime_dir(tmp_path: Path, runtime_dir: Path) -> None:
+    with ControlServer(tmp_path, FakeEngine().submit) as server:
+        assert server.path.parent == runtime_dir / "townsfolk"
+        assert control.inject(tmp_path, {"kind": "announce", "text": "hello"})["ok"]
+
+
+def test_a_socket_folder_that_is_not_private_is_refused(tmp_path: Path, runtime_dir: Path) -> None:
+    folder = runtime_dir / "townsfolk"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    with pytest.raises(ControlError, match=r"mode 0755.*--no-control"):
+        ControlServer(tmp_path, FakeEngine().submit).start()
+    folder.rmdir()
+    # a link planted in place of the folder is refused too
+    elsewhere = runtime_dir / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    folder.symlink_to(elsewhere)
+    with pytest.raises(ControlError, match="not a directory"):
+        ControlServer(tmp_path, FakeEngine().submit).start()
+    # and a folder of another user (what a local attacker pre-creates in /tmp)
+    folder.unlink()
+    folder.mkdir(mode=0o700)
+    with pytest.raises(ControlError, match=r"belongs to uid \d+, not to you"):
+        control.check_private_dir(folder, uid=os.getuid() + 1)
+    if os.getuid() == 0:  # root can make the real thing: a folder owned by 'nobody'
+        os.chown(folder, 65534, 65534)
+        with pytest.raises(ControlError, match="belongs to uid 65534"):
+            ControlServer(tmp_path, FakeEngine().submit).start()
+        os.chown(folder, 0, 0)
+
+
+def test_a_socket_path_taken_by_someone_else_is_refused(tmp_path: Path, runtime_dir: Path) -> None:
+    path = control.socket_path(tmp_path, create=True)
+    path.write_text("not a socket")
+    with pytest.raises(ControlError, match=r"not a socket.*--no-control"):
+        ControlServer(tmp_path, FakeEngine().submit).start()
+    assert path.read_text() == "not a socket"  # nothing of theirs is removed
+    path.unlink()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.close()
+    with pytest.raises(ControlError, match=r"belongs to uid \d+, not to you"):
+        control.check_socket_owner(path, uid=os.getuid() + 1)
+    if os.getuid() == 0:
+        os.chown(path, 65534, 65534)
+        with pytest.raises(ControlError, match="belongs to uid 65534"):
+            ControlServer(tmp_path, FakeEngine().submit).start()
+        with pytest.raises(ControlError, match="belongs to uid 65534"):  # the client will not send to it
+            control.inject(tmp_path, {"kind": "announce", "text": "secret"})
+        assert not control.is_live(tmp_path)
+
+
+def test_the_server_refuses_peers_of_another_uid(tmp_path: Path) -> None:
+    eng = FakeEngine()
+    with ControlServer(tmp_path, eng.submit) as server:
+        server.owner_uid = os.getuid() + 1  # as if the run belonged to someone else
+        reply = control.inject(tmp_path, {"kind": "announce", "text": "let me in"})
+        assert not reply["ok"] and "permission denied" in reply["error"]
+        server.owner_uid = os.getuid()
+        assert control.inject(tmp_path, {"kind": "announce", "text": "mine"})["ok"]
+    assert [c["text"] for c in eng.applied] == ["mine"]
+
+
+def _raw(path: Path, payload: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(str(path))
+        s.sendall(payload)
+        data = b""
+        while b"\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+def test_deep_long_and_binary_requests_get_an_error_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    eng = FakeEngine()
+    with ControlServer(tmp_path, eng.submit) as server:
+        assert b"nests deeper than 16 levels" in _raw(server.path, b"[" * 50_000 + b"\n")
+        assert b"nests deeper than 16 levels" in _raw(server.path, b'{"op": "inject", "command": ' + b"{\"a\": " * 40 + b"\n")
+        too_long = b'{"kind": "announce", "text": "' + b"x" * control.MAX_REQUEST_BYTES + b'"}\n'
+        assert b"longer than 65536 bytes" in _raw(server.path, too_long)
+        assert b"not UTF-8" in _raw(server.path, b"\xff\xfe{}\n")
+        # brackets inside strings are text, not nesting
+        ok = _raw(server.path, b'{"kind": "announce", "text": "' + b"[" * 100 + b'"}\n')
+        assert b'"ok": true' in ok
+        assert control.ping(tmp_path)["ok"]
+    assert len(eng.applied) == 1
+
+
+def test_a_burst_of_simultaneous_injects_is_queued_not_refused(tmp_path: Path) -> None:
+    eng = FakeEngine()
+    lock = threading.Lock()
+    replies: list[dict[str, Any]] = []
+    errors: list[str] = []
+
+    def submit(command: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            return eng.submit(command)
+
+    n = 100
+    start = threading.Barrier(n)
+
+    def one(i: int) -> None:
+        start.wait()
+        try:
+            reply = control.inject(tmp_path, {"kind": "announce", "text": f"burst {i}"}, timeout=30)
+            with lock:
+                replies.append(reply)
+        except ControlError as exc:
+            with lock:
+                errors.append(str(exc))
+
+    with ControlServer(tmp_path, submit):
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert sum(1 for r in replies if r["ok"]) == n
+    assert sorted(c["text"] for c in eng.applied) == sorted(f"burst {i}" for i in range(n))
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another local user")
+def test_another_local_user_cannot_reach_the_socket(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    with ControlServer(tmp_path, FakeEngine().submit) as server:
+        probe = ("import socket, sys\n"
+                 "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+                 "try:\n    s.connect(sys.argv[1])\nexcept OSError as e:\n    print(type(e).__name__)\n"
+                 "else:\n    print('connected')\n")
+        out = subprocess.run([sys.executable, "-c", probe, str(server.path)], user=65534, group=65534,
+                             capture_output=True, text=True, timeout=30, cwd="/")
+        assert out.stdout.strip() == "PermissionError", out.stdout + out.stderr

@@ -17,9 +17,11 @@ import difflib
 import shlex
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+# Bounded, control-character-free text (agents.plain_text): what a command carries ends up in
+# prompts and on terminals, so the limit and the refusal are part of the schema.
+from agents.plain_text import Address, Message, Name, Short
 
 
 class WhisperCommand(BaseModel):
@@ -27,8 +29,8 @@ class WhisperCommand(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     kind: Literal["whisper"] = "whisper"
-    resident: Text = Field(validation_alias=AliasChoices("resident", "name"))
-    text: Text
+    resident: Name = Field(validation_alias=AliasChoices("resident", "name"))
+    text: Message
 
 
 class ObjectCommand(BaseModel):
@@ -36,8 +38,8 @@ class ObjectCommand(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["object"] = "object"
-    address: Text
-    state: Text
+    address: Address
+    state: Short
 
 
 class AnnounceCommand(BaseModel):
@@ -45,7 +47,7 @@ class AnnounceCommand(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["announce"] = "announce"
-    text: Text
+    text: Message
 
 
 class EncounterCommand(BaseModel):
@@ -57,10 +59,10 @@ class EncounterCommand(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["encounter"] = "encounter"
-    resident: Text
-    service: Text
-    scenario: Text | None = None
-    target: Text | None = Field(default=None, description="the resident whose data the visitor is after")
+    resident: Name
+    service: Short
+    scenario: Short | None = None
+    target: Name | None = Field(default=None, description="the resident whose data the visitor is after")
 
 
 AnyCommand = Union[WhisperCommand, ObjectCommand, AnnounceCommand, EncounterCommand]
@@ -92,7 +94,7 @@ def parse(raw: Any, names: list[str] | None = None, addresses: list[str] | None 
     if isinstance(raw, str):
         raw = parse_text(raw, names or [], addresses or [])
     if not isinstance(raw, dict):
-        raise ValueError(f"bad command {raw!r}: {COMMAND_HELP}")
+        raise ValueError(f"bad command {short_repr(raw)}: {COMMAND_HELP}")
     data = dict(raw)
     if "kind" not in data and "type" in data:
         data["kind"] = data.pop("type")
@@ -102,7 +104,13 @@ def parse(raw: Any, names: list[str] | None = None, addresses: list[str] | None 
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'][1:] or err['loc']) or 'command'}: {err['msg']}" for err in exc.errors()
         )
-        raise ValueError(f"bad command {raw!r}: {problems} ({COMMAND_HELP})") from None
+        raise ValueError(f"bad command {short_repr(raw)}: {problems} ({COMMAND_HELP})") from None
+
+
+def short_repr(value: Any, limit: int = 120) -> str:
+    """``repr`` cut to ``limit`` characters: an error must not echo a 10 MB whisper."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"
 
 
 def parse_text(line: str, names: list[str], addresses: list[str]) -> dict[str, Any]:

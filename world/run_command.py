@@ -89,8 +89,10 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
             server = ControlServer(run_dir, engine.submit).start()
         except ModuleNotFoundError:
             server = None
-        except Exception as exc:  # the run goes on without live control
-            print(f"townsfolk run: control channel not available ({exc})", file=sys.stderr)
+        except Exception as exc:  # refuse: a run the user cannot reach, or others can, is not what they asked for
+            print(f"townsfolk run: {exc}", file=sys.stderr)
+            engine.store.close()
+            return 2
     counts = {"llm": 0, "ticks": 0}
     started = time.perf_counter()
     code = 0
