@@ -29,9 +29,14 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _CONTROL_IN_PARAGRAPH = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tabs and newlines allowed
 
 
+_CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "BACKSPACE", 0x09: "TAB", 0x0A: "NEWLINE", 0x0D: "CARRIAGE RETURN",
+                  0x1B: "ESC", 0x7F: "DEL", 0x9B: "CSI"}
+
+
 def char_name(ch: str) -> str:
-    """'U+001B (ESCAPE)': how an error names a character it refuses."""
-    return f"U+{ord(ch):04X}" + (f" ({unicodedata.name(ch)})" if unicodedata.name(ch, "") else "")
+    """'U+001B (ESC)': how an error names a character it refuses."""
+    name = _CONTROL_NAMES.get(ord(ch)) or unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
 
 
 def _refuse(pattern: re.Pattern[str]) -> AfterValidator:

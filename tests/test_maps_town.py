@@ -197,3 +197,73 @@ def test_generator_reproduces_the_committed_town() -> None:
 
     on_disk = json.loads((TOWNS_DIR / "default" / "town.json").read_text())
     assert build_default_town.build() == on_disk
+
+
+# -- hostile files: binary, deeply nested, huge fields, terminal escapes ------------------
+
+
+def test_binary_map_names_the_file(town_copy: Path) -> None:
+    (town_copy / "town.json").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    with pytest.raises(TownError, match=r"town.json: \(file\): not UTF-8 text \(byte 0x89 at offset 0\)"):
+        load_town(town_copy)
+
+
+def test_deeply_nested_residents_file_is_refused_not_a_recursion_error(town_copy: Path) -> None:
+    from maps.town import residents_files
+
+    (town_copy / "residents.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert town_copy / "residents.json" in residents_files(town_copy)  # listing does not crash
+    with pytest.raises(TownError, match=r"residents.json: \(file\): JSON nested too deeply"):
+        load_town(town_copy)
+
+
+def test_huge_file_is_refused_before_reading(town_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import maps.town as town_mod
+
+    limit = (town_copy / "town.json").stat().st_size
+    res = town_copy / "residents.json"
+    res.write_text(res.read_text() + " " * limit)  # larger than the map, still valid JSON
+    monkeypatch.setattr(town_mod, "MAX_FILE_BYTES", limit)
+    with pytest.raises(TownError, match=rf"residents.json: \(file\): file is \d+ bytes; expected .* at most {limit} bytes"):
+        load_town(town_copy)
+
+
+def test_a_ten_megabyte_lifestyle_is_refused_with_the_limit(town_copy: Path) -> None:
+    _edit_residents(town_copy, lambda d: d[0].update(lifestyle="wakes at 7. " * 900_000))
+    with pytest.raises(TownError, match=r"\[0\] \(Maria Alvarez\)\.lifestyle: String should have at most 2000 characters") as err:
+        load_town(town_copy)
+    assert len(str(err.value)) < 500  # the 10 MB is not echoed back
+
+
+def test_escape_codes_in_a_seed_memory_are_refused(town_copy: Path) -> None:
+    _edit_residents(town_copy, lambda d: d[1]["seed_memories"].append("\x1b]0;pwned\x07"))
+    with pytest.raises(TownError, match=r"\[1\] \(.*\)\.seed_memories\[\d+\]: .*control character U\+001B"):
+        load_town(town_copy)
+
+
+def test_escape_codes_and_long_states_in_the_map_are_refused(town_copy: Path) -> None:
+    def name(d: dict) -> None:
+        _layer(d, "objects")["objects"][0]["name"] = "stove\x1b[2J"
+
+    _edit_map(town_copy, name)
+    with pytest.raises(TownError, match=r"objects\[0\]\.name: name .* control character U\+001B"):
+        load_town(town_copy)
+    shutil.copy(TOWNS_DIR / "default" / "town.json", town_copy / "town.json")
+
+    def state(d: dict) -> None:
+        obj = _layer(d, "objects")["objects"][0]
+        obj["properties"] = [p for p in obj.get("properties", []) if p["name"] != "state"]
+        obj["properties"].append({"name": "state", "type": "string", "value": "x" * 5000})
+
+    _edit_map(town_copy, state)
+    with pytest.raises(TownError, match=r"properties\.state: state .* is 5000 characters long; expected at most 200"):
+        load_town(town_copy)
+    shutil.copy(TOWNS_DIR / "default" / "town.json", town_copy / "town.json")
+
+    def town_name(d: dict) -> None:
+        d["properties"] = [p for p in d.get("properties", []) if p["name"] != "name"]
+        d["properties"].append({"name": "name", "type": "string", "value": "Willow\x9b31m"})
+
+    _edit_map(town_copy, town_name)
+    with pytest.raises(TownError, match=r"town.json: properties\.name: .*U\+009B"):
+        load_town(town_copy)
