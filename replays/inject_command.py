@@ -5,9 +5,12 @@
     townsfolk inject DIR --announce "text"
     townsfolk inject DIR --encounter NAME SERVICE
 
-The command goes through the run's control socket (replays.control); the engine validates
-it against the town and records it in the run, accepted or refused. Exit status: 0 when
-accepted, 1 when the run refused it, 2 when it could not be sent.
+The command goes through the run's control socket (replays.control), which only the user
+who started the run can reach; the engine validates it against the town and records it in
+the run, accepted or refused. Whispers and announcements hold at most 1,000 characters,
+names 80, object states 200, and no control characters (terminal escapes); longer or
+escaped text is refused here, before it is sent. Exit status: 0 when accepted, 1 when the
+run refused it, 2 when it could not be sent.
 """
 
 from __future__ import annotations

@@ -246,3 +246,16 @@ def test_another_local_user_cannot_reach_the_socket(tmp_path: Path) -> None:
         except PermissionError:
             pytest.skip(f"user nobody cannot run {python}")
         assert out.stdout.strip() == "PermissionError", out.stdout + out.stderr
+
+
+def test_a_run_refuses_to_start_when_its_channel_is_not_private(tmp_path: Path, runtime_dir: Path, capsys) -> None:
+    from world.cli import main
+
+    folder = runtime_dir / "townsfolk"
+    folder.mkdir()
+    folder.chmod(0o755)
+    argv = ["run", "--mind", "routine", "--duration", "5m", "--quiet", "--json"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert f"socket directory {folder} has mode 0755" in err and "--no-control" in err
+    assert main([*argv, "--out", str(tmp_path / "b"), "--no-control"]) == 0  # the hint works

@@ -112,3 +112,14 @@ def test_injected_whisper_reaches_the_residents_memory(tmp_path: Path, monkeypat
     reader.close()
     assert (name, "whisper", "You should host a party at the cafe") in [(n, d["kind"], d["text"]) for n, d in memories]
     assert "[whisper] You should host a party at the cafe" in frame.residents[name].memories
+
+
+def test_inject_refuses_escapes_and_long_text_before_sending(tmp_path: Path, capsys) -> None:
+    run_dir = tmp_path / "not-even-live"
+    run_dir.mkdir()
+    assert _inject(str(run_dir), "--whisper", "Ada", "\x1b]0;owned\x07hello") == 2
+    err = capsys.readouterr().err
+    assert "whisper.text" in err and "control character U+001B (ESC)" in err
+    assert _inject(str(run_dir), "--announce", "x" * 5000) == 2
+    err = capsys.readouterr().err
+    assert "at most 1000 characters" in err and len(err) < 1000
