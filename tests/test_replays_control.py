@@ -66,7 +66,7 @@ def test_dead_or_missing_run_says_so(tmp_path: Path) -> None:
     with pytest.raises(ControlError, match="not live"):
         control.inject(tmp_path, {"kind": "announce", "text": "x"})
     # A socket file left behind by a killed run.
-    path = control.socket_path(tmp_path)
+    path = control.socket_path(tmp_path, create=True)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(str(path))
     s.close()
