@@ -259,3 +259,27 @@ def test_a_run_refuses_to_start_when_its_channel_is_not_private(tmp_path: Path, 
     err = capsys.readouterr().err
     assert f"socket directory {folder} has mode 0755" in err and "--no-control" in err
     assert main([*argv, "--out", str(tmp_path / "b"), "--no-control"]) == 0  # the hint works
+
+
+def test_the_socket_of_a_killed_run_is_cleaned_up(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import sys, time\n"
+              "from replays.control import ControlServer\n"
+              "ControlServer(sys.argv[1], lambda c: None).start()\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=repo, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        assert control.is_live(tmp_path)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert control.socket_path(tmp_path).exists() and not control.is_live(tmp_path)  # left behind
+    with ControlServer(tmp_path, FakeEngine().submit):
+        assert control.ping(tmp_path)["ok"]
+    assert not control.socket_path(tmp_path).exists()
