@@ -461,7 +461,10 @@ def send(run_dir: str | os.PathLike[str], message: dict[str, Any], timeout: floa
         raise ControlError(f"the request is {len(data)} bytes; the control channel takes at most {MAX_REQUEST_BYTES}")
     try:
         with _connect(path, timeout) as s:
-            s.sendall(data)
+            try:
+                s.sendall(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server refused us and hung up; its reason is still there to read
             buf = b""
             while b"\n" not in buf:
                 chunk = s.recv(4096)
