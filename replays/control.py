@@ -437,6 +437,7 @@ def is_live(run_dir: str | os.PathLike[str]) -> bool:
         path = socket_path(run_dir)
         if not os.path.lexists(path):
             return False
+        check_private_dir(path.parent)
         check_socket_owner(path)
     except (ControlError, OSError):
         return False
