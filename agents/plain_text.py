@@ -58,30 +58,15 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group() if m.group() == "\n" else m.group().encode("unicode_escape").decode(), text)
 
 
-def Line(max_length: int, min_length: int = 1) -> object:  # noqa: N802 - a type factory
-    """One line of text: stripped, ``min_length``..``max_length`` characters, no control characters."""
-    return Annotated[
-        str,
-        StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length),
-        _refuse(_CONTROL),
-    ]
+_LINE = _refuse(_CONTROL)  # one line: no control characters at all
+_PARAGRAPH = _refuse(_CONTROL_IN_PARAGRAPH)  # free text: tabs and newlines allowed
 
-
-def Paragraph(max_length: int, min_length: int = 0) -> object:  # noqa: N802 - a type factory
-    """Free text that may hold tabs and newlines but no other control characters."""
-    return Annotated[
-        str,
-        StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length),
-        _refuse(_CONTROL_IN_PARAGRAPH),
-    ]
-
-
-Name = Line(NAME_MAX)
-Address = Line(ADDRESS_MAX)
-Short = Line(SHORT_MAX)
-Memory = Paragraph(MEMORY_MAX)
-Lifestyle = Paragraph(LIFESTYLE_MAX)
-Message = Paragraph(MESSAGE_MAX, min_length=1)
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX), _LINE]
+Address = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=ADDRESS_MAX), _LINE]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=SHORT_MAX), _LINE]
+Memory = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MEMORY_MAX), _PARAGRAPH]
+Lifestyle = Annotated[str, StringConstraints(strip_whitespace=True, max_length=LIFESTYLE_MAX), _PARAGRAPH]
+Message = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MESSAGE_MAX), _PARAGRAPH]
 
 
 def control_problem(text: str) -> str | None:
