@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.interfaces import Persona
-from agents.plain_text import NAME_MAX, SHORT_MAX, control_problem
+from agents.plain_text import NAME_MAX, SHORT_MAX, control_problem, escape_controls
 
 TOWNS_DIR = Path(__file__).resolve().parent / "towns"
 MAP_FILE = "town.json"
@@ -485,7 +485,7 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
     for i, item in enumerate(raw):
         label = f"[{i}]"
         if isinstance(item, dict) and isinstance(item.get("name"), str):
-            label = f"[{i}] ({item['name']})"
+            label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
         try:
             persona = Persona.model_validate(item)
         except ValidationError as exc:

@@ -267,3 +267,10 @@ def test_escape_codes_and_long_states_in_the_map_are_refused(town_copy: Path) ->
     _edit_map(town_copy, town_name)
     with pytest.raises(TownError, match=r"town.json: properties\.name: .*U\+009B"):
         load_town(town_copy)
+
+
+def test_an_escape_in_a_resident_name_is_named_not_replayed(town_copy: Path) -> None:
+    _edit_residents(town_copy, lambda d: d[0].update(name="Maria\x1b[2J" + "A" * 200))
+    with pytest.raises(TownError, match=r"\[0\] \(Maria\\x1b\[2JA+\)\.name: .*at most 80 characters") as err:
+        load_town(town_copy)
+    assert "\x1b" not in str(err.value) and len(str(err.value)) < 500
