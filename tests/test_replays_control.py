@@ -254,7 +254,7 @@ def test_a_run_refuses_to_start_when_its_channel_is_not_private(tmp_path: Path, 
     folder = runtime_dir / "townsfolk"
     folder.mkdir()
     folder.chmod(0o755)
-    argv = ["run", "--mind", "routine", "--duration", "5m", "--quiet", "--json"]
+    argv = ["run", "--mind", "routine", "--agents", "2", "--duration", "1m", "--quiet", "--json"]
     assert main([*argv, "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert f"socket directory {folder} has mode 0755" in err and "--no-control" in err
