@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agents.interfaces import ChatLine, Intent, Perception
-from agents.prompts.conversation import ChatSummary, Line, converse_prompt, summary_prompt
+from agents.prompts.conversation import (
+    ChatSummary,
+    Line,
+    chat_summary_fallback,
+    converse_prompt,
+    line_fallback,
+    summary_prompt,
+)
 from replays.records import ChatPayload
 
 if TYPE_CHECKING:
@@ -45,7 +52,7 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
             memories, convo.lines, mind.tuning.max_chat_lines,
         ),
         Line,
-        Line(utterance=f"Nice to see you, {other.split()[0]}.", end=len(convo.lines) >= 2),
+        line_fallback(other, len(convo.lines)),
         max_tokens=160,
     )
 
@@ -128,7 +135,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         "chat_summary",
         summary_prompt(mind.summary, mind.name, convo.partner, convo.lines),
         ChatSummary,
-        ChatSummary(summary=f"I talked with {convo.partner}: " + " / ".join(convo.lines)[:300], importance=4),
+        chat_summary_fallback(convo.partner, convo.lines),
         max_tokens=200,
     )
     mind.remember_fixed("chat", answer.summary.strip()[:500] or f"I talked with {convo.partner}", answer.importance)

@@ -13,7 +13,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from agents.cognition.calls import Caller
-from agents.prompts.importance import importance_prompt, ratings_schema
+from agents.prompts.importance import importance_prompt, ratings_fallback, ratings_schema
 
 
 class PendingMemory(BaseModel):
@@ -66,7 +66,7 @@ class ImportanceRater:
                 "importance",
                 importance_prompt(self.summary, self.name, texts),
                 schema,
-                schema(ratings=[3] * len(texts)),
+                ratings_fallback(len(texts)),
                 temperature=0.0,
                 max_tokens=16 + 4 * len(texts),
             )

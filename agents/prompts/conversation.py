@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, fact, facts, messages, section
+from agents.prompts.common import clip, bullet, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
 
@@ -26,6 +26,17 @@ class ChatSummary(BaseModel):
     summary: str = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
     thought: str = Field(default="", description="what I mean to do about it, if anything")
+
+
+def line_fallback(other: str, lines_so_far: int) -> Line:
+    """The typed fallback of ``converse``: a greeting that ends the talk after the first exchange."""
+    first = clip(other.split()[0] if other.split() else "there", 40)
+    return Line(utterance=f"Nice to see you, {first}.", end=lines_so_far >= 2)
+
+
+def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
+    """The typed fallback of ``chat_summary``: the transcript itself, clipped."""
+    return ChatSummary(summary=clip(f"I talked with {partner}: " + " / ".join(lines), 300), importance=4)
 
 
 def converse_prompt(

@@ -29,6 +29,11 @@ def ratings_schema(count: int) -> type[BaseModel]:
     )
 
 
+def ratings_fallback(count: int) -> BaseModel:
+    """The typed fallback of ``importance``: a middling 3 for each memory."""
+    return ratings_schema(count)(ratings=[3] * count)
+
+
 def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
     numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
     user = (

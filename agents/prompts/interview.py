@@ -20,6 +20,11 @@ class Answer(BaseModel):
     answer: str = Field(description="the answer, in the first person, in character")
 
 
+def answer_fallback() -> Answer:
+    """The typed fallback of ``interview``."""
+    return Answer(answer="I'm sorry, I can't think of an answer right now.")
+
+
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str) -> list[dict[str, str]]:
     user = "\n".join(
         [

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agents.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import Words, bullet, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, fact, facts, make_model, messages, section
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -27,6 +28,13 @@ class DayPlan(BaseModel):
 
     currently: Words = Field(description="one sentence: what the resident is up to these days")
     plan: list[str] = Field(description="5 to 8 parts of the day in order, e.g. '8:00 work at the cafe'")
+
+
+def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,
+                      work: str) -> DayPlan:
+    """The typed fallback of ``plan_day``: the persona's routine, valid for any persona."""
+    currently = fit_words(status, 300, f"{name} is a {occupation}".strip())
+    return DayPlan(currently=currently, plan=default_day_plan(name, wake, sleep, home, work))
 
 
 def day_plan_prompt(
@@ -50,40 +58,43 @@ def day_plan_prompt(
     return messages(user)
 
 
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b", re.IGNORECASE)
-
-
 def plan_hour(item: str) -> int | None:
-    """The hour a plan item starts at ('7:30 breakfast' -> 7, '2 pm lunch' -> 14)."""
-    match = _TIME.search(item)
-    if not match:
-        return None
-    hour = int(match.group(1))
-    suffix = (match.group(3) or "").lower()
-    if suffix == "pm" and hour < 12:
-        hour += 12
-    if suffix == "am" and hour == 12:
-        hour = 0
-    return hour if 0 <= hour <= 23 else None
+    """The hour a plan item starts at as written ('7:30 breakfast' -> 7, '2 pm lunch' -> 14)."""
+    read = read_time(item)
+    return read[0] if read else None
 
 
 def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[str]:
-    """A sensible plan from the persona alone (the fallback, and the scripted skeleton)."""
+    """A sensible plan from the persona alone (the fallback, and the scripted skeleton).
+
+    Hours are laid out as hours after waking, so a resident who goes to bed after midnight
+    gets a plan in day order with clock hours 0-23, never a negative hour.
+    """
     home, work = home.replace(":", " "), work.replace(":", " ")
-    start = min(max(wake + 2, 8), sleep - 6)
+    span = waking_span(wake, sleep)
+    end_of_day = wake + span  # bedtime on an extended clock (may be >= 24)
+    start = min(max(wake + 2, 8), end_of_day - 6)
     lunch = max(12, start + 3)
-    end = min(max(lunch + 4, 17), sleep - 3)
-    plan = [
-        f"{wake}:00 wake up and get ready at {home}",
-        f"{wake + 1}:00 have breakfast at {home}",
-        f"{start}:00 work at {work}",
-        f"{lunch}:00 have lunch",
-        f"{lunch + 1}:00 work at {work}",
-        f"{end}:00 have dinner at {home}",
-        f"{end + 2}:00 relax and read at {home}" if not extra else f"{end + 1}:00 {extra}",
-        f"{sleep}:00 go to bed at {home}",
+    dinner = min(max(lunch + 4, 17), end_of_day - 3)
+    wanted = [
+        (wake, f"wake up and get ready at {home}"),
+        (wake + 1, f"have breakfast at {home}"),
+        (start, f"work at {work}"),
+        (lunch, "have lunch"),
+        (lunch + 1, f"work at {work}"),
+        (dinner, f"have dinner at {home}"),
+        (dinner + 1, extra) if extra else (dinner + 2, f"relax and read at {home}"),
     ]
-    return plan
+    entries: list[tuple[int, str]] = []
+    last = wake - 1
+    for at, text in wanted:
+        at = max(at, last + 1)
+        if at >= end_of_day:
+            continue  # a short day keeps the items that fit before bedtime
+        entries.append((at % 24, text))
+        last = at
+    entries.append((end_of_day % 24, f"go to bed at {home}"))
+    return format_plan(entries)
 
 
 _EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
@@ -125,6 +136,12 @@ class Schedule(BaseModel):
     hours: list[HourEntry]
 
 
+def schedule_fallback(plan: list[str], hours: list[int]) -> Schedule:
+    """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
+    return Schedule(hours=[{"hour": h, "activity": fit_words(a, 200, "keeping busy")}
+                           for h, a in schedule_from_plan(plan, hours)])
+
+
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
     user = "\n".join(
         [
@@ -141,18 +158,21 @@ def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) 
 
 
 def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str]]:
-    """Each waking hour takes the latest plan item started by then (no model call needed)."""
-    timed = sorted(
-        ((plan_hour(item), re.sub(r"^\s*\d{1,2}(:\d{2})?\s*(am|pm)?\s*[-:]?\s*", "", item, flags=re.I))
-         for item in plan),
-        key=lambda t: (t[0] is None, t[0] or 0),
-    )
-    timed = [(h, a) for h, a in timed if h is not None and a] or [(hours[0], plan[0] if plan else "rest")]
+    """Each waking hour takes the latest plan item started by then (no model call needed).
+
+    ``hours`` are the waking hours in day order; plan times are normalised on that day
+    (12-hour clocks, after-midnight hours) before they are compared.
+    """
+    if not hours:
+        return []
+    wake, sleep = hours[0], (hours[-1] + 1) % 24
+    timed = normalise_plan(plan, wake, sleep) or [(wake, strip_time(plan[0]) if plan else "rest")]
+    timed = [(offset(h, wake), a) for h, a in timed]
     out = []
     for hour in hours:
         current = timed[0][1]
         for start, activity in timed:
-            if start <= hour:
+            if start <= offset(hour, wake):
                 current = activity
         out.append((hour, current))
     return out
@@ -174,6 +194,8 @@ def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
 # A window's steps are rescaled to fill it, so a few steps suffice; the bounds keep a small
 # model's answer short (the grammar enforces them; repair truncates a remote model's text).
 MAX_STEPS = 8
+ACTION_MAX = 80
+OBJECT_STATE_MAX = 60
 
 
 @lru_cache(maxsize=256)
@@ -181,16 +203,29 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        action=(Words, Field(max_length=80, description="what the resident does, e.g. 'making coffee'")),
+        action=(Words, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),
-        object_state=(str, Field(max_length=60, description="state of the object used, e.g. 'brewing coffee'")),
+        object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'")),
     )
     return make_model(
         "Decomposition",
         steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
     )
+
+
+def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int) -> BaseModel:
+    """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``.
+
+    Every text is clipped to the schema's bounds, so this is valid for any activity.
+    """
+    schema = decomposition_schema(places)
+    action = fit_words(activity, ACTION_MAX, "keeping busy")
+    n = min(MAX_STEPS, max(1, minutes // 15))
+    step = {"action": action, "minutes": 15, "place": place if place in places else places[0],
+            "emoji": emoji_for(activity), "object_state": clip(f"being used for {action}", OBJECT_STATE_MAX)}
+    return schema.model_validate({"steps": [dict(step) for _ in range(n)]})
 
 
 def decompose_prompt(
@@ -282,13 +317,14 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
         action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
         if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
             action = f"finishing up {block}"
+        action = fit_words(action, ACTION_MAX, "keeping busy")
         steps.append(
             {
                 "action": action,
                 "minutes": length,
                 "place": place,
                 "emoji": emoji_for(action),
-                "object_state": f"being used for {block}"[:60],
+                "object_state": clip(f"being used for {block}", OBJECT_STATE_MAX),
             }
         )
         left -= length

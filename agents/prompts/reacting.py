@@ -32,6 +32,15 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
     )
 
 
+def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: str) -> BaseModel:
+    """The typed fallback of ``react``: carry on, here (or the first known place)."""
+    schema = reaction_schema(people, places)
+    return schema.model_validate(
+        {"decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
+         "minutes": 15, "emoji": "🙂"}
+    )
+
+
 def react_prompt(
     summary: str, name: str, time: str, current: str, place: str, observed: list[str],
     memories: list[str], people: list[str], places: list[str], home: str, work: str,

@@ -30,6 +30,16 @@ class Insights(BaseModel):
     insights: list[Insight] = Field(description="up to 5 high-level insights")
 
 
+def questions_fallback(name: str) -> Questions:
+    """The typed fallback of ``reflect_questions``: one general question."""
+    return Questions(questions=[f"What matters most to {name} these days?"])
+
+
+def insights_fallback() -> Insights:
+    """The typed fallback of ``reflect_insights``: no insight (nothing is written)."""
+    return Insights(insights=[])
+
+
 def questions_prompt(summary: str, name: str, memories: list[str]) -> list[dict[str, str]]:
     user = "\n".join(
         [
