@@ -37,9 +37,12 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
         "plan_day": [(planning.DayPlan, day)],
         "schedule": [(planning.Schedule, planning.schedule_fallback(day.plan + [f"13:00 {activity}"], hours))],
         "decompose": [(planning.decomposition_schema(places), decomposition)],
-        "importance": [(importance.ratings_schema(n), importance.ratings_fallback(n)) for n in (1, 5, 12)],
+        "importance": [(importance.ratings_schema_for(texts), importance.ratings_fallback(texts))
+                       for texts in ([activity], [activity, "the chair is idle", "Tom died in a fire"] * 4)],
         "react": [(reacting.reaction_schema((name, "Tom Alvarez"), places), react)],
-        "converse": [(conversation.Line, conversation.line_fallback(name, n)) for n in (0, 3)],
+        "converse": [(conversation.line_schema(name, "Tom Alvarez", prev),
+                      conversation.line_fallback("Tom Alvarez", n, name, prev))
+                     for n, prev in ((0, ""), (3, "Nice to see you, Tom."), (4, "Good to see you. Take care!"))],
         "chat_summary": [(conversation.ChatSummary,
                           conversation.chat_summary_fallback(name, [f"{name}: {activity}"] * 8))],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],

@@ -22,6 +22,7 @@ from agents.prompts.conversation import (
     chat_summary_fallback,
     converse_prompt,
     line_fallback,
+    line_schema,
     summary_prompt,
 )
 from replays.records import ChatPayload
@@ -45,14 +46,15 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     memories = [m.text for m in mind.memory_for(queries, 6)]
     relation = mind.social.describe(other)
     current = mind.current.description if mind.current else "nothing in particular"
+    previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines,
         ),
-        Line,
-        line_fallback(other, len(convo.lines)),
+        line_schema(mind.name, other, previous),
+        line_fallback(other, len(convo.lines), mind.name, previous),
         max_tokens=160,
     )
 

@@ -10,9 +10,12 @@ import random
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.checks import copied_from, just_a_name, repeats
 from agents.prompts.common import clip, bullet, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
@@ -28,10 +31,41 @@ class ChatSummary(BaseModel):
     thought: str = Field(default="", description="what I mean to do about it, if anything")
 
 
-def line_fallback(other: str, lines_so_far: int) -> Line:
-    """The typed fallback of ``converse``: a greeting that ends the talk after the first exchange."""
+CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and in character; share what "
+                        "{name} would share. Set end to true when the conversation is over.")
+
+
+@lru_cache(maxsize=512)
+def line_schema(name: str, other: str, previous: str) -> type[Line]:
+    """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
+    instruction copied back (checked after parsing; the JSON shape is Line's)."""
+    instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
+
+    class CheckedLine(Line):
+        model_config = ConfigDict(title="Line")
+
+        @model_validator(mode="after")
+        def _speech(self) -> "CheckedLine":
+            problem = (just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous)
+                       or copied_from(self.utterance, instruction))
+            if problem:
+                raise ValueError(f"utterance {problem}")
+            return self
+
+    return CheckedLine
+
+
+def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "") -> Line:
+    """The typed fallback of ``converse``: a greeting that ends the talk after the first exchange.
+
+    Valid against :func:`line_schema` by construction (it never repeats ``previous``)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
-    return Line(utterance=f"Nice to see you, {first}.", end=lines_so_far >= 2)
+    end = lines_so_far >= 2
+    schema = line_schema(name, other, previous)
+    for text in (f"Nice to see you, {first}.", "Good to see you. Take care!"):
+        if not repeats(text, previous):
+            return schema(utterance=text, end=end)
+    return schema(utterance="Well, I should get going.", end=True)
 
 
 def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
@@ -53,8 +87,7 @@ def converse_prompt(
             "Conversation so far:",
             bullet(transcript, "(nothing yet)"),
             "",
-            f"What does {name} say next to {other}? Keep it short and in character; share what "
-            f"{name} would share. Set end to true when the conversation is over.",
+            CONVERSE_INSTRUCTION.format(name=name, other=other),
         ]
     )
     return messages(user)

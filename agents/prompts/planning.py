@@ -12,10 +12,11 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agents.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.checks import copied_from, fits_place
 from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, fact, facts, make_model, messages, section
 
 # ---------------------------------------------------------------------------------------------
@@ -198,11 +199,30 @@ ACTION_MAX = 80
 OBJECT_STATE_MAX = 60
 
 
+DECOMPOSE_INSTRUCTION = (
+    "For each step give the action, minutes, the place (exactly one of the known places),"
+    " one emoji, and the state of the object used."
+)
+
+
+def step_problem(action: str, place: str) -> str | None:
+    """Why a step's action is no answer: the instruction copied, or a place it cannot happen at."""
+    return copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
+
+
+def _check_step(step: Any) -> Any:
+    problem = step_problem(step.action, step.place)
+    if problem:
+        raise ValueError(f"action {problem}")
+    return step
+
+
 @lru_cache(maxsize=256)
 def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
+        __validators__={"fits": model_validator(mode="after")(_check_step)},
         action=(Words, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
@@ -223,7 +243,12 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
     schema = decomposition_schema(places)
     action = fit_words(activity, ACTION_MAX, "keeping busy")
     n = min(MAX_STEPS, max(1, minutes // 15))
-    step = {"action": action, "minutes": 15, "place": place if place in places else places[0],
+    place = place if place in places else places[0]
+    if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy
+        place = next((p for p in places if not step_problem(action, p)), place)
+        if step_problem(action, place):
+            action = "keeping busy"
+    step = {"action": action, "minutes": 15, "place": place,
             "emoji": emoji_for(activity), "object_state": clip(f"being used for {action}", OBJECT_STATE_MAX)}
     return schema.model_validate({"steps": [dict(step) for _ in range(n)]})
 
@@ -245,8 +270,7 @@ def decompose_prompt(
             bullet(context),
             "",
             f'Break "{block}" into steps of 5 to 15 minutes that together fill {minutes} minutes.'
-            " For each step give the action, minutes, the place (exactly one of the known places),"
-            " one emoji, and the state of the object used.",
+            " " + DECOMPOSE_INSTRUCTION,
         ]
     )
     return messages(user)
