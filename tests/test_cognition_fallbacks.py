@@ -31,11 +31,14 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
     places = (address,) + PLACES[1:]
     hours = waking_hours(9, 0)
     day = planning.day_plan_fallback(name, "bartender " * 30, activity, 9, 0, address, address)
+    skeleton = planning.day_skeleton(9, 0, address, address)
     decomposition = planning.decomposition_fallback(places, activity, address, 120)
     react = reacting.reaction_fallback((name, "Tom Alvarez"), places, address)
     return {
-        "plan_day": [(planning.DayPlan, day)],
-        "schedule": [(planning.Schedule, planning.schedule_fallback(day.plan + [f"13:00 {activity}"], hours))],
+        "plan_day": [(planning.day_plan_schema(len(day.parts)), day)],
+        "schedule": [(planning.schedule_schema(tuple(hours)),
+                      planning.schedule_fallback(planning.plan_from_skeleton(skeleton, day.parts)
+                                                 + [f"13:00 {activity}"], hours))],
         "decompose": [(planning.decomposition_schema(places), decomposition)],
         "importance": [(importance.ratings_schema_for(texts), importance.ratings_fallback(texts))
                        for texts in ([activity], [activity, "the chair is idle", "Tom died in a fire"] * 4)],

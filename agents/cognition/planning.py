@@ -16,11 +16,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agents.cognition.plan_times import format_plan, normalise_plan, strip_time
+from agents.cognition.plan_times import strip_time
 from agents.prompts.common import clip
 from agents.prompts.planning import (
-    DayPlan,
-    Schedule,
     day_plan_fallback,
     day_plan_prompt,
     decompose_prompt,
@@ -30,6 +28,10 @@ from agents.prompts.planning import (
     pick_place,
     schedule_fallback,
     schedule_from_plan,
+    plan_from_skeleton,
+    day_skeleton,
+    schedule_schema,
+    skeleton_work_hours,
     schedule_prompt,
 )
 
@@ -119,9 +121,9 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
     hours = waking_hours(p.wake_hour, p.sleep_hour)
     start = day_start(p.wake_hour, now)
     home, work = mind.home_arena(), mind.work_arena()
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work)
     fallback = day_plan_fallback(p.name, p.occupation, mind.currently or p.lifestyle, p.wake_hour, p.sleep_hour,
                                  home, work)
-    fallback_plan = fallback.plan
     if mind.options.ablation in ("no_reflection_planning", "no_observation"):
         # No planning: the day is one open block per waking hour, decided step by step.
         entries = [(h, f"what {p.name.split()[0]} would usually do at {h}:00") for h in hours]
@@ -132,32 +134,30 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
             "plan_day",
             day_plan_prompt(
                 mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work,
-                mind.currently or p.lifestyle, memories,
+                mind.currently or p.lifestyle, memories, skeleton,
             ),
-            DayPlan,
+            type(fallback),
             fallback,
             max_tokens=400,
         )
-        # times normalised on the waking day (12-hour clocks, after midnight); untimed or
-        # out-of-hours items are dropped
-        plan = format_plan(normalise_plan([clip(i, 200) for i in answer.plan], p.wake_hour, p.sleep_hour))[:8]
-        plan = plan or fallback_plan
-        if len(plan) < 5:  # a short plan is padded from the persona's routine, never rejected
-            plan = format_plan(normalise_plan(plan + [i for i in fallback_plan if i not in plan][: 5 - len(plan)],
-                                              p.wake_hour, p.sleep_hour))
+        # the skeleton sets every time and the work hours; the model words the open parts
+        plan = plan_from_skeleton(skeleton, list(answer.parts))
         mind.day_plan = plan
         mind.currently = answer.currently.strip()[:300] or mind.currently
         sched = await mind.caller.ask(
             "schedule",
             schedule_prompt(mind.summary, p.name, hours, plan),
-            Schedule,
+            schedule_schema(tuple(hours)),
             schedule_fallback(plan, hours),
             max_tokens=600,
         )
         given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
         derived = dict(schedule_from_plan(plan, hours))
-        # every waking hour gets an activity: the model's, else the plan's item for that hour
-        entries = [(h, clip(strip_time(given.get(h, "")), 200) or derived[h]) for h in hours]
+        work_hours = skeleton_work_hours(skeleton, hours)
+        # every waking hour gets an activity: the skeleton's at work hours, else the model's,
+        # else the plan's item for that hour
+        entries = [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
+                   for h in hours]
         mind.remember_fixed("plan", f"Currently: {mind.currently}", 5)
         mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
         mind.emit_plan("status", [mind.currently])
