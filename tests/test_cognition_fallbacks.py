@@ -55,7 +55,7 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
 
 
 @pytest.mark.parametrize("activity", [LONG_ACTIVITY, DIGITS, "x", "   ", "work"])
-@pytest.mark.parametrize("name", [LONG_NAME, "Al"])
+@pytest.mark.parametrize("name", [LONG_NAME, "Al", "R2 D2 3PO 4"])
 def test_every_fallback_is_valid_against_its_schema(activity: str, name: str) -> None:
     for purpose, pairs in _fallbacks(activity, name, LONG_ADDRESS).items():
         for schema, fallback in pairs:

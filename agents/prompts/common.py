@@ -30,6 +30,18 @@ def _require_words(text: str) -> str:
 
 
 Words = Annotated[str, AfterValidator(_require_words)]
+require_words = _require_words
+
+
+def _require_sentence(text: str) -> str:
+    """Words, at least three of them: an answer, not a name or a single word."""
+    text = _require_words(text)
+    if len(_LETTER_WORD.findall(text)) < 3:
+        raise ValueError("expected a sentence, not a name or a single word")
+    return text
+
+
+Sentence = Annotated[str, AfterValidator(_require_sentence)]
 
 
 def clip(text: str, max_length: int) -> str:

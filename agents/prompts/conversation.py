@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import copied_from, just_a_name, repeats
-from agents.prompts.common import clip, bullet, fact, facts, messages, section
+from agents.prompts.common import Words, clip, fit_words, bullet, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
 
@@ -26,7 +26,7 @@ class Line(BaseModel):
 
 
 class ChatSummary(BaseModel):
-    summary: str = Field(description="one or two sentences: what was said, from my point of view")
+    summary: Words = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
     thought: str = Field(default="", description="what I mean to do about it, if anything")
 
@@ -70,7 +70,8 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
 
 def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
     """The typed fallback of ``chat_summary``: the transcript itself, clipped."""
-    return ChatSummary(summary=clip(f"I talked with {partner}: " + " / ".join(lines), 300), importance=4)
+    summary = fit_words(f"I talked with {partner}: " + " / ".join(lines), 300, f"I talked with {partner}.")
+    return ChatSummary(summary=summary if summary != "keeping busy" else "I had a talk with someone.", importance=4)
 
 
 def converse_prompt(

@@ -14,15 +14,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, fact, facts, messages
+from agents.prompts.common import Words, bullet, fit_words, fact, facts, messages
 
 
 class Questions(BaseModel):
-    questions: list[str] = Field(description="the 3 most salient high-level questions")
+    questions: list[Words] = Field(description="the 3 most salient high-level questions")
 
 
 class Insight(BaseModel):
-    insight: str
+    insight: Words
     because_of: list[int] = Field(default_factory=list, description="numbers of the statements it rests on")
 
 
@@ -32,7 +32,8 @@ class Insights(BaseModel):
 
 def questions_fallback(name: str) -> Questions:
     """The typed fallback of ``reflect_questions``: one general question."""
-    return Questions(questions=[f"What matters most to {name} these days?"])
+    return Questions(questions=[fit_words(f"What matters most to {name} these days?", 400,
+                                          "What matters most to me these days?")])
 
 
 def insights_fallback() -> Insights:
