@@ -51,3 +51,45 @@ def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
     with pytest.raises(ValidationError):
         schema.model_validate({"hours": [{"hour": 3, "activity": "raid the fridge"}]})
     assert schema.model_json_schema()["$defs"]["HourEntry"]["properties"]["hour"]["enum"][0] == 7
+
+
+class PubModel:
+    """A model that wants to spend every hour at the pub; everything else is scripted."""
+
+    def __init__(self) -> None:
+        from agents.llm.gateway import make_llm
+
+        self.inner = make_llm("scripted")
+
+    async def acomplete(self, purpose, messages, schema, fallback, **kw):
+        if purpose == "schedule":
+            hours = schema.model_json_schema()["$defs"]["HourEntry"]["properties"]["hour"]["enum"]
+            return schema.model_validate({"hours": [{"hour": h, "activity": "drinking at the pub"} for h in hours]})
+        if purpose == "plan_day":
+            return schema.model_validate({"currently": "Klaus loves the pub.",
+                                          "parts": ["drinking at the pub"] * len(fallback.parts)})
+        return await self.inner.acomplete(purpose, messages, schema, fallback, **kw)
+
+
+def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> None:
+    import asyncio
+    from datetime import datetime
+
+    from agents.interfaces import MindOptions
+    from agents.resident import make_mind
+    from agents.sandbox import DEMO_PLACES, demo_home, demo_persona
+    from memory.embeddings import get_embedder
+
+    persona = demo_persona("Klaus Mueller", "Hobbs Cafe:counter", "barista")
+    start = datetime(2023, 2, 13, 9, 0)
+    mind = make_mind(persona, PubModel(), tmp_path / "run.db",
+                     MindOptions(places=DEMO_PLACES + demo_home(persona.name), start_time=start),
+                     embedder=get_embedder("hashing"))
+    from agents.cognition.planning import plan_day
+
+    asyncio.run(plan_day(mind, start))
+    by_hour = {b.start.hour: b.activity for b in mind.blocks}
+    work = [a for h, a in by_hour.items() if a.startswith("work at Hobbs Cafe")]
+    assert work, by_hour  # the workplace kept its hours
+    assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
+    assert all(item[0].isdigit() for item in mind.day_plan)
