@@ -65,8 +65,16 @@ def test_every_fallback_is_valid_against_its_schema(activity: str, name: str) ->
 
 
 def test_every_resident_purpose_has_a_tested_fallback() -> None:
+    import importlib
+    import pkgutil
+
+    import agents.prompts
+
+    for module in pkgutil.iter_modules(agents.prompts.__path__):  # every role registers its purposes
+        importlib.import_module(f"agents.prompts.{module.name}")
     tested = set(_fallbacks("work", "Al", LONG_ADDRESS))
-    resident_purposes = {p for p in _RESPONDERS if not p.startswith(("encounter", "judge", "emulat", "synth", "assist"))}
+    # the resident's roles (encounter prompts belong to the assistants and judges, not to minds)
+    resident_purposes = {p for p, fn in _RESPONDERS.items() if not fn.__module__.startswith("agents.prompts.encounters")}
     assert resident_purposes, "no scripted purposes registered"
     assert resident_purposes <= tested, f"purposes without a tested fallback: {resident_purposes - tested}"
 
