@@ -134,3 +134,18 @@ def test_health_is_degraded_when_over_a_tenth_of_calls_fall_back() -> None:
     assert health_exit_code({"health": health(errors)}) == 4
     assert health(mind_errors([_llm("Ada", False)] * 9 + [_llm("Ada", True)]))["status"] == "ok"  # exactly 10%
     assert health_exit_code({"health": {"status": "ok", "reasons": []}}) == 0
+
+
+def test_run_prints_the_failure_and_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from world.run_command import run_engine
+
+    options = RunOptions(mind="routine", duration="10m", out=tmp_path / "run")
+    engine = build_engine(options)
+    first = engine._order[0]
+    first.mind = Failing(first.name, Broken("no plan"))
+    code = run_engine(engine, options, quiet=True, control=False)
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "health: failed" in out and f"{first.name[:18]}: errors" in out and "Broken: no plan" in out
+    with RunStore.open(tmp_path / "run") as store:
+        assert store.summary()["mind_errors"]["by_resident"][first.name]["errors"] == store.summary()["ticks"]
