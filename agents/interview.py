@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from agents.interfaces import Persona
-from agents.prompts.interview import Answer, interview_prompt
+from agents.prompts.interview import Answer, answer_fallback, interview_prompt
 from memory.embeddings import get_embedder
 from memory.store import MemoryStore, registered_residents
 
@@ -123,7 +123,7 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          [m.text for m in hits], question.strip()),
         Answer,
-        Answer(answer="I'm sorry, I can't think of an answer right now."),
+        answer_fallback(),
         max_tokens=300,
     )
     return answer.answer.strip()

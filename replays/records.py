@@ -26,6 +26,7 @@ RecordKind = Literal[
     "encounter",  # an encounter step or its scores: EncounterPayload
     "llm",  # an LLM call behind a decision: LLMPayload
     "note",  # anything else worth showing in a timeline: {"text": ...}
+    "mind_error",  # a resident's decision raised; it carried on: MindErrorPayload
 ]
 
 
@@ -87,6 +88,14 @@ class LLMPayload(BaseModel):
     ok: bool
     fallback: bool = False
     latency_s: float = 0.0
+    error: str = Field(default="", description="why the call fell back (the last attempt's error), if it did")
+
+
+class MindErrorPayload(BaseModel):
+    """A resident's decision raised an exception; the engine let it carry on with 'continue'."""
+
+    error: str = Field(description="exception type, e.g. ValidationError")
+    message: str = Field(description="one line; equal messages are the same error")
 
 
 class Record(BaseModel):

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from replays.health import health, mind_errors
 from replays.records import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from replays.records import Record, TickRecords
 from world.fastmodel import build  # stored data was valid when written: no re-validation
@@ -349,6 +350,7 @@ class RunStore:
                 injected += 1
             else:
                 refused += 1
+        errors = mind_errors(self.conn.execute("SELECT kind, resident, data FROM records WHERE kind IN ('llm', 'mind_error')"))
         names = list(meta.get("resident_names") or [])
         if not names:
             names = sorted(
@@ -377,4 +379,6 @@ class RunStore:
             "memories": by_kind.get("memory", 0),
             "records_by_kind": by_kind,
             "snapshots": len(self.snapshot_ticks()),
+            "mind_errors": errors,
+            "health": health(errors),
         }

@@ -423,10 +423,9 @@ class Engine:
             )
             for i, ans in zip(slow, answers):
                 if isinstance(ans, BaseException):
-                    if not isinstance(ans, Exception):
-                        raise ans
-                    log.error("mind of %s failed: %r", self._order[i].name, ans)
-                    records.append(_rec("note", self._order[i].name, {"text": f"mind error: {type(ans).__name__}: {ans}"}))
+                    if not isinstance(ans, Exception) or getattr(ans, "fatal", False):
+                        raise ans  # e.g. ModelUnavailable: the run stops, it is not a mind error
+                    self._mind_error(self._order[i].name, ans, records)
                     ans = Intent(kind="continue")
                 intents[i] = ans
         for i, intent in enumerate(intents):
@@ -609,6 +608,20 @@ class Engine:
         return chosen, sorted(nearby_set)
 
     # ------------------------------------------------------------------ applying intents
+
+    def _mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
+        """Record a mind's failure (counted in the summary); log each distinct error once."""
+        from replays.health import mind_error_message
+
+        message = mind_error_message(exc)
+        logged = self.__dict__.setdefault("_mind_errors_logged", set())
+        if message not in logged:
+            logged.add(message)
+            log.error("mind of %s failed: %s: %s (further occurrences are counted in the run summary)",
+                      name, type(exc).__name__, message)
+            log.debug("mind of %s failed", name, exc_info=exc)
+        self.stats["mind_errors"] = self.stats.get("mind_errors", 0) + 1
+        records.append(_rec("mind_error", name, {"error": type(exc).__name__, "message": message}))
 
     def _coerce(self, name: str, value: Any, records: list[Record]) -> Intent:
         """A mind answered something other than an Intent: accept a valid dict, else continue."""

@@ -119,7 +119,19 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
         summary["llm"] = llm.stats()
     engine.store.close()
     _print_summary(summary, as_json)
-    return code
+    return code or health_exit_code(summary)
+
+
+# Exit codes of `run` (README, "Exit codes"): 0 ok; 1 the run folder could not be used; 2 bad
+# options or an unusable model; 3 the run finished but health is failed (a mind raised);
+# 4 the run finished but health is degraded (over 10% of model calls fell back); 130 interrupted.
+EXIT_HEALTH = {"ok": 0, "failed": 3, "degraded": 4}
+
+
+def health_exit_code(summary: dict[str, Any]) -> int:
+    """Non-zero when the run's health is not ok, so scripts notice a run that went badly."""
+    status = (summary.get("health") or {}).get("status", "ok")
+    return EXIT_HEALTH.get(status, 3)
 
 
 class _Progress:
@@ -193,6 +205,7 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
                 if k == "missing_ticks":
                     v = len(v) if v else "none"
                 print(f"  {k:>18}: {v}")
+        _print_health(summary)
         llm = summary.get("llm")
         if isinstance(llm, dict) and llm.get("total"):
             t = llm["total"]
@@ -201,3 +214,18 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
                 print(f"  {purpose:>18}: calls {s.get('calls')}, fallbacks {s.get('fallbacks', 0)}")
     if as_json:
         print(json.dumps(summary, default=str))
+
+
+def _print_health(summary: dict[str, Any]) -> None:
+    """Mind errors and fallbacks per resident, then the run's health and why."""
+    errors = summary.get("mind_errors")
+    if isinstance(errors, dict):
+        print(f"  {'mind_errors':>18}: errors {errors.get('errors', 0)}, fallbacks {errors.get('fallbacks', 0)}"
+              f" of {errors.get('calls', 0)} model calls")
+        for name, e in (errors.get("by_resident") or {}).items():
+            print(f"  {name[:18]:>18}: errors {e['errors']}, fallbacks {e['fallbacks']} of {e['calls']}")
+            for message in e.get("messages", [])[:3]:
+                print(f"  {'':>18}  - {message[:160]}")
+    h = summary.get("health")
+    if isinstance(h, dict):
+        print(f"  {'health':>18}: {h.get('status')}" + "".join(f"\n  {'':>18}  - {r}" for r in h.get("reasons", [])))

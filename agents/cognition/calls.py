@@ -44,6 +44,12 @@ def _instrument(llm: LanguageModel) -> bool:
     return True
 
 
+def _last_error(info: Any) -> str:
+    """The last attempt's error of a call, on one line (why it fell back)."""
+    errors = getattr(info, "errors", None) or []
+    return " ".join(str(errors[-1]).split())[:300] if errors else "no valid answer"
+
+
 class Caller:
     """Calls the model for one resident; keeps per-purpose counts and pending records."""
 
@@ -81,6 +87,7 @@ class Caller:
             payload = LLMPayload(
                 purpose=purpose, call_id=info.call_id, prompt_hash=info.prompt_hash, ok=info.ok,
                 fallback=info.fallback, latency_s=info.latency_s,
+                error=_last_error(info) if info.fallback else "",
             )
         else:
             from agents.llm.cache import prompt_hash

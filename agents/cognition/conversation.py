@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agents.interfaces import ChatLine, Intent, Perception
-from agents.prompts.conversation import ChatSummary, Line, converse_prompt, summary_prompt
+from agents.prompts.conversation import (
+    ChatSummary,
+    Line,
+    chat_summary_fallback,
+    converse_prompt,
+    line_fallback,
+    line_schema,
+    summary_prompt,
+)
 from replays.records import ChatPayload
 
 if TYPE_CHECKING:
@@ -38,14 +46,15 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     memories = [m.text for m in mind.memory_for(queries, 6)]
     relation = mind.social.describe(other)
     current = mind.current.description if mind.current else "nothing in particular"
+    previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines,
         ),
-        Line,
-        Line(utterance=f"Nice to see you, {other.split()[0]}.", end=len(convo.lines) >= 2),
+        line_schema(mind.name, other, previous),
+        line_fallback(other, len(convo.lines), mind.name, previous),
         max_tokens=160,
     )
 
@@ -128,7 +137,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         "chat_summary",
         summary_prompt(mind.summary, mind.name, convo.partner, convo.lines),
         ChatSummary,
-        ChatSummary(summary=f"I talked with {convo.partner}: " + " / ".join(convo.lines)[:300], importance=4),
+        chat_summary_fallback(convo.partner, convo.lines),
         max_tokens=200,
     )
     mind.remember_fixed("chat", answer.summary.strip()[:500] or f"I talked with {convo.partner}", answer.importance)

@@ -13,7 +13,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from agents.cognition.calls import Caller
-from agents.prompts.importance import importance_prompt, ratings_schema
+from agents.prompts.importance import importance_prompt, ratings_fallback, ratings_schema_for
 
 
 class PendingMemory(BaseModel):
@@ -61,12 +61,12 @@ class ImportanceRater:
         for start in range(0, len(unrated), self.batch_max):
             batch = unrated[start : start + self.batch_max]
             texts = list(dict.fromkeys(item.text for item in batch))
-            schema = ratings_schema(len(texts))
+            schema = ratings_schema_for(texts)
             answer = await self.caller.ask(
                 "importance",
                 importance_prompt(self.summary, self.name, texts),
                 schema,
-                schema(ratings=[3] * len(texts)),
+                ratings_fallback(texts),
                 temperature=0.0,
                 max_tokens=16 + 4 * len(texts),
             )

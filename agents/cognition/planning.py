@@ -16,17 +16,22 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from agents.cognition.plan_times import strip_time
+from agents.prompts.common import clip
 from agents.prompts.planning import (
-    DayPlan,
-    Schedule,
+    day_plan_fallback,
     day_plan_prompt,
     decompose_prompt,
-    MAX_STEPS,
+    decomposition_fallback,
     decomposition_schema,
-    default_day_plan,
     emoji_for,
     pick_place,
+    schedule_fallback,
     schedule_from_plan,
+    plan_from_skeleton,
+    day_skeleton,
+    schedule_schema,
+    skeleton_work_hours,
     schedule_prompt,
 )
 
@@ -110,17 +115,15 @@ def event_triple(name: str, description: str, obj: str | None, arena: str) -> tu
 # ---------------------------------------------------------------------------------------------
 
 
-def _strip_time(item: str) -> str:
-    return re.sub(r"^\s*\d{1,2}(:\d{2})?\s*(am|pm)?\s*[-:]?\s*", "", item, flags=re.I).strip() or item
-
-
 async def plan_day(mind: "Resident", now: datetime) -> None:
     """New day: revise status, plan the day, make the hourly schedule, build the blocks."""
     p = mind.persona
     hours = waking_hours(p.wake_hour, p.sleep_hour)
     start = day_start(p.wake_hour, now)
     home, work = mind.home_arena(), mind.work_arena()
-    fallback_plan = default_day_plan(p.name, p.wake_hour, p.sleep_hour, home, work)
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work)
+    fallback = day_plan_fallback(p.name, p.occupation, mind.currently or p.lifestyle, p.wake_hour, p.sleep_hour,
+                                 home, work)
     if mind.options.ablation in ("no_reflection_planning", "no_observation"):
         # No planning: the day is one open block per waking hour, decided step by step.
         entries = [(h, f"what {p.name.split()[0]} would usually do at {h}:00") for h in hours]
@@ -131,28 +134,30 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
             "plan_day",
             day_plan_prompt(
                 mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work,
-                mind.currently or p.lifestyle, memories,
+                mind.currently or p.lifestyle, memories, skeleton,
             ),
-            DayPlan,
-            DayPlan(currently=mind.currently or p.lifestyle or f"{p.name} is a {p.occupation}", plan=fallback_plan),
+            type(fallback),
+            fallback,
             max_tokens=400,
         )
-        plan = [item.strip() for item in answer.plan if item.strip()][:8] or fallback_plan
-        if len(plan) < 5:  # a short plan is padded from the persona's routine, never rejected
-            plan = plan + [i for i in fallback_plan if i not in plan][: 5 - len(plan)]
+        # the skeleton sets every time and the work hours; the model words the open parts
+        plan = plan_from_skeleton(skeleton, list(answer.parts))
         mind.day_plan = plan
         mind.currently = answer.currently.strip()[:300] or mind.currently
         sched = await mind.caller.ask(
             "schedule",
             schedule_prompt(mind.summary, p.name, hours, plan),
-            Schedule,
-            Schedule(hours=[{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]),
+            schedule_schema(tuple(hours)),
+            schedule_fallback(plan, hours),
             max_tokens=600,
         )
         given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
         derived = dict(schedule_from_plan(plan, hours))
-        # every waking hour gets an activity: the model's, else the plan's item for that hour
-        entries = [(h, _strip_time(given.get(h, "")) or derived[h]) for h in hours]
+        work_hours = skeleton_work_hours(skeleton, hours)
+        # every waking hour gets an activity: the skeleton's at work hours, else the model's,
+        # else the plan's item for that hour
+        entries = [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
+                   for h in hours]
         mind.remember_fixed("plan", f"Currently: {mind.currently}", 5)
         mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
         mind.emit_plan("status", [mind.currently])
@@ -193,7 +198,7 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
     return Step(
         start=start, minutes=max(1, minutes), description=description.strip()[:120] or "keeping busy",
         arena=arena, object=obj, emoji=(emoji or emoji_for(description)).strip()[:8],
-        object_state=(object_state or f"being used for {description}")[:80] if obj else None,
+        object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
     )
 
@@ -220,14 +225,7 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     home, work = mind.home_arena(), mind.work_arena()
     default_place = pick_place(activity, places, home, work)
     schema = decomposition_schema(tuple(places))
-    n = min(MAX_STEPS, max(1, minutes // 15))
-    fallback = schema.model_validate(
-        {"steps": [
-            {"action": activity, "minutes": m, "place": default_place, "emoji": emoji_for(activity),
-             "object_state": f"being used for {activity}"}
-            for m in [15] * n
-        ]}
-    )
+    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)
     notes = list(context or [])
     if mind.currently:
         notes.insert(0, f"Status: {mind.currently}")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from agents.cognition.planning import block_at, decompose, make_step
 from agents.interfaces import Intent, Perception
-from agents.prompts.reacting import NOBODY, react_prompt, reaction_schema
+from agents.prompts.reacting import NOBODY, react_prompt, reaction_fallback, reaction_schema
 
 if TYPE_CHECKING:
     from agents.resident import Resident
@@ -35,10 +35,7 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     current = mind.current.description if mind.current else "nothing in particular"
     here = mind.arena_here(p)
     schema = reaction_schema(tuple(people), tuple(places))
-    fallback = schema.model_validate(
-        {"decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
-         "minutes": 15, "emoji": "🙂"}
-    )
+    fallback = reaction_fallback(tuple(people), tuple(places), here)
     memories = [m.text for m in mind.memory_for(observed, 5)]
     answer = await mind.caller.ask(
         "react",

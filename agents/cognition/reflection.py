@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agents.prompts.reflection import Insights, Questions, insights_prompt, questions_prompt
+from agents.prompts.reflection import (
+    Insights,
+    Questions,
+    insights_fallback,
+    insights_prompt,
+    questions_fallback,
+    questions_prompt,
+)
 
 if TYPE_CHECKING:
     from agents.resident import Resident
@@ -24,7 +31,7 @@ async def reflect(mind: "Resident") -> list[int]:
         "reflect_questions",
         questions_prompt(mind.summary, mind.name, [m.text for m in recent]),
         Questions,
-        Questions(questions=[f"What matters most to {mind.name} these days?"]),
+        questions_fallback(mind.name),
         max_tokens=200,
     )
     evidence = []
@@ -41,7 +48,7 @@ async def reflect(mind: "Resident") -> list[int]:
         "reflect_insights",
         insights_prompt(mind.summary, mind.name, [m.text for m in evidence]),
         Insights,
-        Insights(insights=[]),
+        insights_fallback(),
         max_tokens=500,
     )
     written = []

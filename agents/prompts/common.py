@@ -30,6 +30,42 @@ def _require_words(text: str) -> str:
 
 
 Words = Annotated[str, AfterValidator(_require_words)]
+require_words = _require_words
+
+
+def _require_sentence(text: str) -> str:
+    """Words, at least three of them: an answer, not a name or a single word."""
+    text = _require_words(text)
+    if len(_LETTER_WORD.findall(text)) < 3:
+        raise ValueError("expected a sentence, not a name or a single word")
+    return text
+
+
+Sentence = Annotated[str, AfterValidator(_require_sentence)]
+
+
+def clip(text: str, max_length: int) -> str:
+    """``text`` cut to at most ``max_length`` characters, at a word boundary when one is near."""
+    text = " ".join(str(text).split())
+    if len(text) <= max_length:
+        return text
+    cut = text[:max_length]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= max_length // 2 else cut).rstrip(" ,;:-")
+
+
+def fit_words(text: str, max_length: int, default: str) -> str:
+    """Text for a bounded ``Words`` field that is valid by construction (fallbacks use it).
+
+    ``text`` clipped to ``max_length``; when what is left is not words (digits, punctuation,
+    empty) the ``default`` (clipped too) is used instead.
+    """
+    for candidate in (clip(text, max_length), clip(default, max_length)):
+        try:
+            return _require_words(candidate)
+        except ValueError:
+            continue
+    return "keeping busy"[:max_length]
 
 SYSTEM = (
     "You are the mind of a resident of a small town simulation. "

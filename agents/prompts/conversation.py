@@ -10,10 +10,13 @@ import random
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, fact, facts, messages, section
+from agents.prompts.checks import copied_from, just_a_name, repeats
+from agents.prompts.common import Words, clip, fit_words, bullet, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
 
@@ -23,9 +26,52 @@ class Line(BaseModel):
 
 
 class ChatSummary(BaseModel):
-    summary: str = Field(description="one or two sentences: what was said, from my point of view")
+    summary: Words = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
     thought: str = Field(default="", description="what I mean to do about it, if anything")
+
+
+CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and in character; share what "
+                        "{name} would share. Set end to true when the conversation is over.")
+
+
+@lru_cache(maxsize=512)
+def line_schema(name: str, other: str, previous: str) -> type[Line]:
+    """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
+    instruction copied back (checked after parsing; the JSON shape is Line's)."""
+    instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
+
+    class CheckedLine(Line):
+        model_config = ConfigDict(title="Line")
+
+        @model_validator(mode="after")
+        def _speech(self) -> "CheckedLine":
+            problem = (just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous)
+                       or copied_from(self.utterance, instruction))
+            if problem:
+                raise ValueError(f"utterance {problem}")
+            return self
+
+    return CheckedLine
+
+
+def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "") -> Line:
+    """The typed fallback of ``converse``: a greeting that ends the talk after the first exchange.
+
+    Valid against :func:`line_schema` by construction (it never repeats ``previous``)."""
+    first = clip(other.split()[0] if other.split() else "there", 40)
+    end = lines_so_far >= 2
+    schema = line_schema(name, other, previous)
+    for text in (f"Nice to see you, {first}.", "Good to see you. Take care!"):
+        if not repeats(text, previous):
+            return schema(utterance=text, end=end)
+    return schema(utterance="Well, I should get going.", end=True)
+
+
+def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
+    """The typed fallback of ``chat_summary``: the transcript itself, clipped."""
+    summary = fit_words(f"I talked with {partner}: " + " / ".join(lines), 300, f"I talked with {partner}.")
+    return ChatSummary(summary=summary if summary != "keeping busy" else "I had a talk with someone.", importance=4)
 
 
 def converse_prompt(
@@ -42,8 +88,7 @@ def converse_prompt(
             "Conversation so far:",
             bullet(transcript, "(nothing yet)"),
             "",
-            f"What does {name} say next to {other}? Keep it short and in character; share what "
-            f"{name} would share. Set end to true when the conversation is over.",
+            CONVERSE_INSTRUCTION.format(name=name, other=other),
         ]
     )
     return messages(user)

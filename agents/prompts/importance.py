@@ -11,22 +11,45 @@ import re
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, create_model
 
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.checks import flat_ratings
 from agents.prompts.common import messages
 
 
 Rating = Annotated[int, Field(ge=1, le=10)]
 
 
-@lru_cache(maxsize=64)
-def ratings_schema(count: int) -> type[BaseModel]:
+@lru_cache(maxsize=128)
+def ratings_schema(count: int, spread: int = 0) -> type[BaseModel]:
     """Exactly one rating 1..10 per memory, in order: a local model's grammar then enforces
-    both the count and the range. One class per count (cached), so its JSON schema is too."""
+    both the count and the range. One class per (count, spread), cached, so its JSON schema is
+    too. ``spread`` is how far apart the memories' plain-reading importances are; when they
+    differ a lot, one rating repeated for all of them is refused (see checks.flat_ratings)."""
+
+    def not_flat(value: list[int]) -> list[int]:
+        problem = flat_ratings(list(value), spread)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     return create_model(
-        "Ratings", ratings=(list[Rating], Field(min_length=count, max_length=count, description="one per memory"))
+        "Ratings",
+        ratings=(Annotated[list[Rating], AfterValidator(not_flat)],
+                 Field(min_length=count, max_length=count, description="one per memory")),
     )
+
+
+def ratings_schema_for(texts: list[str]) -> type[BaseModel]:
+    """The ratings schema for these memories (their count, and how different they are)."""
+    plain = [heuristic_importance(t) for t in texts]
+    return ratings_schema(len(texts), max(plain) - min(plain) if plain else 0)
+
+
+def ratings_fallback(texts: list[str]) -> BaseModel:
+    """The typed fallback of ``importance``: each memory's plain-reading importance."""
+    return ratings_schema_for(texts)(ratings=[heuristic_importance(t) for t in texts])
 
 
 def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
@@ -52,7 +75,7 @@ _LOW = ("idle", "sleeping", "is asleep", "walking", "brushing", "getting ready",
 
 
 def heuristic_importance(text: str) -> int:
-    """Keyword rating used by the scripted backend (never by a real model)."""
+    """Keyword rating: the scripted backend's answer, and the fallback when a model's fails."""
     lower = text.lower()
     if any(w in lower for w in _LOW):
         return 1

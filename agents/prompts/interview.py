@@ -12,12 +12,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, fact, facts, messages, section
+from agents.prompts.common import Sentence, bullet, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
 
 class Answer(BaseModel):
-    answer: str = Field(description="the answer, in the first person, in character")
+    answer: Sentence = Field(description="the answer, in the first person, in character")
+
+
+def answer_fallback() -> Answer:
+    """The typed fallback of ``interview``."""
+    return Answer(answer="I'm sorry, I can't think of an answer right now.")
 
 
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str) -> list[dict[str, str]]:

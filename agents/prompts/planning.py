@@ -10,29 +10,116 @@ import random
 import re
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
+from agents.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import Words, bullet, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.checks import copied_from, fits_place
+from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, fact, facts, make_model, messages, section
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
 # ---------------------------------------------------------------------------------------------
 
 
-class DayPlan(BaseModel):
-    """The new-day status ('currently') and a broad plan in 5-8 parts."""
+class SkeletonPart(BaseModel):
+    """One part of the day the engine lays out from the persona (the model never sets times)."""
 
-    currently: Words = Field(description="one sentence: what the resident is up to these days")
-    plan: list[str] = Field(description="5 to 8 parts of the day in order, e.g. '8:00 work at the cafe'")
+    hour: int = Field(ge=0, le=23)
+    kind: str  # wake | breakfast | work | lunch | dinner | evening | bed
+    text: str  # the persona's default words for it
+    fixed: bool = False  # wake, work and bed are the engine's; the model words the rest
+
+
+def day_skeleton(wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[SkeletonPart]:
+    """The day's structure from the persona alone: wake, meals, work hours at the workplace,
+    the evening, bed. Hours are laid out as hours after waking, so a resident who goes to bed
+    after midnight gets parts in day order with clock hours 0-23, never a negative hour."""
+    home, work = home.replace(":", " "), work.replace(":", " ")
+    span = waking_span(wake, sleep)
+    end_of_day = wake + span  # bedtime on an extended clock (may be >= 24)
+    start = min(max(wake + 2, 8), end_of_day - 6)
+    lunch = max(12, start + 3)
+    dinner = min(max(lunch + 4, 17), end_of_day - 3)
+    wanted = [
+        (wake, "wake", f"wake up and get ready at {home}", True),
+        (wake + 1, "breakfast", f"have breakfast at {home}", False),
+        (start, "work", f"work at {work}", True),
+        (lunch, "lunch", "have lunch", False),
+        (lunch + 1, "work", f"work at {work}", True),
+        (dinner, "dinner", f"have dinner at {home}", False),
+        (dinner + 1, "evening", extra, False) if extra else (dinner + 2, "evening", f"relax and read at {home}", False),
+    ]
+    parts: list[SkeletonPart] = []
+    last = wake - 1
+    for at, kind, text, fixed in wanted:
+        at = max(at, last + 1)
+        if at >= end_of_day:
+            continue  # a short day keeps the parts that fit before bedtime
+        parts.append(SkeletonPart(hour=at % 24, kind=kind, text=text, fixed=fixed))
+        last = at
+    parts.append(SkeletonPart(hour=end_of_day % 24, kind="bed", text=f"go to bed at {home}", fixed=True))
+    return parts
+
+
+def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[str]:
+    """The skeleton as plan lines ('7:00 wake up ...'): the fallback, and the scripted plan."""
+    return format_plan([(part.hour, part.text) for part in day_skeleton(wake, sleep, home, work, extra)])
+
+
+PART_MAX = 100
+DAY_PLAN_INSTRUCTION = (
+    "Write {name}'s status for today (currently) and, for each open part of the day below, in order,"
+    " what {name} does then, in a few words (no times: the times are set)."
+)
+
+
+def _part_words(text: str) -> str:
+    if read_time(text) is not None:
+        raise ValueError("starts with a time; the times are set by the day's skeleton")
+    problem = copied_from(text, DAY_PLAN_INSTRUCTION, run=6)
+    if problem:
+        raise ValueError(problem)
+    return text
+
+
+PartWords = Annotated[Words, Field(max_length=PART_MAX), AfterValidator(_part_words)]
+
+
+@lru_cache(maxsize=64)
+def day_plan_schema(open_parts: int) -> type[BaseModel]:
+    """The new-day status and the words for each open part of the skeleton (exactly that many)."""
+    return make_model(
+        "DayPlan",
+        currently=(Annotated[Words, Field(max_length=300)],
+                   Field(description="one sentence: what the resident is up to these days")),
+        parts=(list[PartWords], Field(min_length=open_parts, max_length=open_parts,
+                                      description="what the resident does in each open part, in order")),
+    )
+
+
+def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[str]:
+    """Plan lines: the skeleton's times and fixed parts, the model's words for the open ones."""
+    given = iter(words)
+    return format_plan([(p.hour, p.text if p.fixed else next(given, p.text)) for p in skeleton])
+
+
+def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,
+                      work: str) -> BaseModel:
+    """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
+    skeleton = day_skeleton(wake, sleep, home, work)
+    free = [fit_words(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
+    currently = fit_words(status, 300, f"{name} is a {occupation}".strip())
+    return day_plan_schema(len(free))(currently=currently, parts=free)
 
 
 def day_plan_prompt(
     summary: str, name: str, today: datetime, wake: int, sleep: int, home: str, work: str,
-    currently: str, memories: list[str],
+    currently: str, memories: list[str], skeleton: list[SkeletonPart] | None = None,
 ) -> list[dict[str, str]]:
+    skeleton = skeleton if skeleton is not None else day_skeleton(wake, sleep, home, work)
     user = "\n".join(
         [
             summary,
@@ -42,48 +129,15 @@ def day_plan_prompt(
             ),
             "Memories:",
             bullet(memories),
+            "Set parts of the day:",
+            bullet([f"{p.hour}:00 {p.text}" for p in skeleton if p.fixed]),
+            "Open parts:",
+            bullet([f"{p.hour}:00 {p.kind} (usually: {p.text})" for p in skeleton if not p.fixed]),
             "",
-            f"Write {name}'s status for today (currently) and a broad plan for today in 5 to 8 parts,"
-            f' in order from waking to bed, each starting with a time, like "{wake}:00 wake up and get ready".',
+            DAY_PLAN_INSTRUCTION.format(name=name),
         ]
     )
     return messages(user)
-
-
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b", re.IGNORECASE)
-
-
-def plan_hour(item: str) -> int | None:
-    """The hour a plan item starts at ('7:30 breakfast' -> 7, '2 pm lunch' -> 14)."""
-    match = _TIME.search(item)
-    if not match:
-        return None
-    hour = int(match.group(1))
-    suffix = (match.group(3) or "").lower()
-    if suffix == "pm" and hour < 12:
-        hour += 12
-    if suffix == "am" and hour == 12:
-        hour = 0
-    return hour if 0 <= hour <= 23 else None
-
-
-def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[str]:
-    """A sensible plan from the persona alone (the fallback, and the scripted skeleton)."""
-    home, work = home.replace(":", " "), work.replace(":", " ")
-    start = min(max(wake + 2, 8), sleep - 6)
-    lunch = max(12, start + 3)
-    end = min(max(lunch + 4, 17), sleep - 3)
-    plan = [
-        f"{wake}:00 wake up and get ready at {home}",
-        f"{wake + 1}:00 have breakfast at {home}",
-        f"{start}:00 work at {work}",
-        f"{lunch}:00 have lunch",
-        f"{lunch + 1}:00 work at {work}",
-        f"{end}:00 have dinner at {home}",
-        f"{end + 2}:00 relax and read at {home}" if not extra else f"{end + 1}:00 {extra}",
-        f"{sleep}:00 go to bed at {home}",
-    ]
-    return plan
 
 
 _EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
@@ -93,20 +147,18 @@ _EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebrat
 def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
     text = last_user_text(msgs)
     name = fact(text, "Name", "I")
-    wake = int(fact(text, "Wakes at", "7:00").split(":")[0])
-    sleep = int(fact(text, "Sleeps at", "23:00").split(":")[0])
-    home = fact(text, "Home", "home")
     work = fact(text, "Workplace", "work")
     extra = ""
     for memory in section(text, "Memories"):
         if any(w in memory.lower() for w in _EVENT_WORDS):
             extra = f"go to the {next(w for w in _EVENT_WORDS if w in memory.lower())} I heard about"
             break
+    parts = []
+    for line in section(text, "Open parts"):
+        kind, _, usual = strip_time(line).partition(" (usually: ")
+        parts.append(extra if kind == "evening" and extra else usual.rstrip(")"))
     first = name.split()[0]
-    return {
-        "currently": f"{first} is keeping up with work at {work} and the people around them.",
-        "plan": default_day_plan(name, wake, sleep, home, work, extra),
-    }
+    return {"currently": f"{first} is keeping up with work at {work} and the people around them.", "parts": parts}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,13 +168,38 @@ def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random)
 
 class HourEntry(BaseModel):
     hour: int = Field(ge=0, le=23)
-    activity: Words
+    activity: Annotated[Words, Field(max_length=200)]
 
 
 class Schedule(BaseModel):
     """What the resident does in each waking hour."""
 
     hours: list[HourEntry]
+
+
+@lru_cache(maxsize=64)
+def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
+    """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
+    entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
+                       activity=(Annotated[Words, Field(max_length=200)], Field(description="what, in a few words")))
+    return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
+
+
+def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[int]:
+    """The waking hours the skeleton gives to work (kept at the workplace whatever the model says)."""
+    kinds = {}
+    current = None
+    starts = {p.hour: p.kind for p in skeleton}
+    for h in hours:
+        current = starts.get(h, current)
+        kinds[h] = current
+    return {h for h, kind in kinds.items() if kind == "work"}
+
+
+def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
+    """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
+    return schedule_schema(tuple(hours)).model_validate(
+        {"hours": [{"hour": h, "activity": fit_words(a, 200, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
 
 
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
@@ -141,18 +218,21 @@ def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) 
 
 
 def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str]]:
-    """Each waking hour takes the latest plan item started by then (no model call needed)."""
-    timed = sorted(
-        ((plan_hour(item), re.sub(r"^\s*\d{1,2}(:\d{2})?\s*(am|pm)?\s*[-:]?\s*", "", item, flags=re.I))
-         for item in plan),
-        key=lambda t: (t[0] is None, t[0] or 0),
-    )
-    timed = [(h, a) for h, a in timed if h is not None and a] or [(hours[0], plan[0] if plan else "rest")]
+    """Each waking hour takes the latest plan item started by then (no model call needed).
+
+    ``hours`` are the waking hours in day order; plan times are normalised on that day
+    (12-hour clocks, after-midnight hours) before they are compared.
+    """
+    if not hours:
+        return []
+    wake, sleep = hours[0], (hours[-1] + 1) % 24
+    timed = normalise_plan(plan, wake, sleep) or [(wake, strip_time(plan[0]) if plan else "rest")]
+    timed = [(offset(h, wake), a) for h, a in timed]
     out = []
     for hour in hours:
         current = timed[0][1]
         for start, activity in timed:
-            if start <= hour:
+            if start <= offset(hour, wake):
                 current = activity
         out.append((hour, current))
     return out
@@ -174,6 +254,26 @@ def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
 # A window's steps are rescaled to fill it, so a few steps suffice; the bounds keep a small
 # model's answer short (the grammar enforces them; repair truncates a remote model's text).
 MAX_STEPS = 8
+ACTION_MAX = 80
+OBJECT_STATE_MAX = 60
+
+
+DECOMPOSE_INSTRUCTION = (
+    "For each step give the action, minutes, the place (exactly one of the known places),"
+    " one emoji, and the state of the object used."
+)
+
+
+def step_problem(action: str, place: str) -> str | None:
+    """Why a step's action is no answer: the instruction copied, or a place it cannot happen at."""
+    return copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
+
+
+def _check_step(step: Any) -> Any:
+    problem = step_problem(step.action, step.place)
+    if problem:
+        raise ValueError(f"action {problem}")
+    return step
 
 
 @lru_cache(maxsize=256)
@@ -181,16 +281,35 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        action=(Words, Field(max_length=80, description="what the resident does, e.g. 'making coffee'")),
+        __validators__={"fits": model_validator(mode="after")(_check_step)},
+        action=(Words, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),
-        object_state=(str, Field(max_length=60, description="state of the object used, e.g. 'brewing coffee'")),
+        object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'")),
     )
     return make_model(
         "Decomposition",
         steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
     )
+
+
+def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int) -> BaseModel:
+    """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``.
+
+    Every text is clipped to the schema's bounds, so this is valid for any activity.
+    """
+    schema = decomposition_schema(places)
+    action = fit_words(activity, ACTION_MAX, "keeping busy")
+    n = min(MAX_STEPS, max(1, minutes // 15))
+    place = place if place in places else places[0]
+    if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy
+        place = next((p for p in places if not step_problem(action, p)), place)
+        if step_problem(action, place):
+            action = "keeping busy"
+    step = {"action": action, "minutes": 15, "place": place,
+            "emoji": emoji_for(activity), "object_state": clip(f"being used for {action}", OBJECT_STATE_MAX)}
+    return schema.model_validate({"steps": [dict(step) for _ in range(n)]})
 
 
 def decompose_prompt(
@@ -210,8 +329,7 @@ def decompose_prompt(
             bullet(context),
             "",
             f'Break "{block}" into steps of 5 to 15 minutes that together fill {minutes} minutes.'
-            " For each step give the action, minutes, the place (exactly one of the known places),"
-            " one emoji, and the state of the object used.",
+            " " + DECOMPOSE_INSTRUCTION,
         ]
     )
     return messages(user)
@@ -282,13 +400,14 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
         action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
         if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
             action = f"finishing up {block}"
+        action = fit_words(action, ACTION_MAX, "keeping busy")
         steps.append(
             {
                 "action": action,
                 "minutes": length,
                 "place": place,
                 "emoji": emoji_for(action),
-                "object_state": f"being used for {block}"[:60],
+                "object_state": clip(f"being used for {block}", OBJECT_STATE_MAX),
             }
         )
         left -= length

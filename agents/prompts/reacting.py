@@ -10,25 +10,46 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.checks import fits_place
+from agents.prompts.common import require_words, bullet, choice_type, fact, facts, make_model, messages, section
 from agents.prompts.planning import emoji_for, pick_place
 
 NOBODY = "nobody"
+
+
+def _check_reaction(answer: Any) -> Any:
+    """A reaction's action is words that fit its place (no digit list, no sleeping at the bank)."""
+    if answer.decision == "react":
+        problem = fits_place(answer.action, answer.place)
+        if problem:
+            raise ValueError(problem)
+        require_words(answer.action)
+    return answer
 
 
 @lru_cache(maxsize=512)
 def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[BaseModel]:
     return make_model(
         "Reaction",
+        __validators__={"fits": model_validator(mode="after")(_check_reaction)},
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
         talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
         action=(str, Field(default="", description="the new action when reacting")),
         place=(choice_type(places), Field(description="where the new action happens")),
         minutes=(int, Field(default=15, ge=5, le=60)),
         emoji=(str, Field(default="🙂")),
+    )
+
+
+def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: str) -> BaseModel:
+    """The typed fallback of ``react``: carry on, here (or the first known place)."""
+    schema = reaction_schema(people, places)
+    return schema.model_validate(
+        {"decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
+         "minutes": 15, "emoji": "🙂"}
     )
 
 

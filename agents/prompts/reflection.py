@@ -14,20 +14,31 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import bullet, fact, facts, messages
+from agents.prompts.common import Words, bullet, fit_words, fact, facts, messages
 
 
 class Questions(BaseModel):
-    questions: list[str] = Field(description="the 3 most salient high-level questions")
+    questions: list[Words] = Field(description="the 3 most salient high-level questions")
 
 
 class Insight(BaseModel):
-    insight: str
+    insight: Words
     because_of: list[int] = Field(default_factory=list, description="numbers of the statements it rests on")
 
 
 class Insights(BaseModel):
     insights: list[Insight] = Field(description="up to 5 high-level insights")
+
+
+def questions_fallback(name: str) -> Questions:
+    """The typed fallback of ``reflect_questions``: one general question."""
+    return Questions(questions=[fit_words(f"What matters most to {name} these days?", 400,
+                                          "What matters most to me these days?")])
+
+
+def insights_fallback() -> Insights:
+    """The typed fallback of ``reflect_insights``: no insight (nothing is written)."""
+    return Insights(insights=[])
 
 
 def questions_prompt(summary: str, name: str, memories: list[str]) -> list[dict[str, str]]:

@@ -1,0 +1,78 @@
+"""Checks that turn a well-formed but useless answer into a validation error.
+
+A small model fills a schema with things that parse but mean nothing: the instruction or
+the worked example copied back, a name instead of a chat line, the partner's line said
+again, an action that does not fit its place ('sleeping' at the bank), or the same rating
+for a brawl and for an idle chair. Each check here is a pure function returning the problem
+in words (or None); schemas call them in validators, so the gateway retries with a new seed
+and then falls back to the skeleton, as for any invalid answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def copied_from(answer: str, source: str, run: int = 7) -> str | None:
+    """A problem when ``answer`` repeats ``run`` consecutive words of ``source`` (an instruction)."""
+    a, s = words(answer), words(source)
+    if len(a) < run or len(s) < run:
+        return None
+    grams = {tuple(s[i : i + run]) for i in range(len(s) - run + 1)}
+    for i in range(len(a) - run + 1):
+        if tuple(a[i : i + run]) in grams:
+            return "copies the instruction instead of answering it"
+    return None
+
+
+def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
+    """A problem when a chat line is only a name (or 'Name:'), not something said."""
+    stripped = re.sub(r"[\s:,.!?\"'-]+", " ", line).strip().lower()
+    if not stripped:
+        return "is empty"
+    for name in names:
+        parts = {name.lower(), *name.lower().split()}
+        if stripped in parts:
+            return "is a name, not a line of speech"
+    return None
+
+
+def repeats(line: str, previous: str) -> str | None:
+    """A problem when a line says the partner's previous line again (word for word)."""
+    a, b = words(line), words(previous)
+    if a and a == b:
+        return "repeats the previous speaker's line"
+    return None
+
+
+# A few words that tie an activity to a kind of place; an action with one of these words
+# fits only a place whose address has one of the place words.
+_PLACE_WORDS: dict[str, tuple[str, ...]] = {
+    "sleep": ("bed", "home", "house", "apartment", "flat", "cottage", "room"),
+    "shower": ("bath", "home", "house", "apartment", "flat", "cottage"),
+    "bathe": ("bath", "home", "house", "apartment", "flat", "cottage"),
+}
+
+
+def fits_place(action: str, place: str, home: str = "") -> str | None:
+    """A problem when an action plainly cannot happen at the place (sleeping at the bank)."""
+    lower, where = action.lower(), place.lower()
+    at_home = bool(home) and (place == home or place.startswith(home.split(":")[0] + ":") or home.startswith(place))
+    for verb, places in _PLACE_WORDS.items():
+        if re.search(rf"\b{verb}", lower) and not at_home and not any(p in where for p in places):
+            return f"'{action}' does not fit the place {place}"
+    return None
+
+
+def flat_ratings(ratings: list[int], spread: int) -> str | None:
+    """A problem when 3+ memories whose plain-reading importance differs by ``spread`` >= 4
+    all got the same rating (the model rated nothing, it repeated a number)."""
+    if len(ratings) >= 3 and len(set(ratings)) == 1 and spread >= 4:
+        return "gives the same rating to very different memories"
+    return None
