@@ -136,8 +136,11 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
 
 def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
     residents = registered_residents(db)
+    if not residents:
+        raise InterviewError(f"{db}: the run holds no resident memories to answer from (a run with "
+                             "--mind routine keeps none; interviews need the generative mind)")
     if name not in residents:
-        known = ", ".join(sorted(residents)) or "none recorded"
+        known = ", ".join(sorted(residents))
         raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
     entry = residents[name]
     persona = Persona.model_validate(entry["persona"])

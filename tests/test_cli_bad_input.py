@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import signal
 import sqlite3
@@ -40,6 +39,15 @@ def recorded(tmp_path_factory) -> Path:
     """A 10-minute routine run: ticks 0..59, 08:00:00 to 08:09:50."""
     out = tmp_path_factory.mktemp("rec") / "run"
     assert main([*ROUTINE, "--duration", "10m", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def remembered(tmp_path_factory) -> Path:
+    """A 10-minute run of two generative residents on the scripted model (they keep memories)."""
+    out = tmp_path_factory.mktemp("gen") / "run"
+    assert main(["run", "--mind", "generative", "--model", "scripted", "--agents", "2", "--quiet", "--no-control",
+                 "--start", "2026-03-01 08:00", "--duration", "10m", "--out", str(out)]) == 0
     return out
 
 
@@ -93,7 +101,7 @@ def test_a_failed_start_leaves_nothing_behind(tmp_path: Path, capsys) -> None:
         (["--duration", "99999999999d"], "--duration: expected at most 3650d"),
         (["--duration", "4000d"], "--duration: expected at most 3650d"),
         (["--duration", "0"], "--duration: expected a positive duration"),
-        (["--duration", "-5m"], "--duration: expected a duration like 30m"),
+        (["--duration=-5m"], "--duration: expected a duration like 30m"),
         (["--agents", "-3"], "--agents"),
         (["--agents", "999999"], "--agents"),
         (["--seconds-per-tick", "0"], "--seconds-per-tick"),
@@ -152,9 +160,9 @@ def damage(run_dir: Path) -> Path:
 
 
 @pytest.fixture()
-def damaged(recorded: Path, tmp_path: Path) -> Path:
+def damaged(remembered: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "damaged"
-    shutil.copytree(recorded, copy)
+    shutil.copytree(remembered, copy)
     damage(copy)
     return copy
 
@@ -192,12 +200,11 @@ def test_resume_of_a_read_only_folder_is_refused(recorded: Path) -> None:
         before = (run / "run.db").read_bytes()
         argv = [sys.executable, "-m", "world.cli", "run", "--quiet", "--no-control", "--resume", str(run),
                 "--duration", "1m"]
-        kw: dict = {}
-        if os.geteuid() == 0:  # root writes anywhere: run it as an ordinary user
-            nobody = pwd.getpwnam("nobody")
-            kw = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
-        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "HOME": str(base)}, **kw)
+        if os.geteuid() == 0:  # root writes anywhere: run it as a user without that privilege
+            if not shutil.which("unshare"):
+                pytest.skip("running as root without unshare(1): cannot make a folder read-only to ourselves")
+            argv = ["unshare", "--user", "--map-user=65534", "--map-group=65534", *argv]
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1, proc.stderr
         assert "read-only" in proc.stderr and str(run) in proc.stderr and "Traceback" not in proc.stderr
         assert (run / "run.db").read_bytes() == before
@@ -212,9 +219,9 @@ def test_resume_of_a_read_only_folder_is_refused(recorded: Path) -> None:
 
 
 @pytest.mark.parametrize("at", ["08:05", "+5m", "tick:30", "2026-03-01 08:05", "day 1 08:05"])
-def test_interview_reads_every_documented_time_form(recorded: Path, at: str, capsys) -> None:
-    name = RunStore.open(recorded).meta()["resident_names"][0]
-    code, out, err = cli(capsys, "interview", str(recorded), name, "What are you doing?", "--at", at,
+def test_interview_reads_every_documented_time_form(remembered: Path, at: str, capsys) -> None:
+    name = RunStore.open(remembered).meta()["resident_names"][0]
+    code, out, err = cli(capsys, "interview", str(remembered), name, "What are you doing?", "--at", at,
                          "--model", "scripted")
     assert code == 0 and out.strip(), err
 
@@ -222,9 +229,9 @@ def test_interview_reads_every_documented_time_form(recorded: Path, at: str, cap
 @pytest.mark.parametrize("at, expected", [("tick:999", "after the run's last tick"), ("+2d", "after the run's end"),
                                           ("noon", "cannot read the time"), ("25:99", "hours are 0-23"),
                                           ("day 0 08:00", "day 1"), ("2026-03-01T08:00+02:00", "time zone")])
-def test_interview_refuses_times_outside_or_unreadable(recorded: Path, at: str, expected: str, capsys) -> None:
-    name = RunStore.open(recorded).meta()["resident_names"][0]
-    code, _, err = cli(capsys, "interview", str(recorded), name, "hi", "--at", at, "--model", "scripted")
+def test_interview_refuses_times_outside_or_unreadable(remembered: Path, at: str, expected: str, capsys) -> None:
+    name = RunStore.open(remembered).meta()["resident_names"][0]
+    code, _, err = cli(capsys, "interview", str(remembered), name, "hi", "--at", at, "--model", "scripted")
     assert code == 2 and "--at" in err and expected in err
 
 

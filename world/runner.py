@@ -101,9 +101,11 @@ class RunOptions(BaseModel):
 
     @model_validator(mode="after")
     def _combination(self) -> "RunOptions":
-        if self.start is not None and not (MIN_START <= self.start and self.start + (self.duration or timedelta(days=1)) < MAX_END):
+        if self.start is not None and not MIN_START <= self.start < MAX_END - (self.duration or timedelta(days=1)):
             raise ValueError(f"--start: expected a date from {MIN_START:%Y-%m-%d} whose run (--duration) ends before "
                              f"{MAX_END:%Y-%m-%d}, got {self.start:%Y-%m-%d %H:%M}")
+        if self.cache_dir is not None and self.cache_dir.exists() and not self.cache_dir.is_dir():
+            raise ValueError(f"--cache-dir {self.cache_dir}: is a file; expected a folder for cached model answers")
         if self.assistant_model and not self.encounters:
             raise ValueError("--assistant-model needs --encounters (it is the model of the services' AI assistant)")
         if self.resume and self.fork:

@@ -53,7 +53,8 @@ class StopSignals:
 
     def __exit__(self, *exc: object) -> None:
         for sig, old in self._previous.items():
-            signal.signal(sig, old)
+            # None: a handler installed outside Python (SDL's); the default is the safe fallback
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
         self._previous.clear()
 
     def graceful(self, on_request: Callable[[], None] | None = None) -> None:
