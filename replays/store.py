@@ -78,7 +78,7 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     try:
         problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
     except sqlite3.DatabaseError as exc:
-        problems = [str(exc)]
+        raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
     if problems != ["ok"]:
         shown = "; ".join(problems[:3])
         raise StoreError(f"{path}: the run database is damaged ({shown}); restore it from a copy, or "

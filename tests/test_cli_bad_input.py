@@ -304,3 +304,27 @@ def test_a_stop_signal_commits_prints_the_summary_and_removes_the_socket(tmp_pat
     assert not control.is_live(out) and not control.socket_path(out).exists()
     # and the run continues from there
     assert main(["run", "--quiet", "--no-control", "--resume", str(out), "--duration", "1m"]) == 0
+
+
+def test_sigterm_closes_watch_like_the_window(tmp_path: Path) -> None:
+    pytest.importorskip("pygame")
+    out = tmp_path / "run"
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "world.cli", "watch", "--mind", "routine", "--duration", "1d", "--pace", "600",
+         "--out", str(out), "--close-after", "120", "--json"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _wait_for_ticks(out / "run.db", proc, 5)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, stderr
+    assert "SIGTERM" in stderr and "--resume" in stderr and "Traceback" not in stderr
+    summary = last_json(stdout)
+    store = RunStore.open(out)
+    assert summary["last_tick"] == store.last_tick() and summary["missing_ticks"] == []
+    store.close()
+    assert not list(out.glob("*.sock"))
