@@ -144,6 +144,13 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
     entry = residents[name]
     persona = Persona.model_validate(entry["persona"])
+    if llm is None:  # before any work: a model that cannot be built is the user's to fix
+        from agents.llm.gateway import make_llm
+
+        try:
+            llm = make_llm(model)
+        except Exception as exc:
+            raise InterviewError(f"--model {model}: {exc}") from None
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         first, last = _span(conn)
@@ -155,10 +162,11 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
             tick, when = when, _time_of(conn, when)
             tick_time = when
         else:
+            typed = f"{at} ({when:%Y-%m-%d %H:%M})" if isinstance(at, str) and when is not None else f"{when}"
             if when is not None and first is not None and when < first.replace(hour=0, minute=0):
-                raise InterviewError(f"--at {when:%Y-%m-%d %H:%M}: before the run started ({first:%Y-%m-%d %H:%M})")
+                raise InterviewError(f"--at {typed}: before the run started ({first:%Y-%m-%d %H:%M})")
             if when is not None and last is not None and when > last + timedelta(hours=1):
-                raise InterviewError(f"--at {when:%Y-%m-%d %H:%M}: after the run's end ({last:%Y-%m-%d %H:%M}); "
+                raise InterviewError(f"--at {typed}: after the run's end ({last:%Y-%m-%d %H:%M}); "
                                      "memories exist only up to then")
             tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
     finally:
@@ -170,10 +178,6 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
-    if llm is None:
-        from agents.llm.gateway import make_llm
-
-        llm = make_llm(model)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),

@@ -26,5 +26,10 @@ def main(args: argparse.Namespace) -> int:
     except (InterviewError, FileNotFoundError, StoreError) as exc:
         print(f"townsfolk interview: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if not getattr(exc, "fatal", False):  # a model that cannot answer at all (agents.llm.errors)
+            raise
+        print(f"townsfolk interview: --model {args.model}: {exc}", file=sys.stderr)
+        return 2
     print(answer)
     return 0

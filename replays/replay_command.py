@@ -15,7 +15,7 @@ import argparse
 import json
 import sqlite3
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from replays.reader import ReaderError
@@ -84,6 +84,15 @@ def main(args: argparse.Namespace) -> int:
     for option, path in (("--md", args.md), ("--png-dir", args.png_dir), ("--export", args.export)):
         if path is not None and not str(path).strip():
             return _fail(f"{option}: expected a path, got an empty one")
+    from replays.when import TimeError, parse_at
+
+    for option, values in (("--at", args.at), ("--from", [args.from_]), ("--to", [args.to])):
+        for value in values:
+            try:
+                if value is not None:
+                    parse_at(value, datetime(2000, 1, 1))  # the form only; the run's span is checked later
+            except TimeError as exc:
+                return _fail(f"{option} {value}: {exc}")
     if args.md and Path(args.md).is_dir():
         return _fail(f"--md {args.md}: is a folder; expected a file name such as day.md")
     if args.export and Path(args.export).is_dir():

@@ -226,6 +226,17 @@ def test_interview_reads_every_documented_time_form(remembered: Path, at: str, c
     assert code == 0 and out.strip(), err
 
 
+def test_interview_names_a_model_that_cannot_be_built(remembered: Path, capsys) -> None:
+    name = RunStore.open(remembered).meta()["resident_names"][0]
+    code, _, err = cli(capsys, "interview", str(remembered), name, "hi", "--model", "bogus")
+    assert code == 2 and "--model bogus" in err
+
+
+def test_interview_of_a_routine_run_says_why_nobody_answers(recorded: Path, capsys) -> None:
+    code, _, err = cli(capsys, "interview", str(recorded), "Maria Alvarez", "hi", "--model", "scripted")
+    assert code == 2 and "no resident memories" in err and "routine" in err
+
+
 @pytest.mark.parametrize("at, expected", [("tick:999", "after the run's last tick"), ("+2d", "after the run's end"),
                                           ("noon", "cannot read the time"), ("25:99", "hours are 0-23"),
                                           ("day 0 08:00", "day 1"), ("2026-03-01T08:00+02:00", "time zone")])
@@ -241,6 +252,9 @@ def test_interview_refuses_times_outside_or_unreadable(remembered: Path, at: str
         (["--png-dir", "FILE", "--at", "08:05"], "is a file; expected a folder"),
         (["--timeline", "--md", "DIR"], "is a folder; expected a file"),
         (["--png-dir", "DIR", "--at", "tick:999"], "outside the run"),
+        (["--png-dir", "DIR", "--at", "08:05", "--at", "nonsense"], "--at nonsense: cannot read the time"),
+        (["--export", "DIR/a.gif", "--from", "noon"], "--from noon: cannot read the time"),
+        (["--at", "25:00"], "--at 25:00: cannot read the time"),
         (["--png-dir", "DIR", "--at", "+99999999999d"], "too far"),
         (["--png-dir", "DIR", "--at", "08:05", "--select", "Nobody"], "--select Nobody: no such resident"),
         (["--export", "DIR/a.gif", "--from", "08:05", "--to", "08:01"], "comes after"),
