@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="run folder to write, created with its parents (default runs/<town>-<timestamp>)")
     parser.add_argument("--resume", metavar="DIR", help="continue a run that was stopped or killed")
     parser.add_argument("--fork", metavar="DIR", help="start a new run from a recorded run's state at --at")
-    parser.add_argument("--at", metavar="TIME", help="with --fork: 14:00, '2026-02-13 14:00', +7h or tick:N")
+    parser.add_argument("--at", metavar="TIME", help="with --fork: 14:00, 'day 2 14:00', '2026-02-13 14:00', +7h or tick:N (within the run)")
     parser.add_argument("--chaos", type=float, default=0.0, help="share of LLM answers to corrupt (0..1), for reliability tests")
     parser.add_argument("--seconds-per-tick", type=float, dest="seconds_per_tick", help="game seconds per tick (default 10)")
     parser.add_argument("--snapshot-every", type=int, dest="snapshot_every", default=60, help="ticks between full snapshots (default 60)")
