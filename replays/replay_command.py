@@ -133,6 +133,8 @@ def main(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except sqlite3.DatabaseError as exc:  # damage the integrity check on open did not see
         return _fail(f"{run_dir / 'run.db'}: the run database is damaged or unreadable ({exc})")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a stored record's bytes damaged in place
+        return _fail(f"{run_dir / 'run.db'}: a stored record is damaged and cannot be read ({exc})")
     except OSError as exc:  # an output path that cannot be written (--md, --png-dir, --export)
         where = exc.filename or args.md or args.png_dir or args.export or run_dir
         return _fail(f"{where}: cannot write there ({exc.strerror or exc})")

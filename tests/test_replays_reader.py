@@ -190,3 +190,12 @@ def test_damaged_pages_are_reported_not_read_as_a_shorter_run(tmp_path: Path, ca
     assert code == 2 and "damaged" in err and str(db) in err and "missing_ticks" not in out
     with pytest.raises(ReaderError, match="damaged"):
         RunReader.open(tmp_path)
+
+
+def test_a_record_damaged_in_place_is_reported(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path, synthetic_ticks(50))
+    with sqlite3.connect(tmp_path / "run.db") as conn:  # structure intact, one record's bytes garbled
+        tick, seq = conn.execute("SELECT tick, seq FROM records WHERE kind = 'chat' LIMIT 1").fetchone()
+        conn.execute("UPDATE records SET data = ? WHERE tick = ? AND seq = ?", ('{"speaker": "Ada", \x01', tick, seq))
+    code, _, err = _replay(capsys, str(tmp_path), "--summary")
+    assert code == 2 and "damaged" in err and "run.db" in err
