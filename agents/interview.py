@@ -17,6 +17,10 @@ from agents.interfaces import Persona
 from agents.prompts.interview import Answer, answer_fallback, interview_prompt
 from memory.embeddings import get_embedder
 from memory.store import MemoryStore, registered_residents
+from replays.when import TimeError
+from replays.when import parse_at as parse_when
+
+_FULL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 DB_NAME = "run.db"
 
@@ -44,24 +48,55 @@ def _span(conn: sqlite3.Connection) -> tuple[datetime | None, datetime | None]:
     return None, None
 
 
-def parse_at(text: str, first: datetime | None) -> datetime:
-    """'2023-02-13T14:00', '2023-02-13 14:00', '14:00' (first day of the run), 'day 2 14:00'."""
-    text = text.strip()
+def parse_at(text: str, first: datetime | None) -> datetime | int:
+    """--at as every command reads it (replays.when): '14:00', 'day 2 14:00', '2023-02-13 14:00',
+    '+2h' (after the run's start) or 'tick:N' (an int). ``first`` is the run's first recorded time."""
     try:
-        return datetime.fromisoformat(text).replace(tzinfo=None)
-    except ValueError:
-        pass
-    match = re.fullmatch(r"(?:d(?:ay)?\s*(\d+)\s+)?(\d{1,2}):(\d{2})", text, re.IGNORECASE)
-    if not match:
-        raise InterviewError(f"--at {text!r}: expected an ISO time (2023-02-13T14:00), HH:MM, or 'day N HH:MM'")
-    if first is None:
-        raise InterviewError(f"--at {text!r}: the run has no recorded time to count days from; give a full date")
-    day = int(match.group(1) or 1)
-    hour, minute = int(match.group(2)), int(match.group(3))
-    if day < 1 or hour > 23 or minute > 59:
-        raise InterviewError(f"--at {text!r}: day must be >= 1, hour 0-23, minute 0-59")
-    base = first.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=day - 1)
-    return base.replace(hour=hour, minute=minute)
+        when = parse_when(text, first or datetime(2000, 1, 1))
+    except TimeError as exc:
+        raise InterviewError(f"--at {text.strip()!r}: {exc}") from None
+    if first is None and not (isinstance(when, int) or _FULL_DATE.match(text.strip())):
+        raise InterviewError(f"--at {text.strip()!r}: the run has no recorded time to count from; give a full date")
+    return when if isinstance(when, int) else when.replace(tzinfo=None)
+
+
+def check_run_db(db: Path) -> None:
+    """Refuse a run database whose pages are damaged, naming the file (not a traceback later)."""
+    from replays.store import StoreError, check_integrity
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise InterviewError(f"{db}: cannot open the run database ({exc})") from None
+    try:
+        check_integrity(conn, db)
+    except StoreError as exc:
+        raise InterviewError(str(exc)) from None
+    finally:
+        conn.close()
+
+
+def _last_tick(conn: sqlite3.Connection) -> int | None:
+    for sql in ("SELECT MAX(tick) FROM ticks", "SELECT MAX(tick) FROM memory_records"):
+        try:
+            row = conn.execute(sql).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row and row[0] is not None:
+            return int(row[0])
+    return None
+
+
+def _time_of(conn: sqlite3.Connection, tick: int) -> datetime | None:
+    for sql in ("SELECT time FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+                "SELECT created FROM memory_records WHERE tick <= ? ORDER BY tick DESC LIMIT 1"):
+        try:
+            row = conn.execute(sql, (tick,)).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row:
+            return datetime.fromisoformat(row[0]).replace(tzinfo=None)
+    return None
 
 
 def _tick_at(conn: sqlite3.Connection, when: datetime | None) -> tuple[int, datetime | None]:
@@ -92,19 +127,48 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
     if not question.strip():
         raise InterviewError("the question is empty")
     db = run_db_path(run_dir)
+    check_run_db(db)
+    try:
+        return _interview(db, name, question, at, model, llm=llm, k=k)
+    except sqlite3.DatabaseError as exc:  # damage that the quick check did not see
+        raise InterviewError(f"{db}: the run database is damaged or unreadable ({exc})") from None
+
+
+def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
     residents = registered_residents(db)
+    if not residents:
+        raise InterviewError(f"{db}: the run holds no resident memories to answer from (a run with "
+                             "--mind routine keeps none; interviews need the generative mind)")
     if name not in residents:
-        known = ", ".join(sorted(residents)) or "none recorded"
+        known = ", ".join(sorted(residents))
         raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
     entry = residents[name]
     persona = Persona.model_validate(entry["persona"])
+    if llm is None:  # before any work: a model that cannot be built is the user's to fix
+        from agents.llm.gateway import make_llm
+
+        try:
+            llm = make_llm(model)
+        except Exception as exc:
+            raise InterviewError(f"--model {model}: {exc}") from None
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         first, last = _span(conn)
         when = parse_at(at, first) if isinstance(at, str) else at
-        if when is not None and first is not None and when < first.replace(hour=0, minute=0):
-            raise InterviewError(f"--at {when:%Y-%m-%d %H:%M}: before the run started ({first:%Y-%m-%d %H:%M})")
-        tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
+        if isinstance(when, int):  # tick:N
+            final = _last_tick(conn)
+            if final is None or when > final:
+                raise InterviewError(f"--at {at}: after the run's last tick ({final})")
+            tick, when = when, _time_of(conn, when)
+            tick_time = when
+        else:
+            typed = f"{at} ({when:%Y-%m-%d %H:%M})" if isinstance(at, str) and when is not None else f"{when}"
+            if when is not None and first is not None and when < first.replace(hour=0, minute=0):
+                raise InterviewError(f"--at {typed}: before the run started ({first:%Y-%m-%d %H:%M})")
+            if when is not None and last is not None and when > last + timedelta(hours=1):
+                raise InterviewError(f"--at {typed}: after the run's end ({last:%Y-%m-%d %H:%M}); "
+                                     "memories exist only up to then")
+            tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
     finally:
         conn.close()
     now = when or tick_time or last or datetime(2023, 2, 13)
@@ -114,10 +178,6 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
         status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
-    if llm is None:
-        from agents.llm.gateway import make_llm
-
-        llm = make_llm(model)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from replays.reader import ReaderError
@@ -43,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="DIR", help="a run folder (holds run.db)")
     parser.add_argument("--at", action="append", default=[], metavar="TIME",
                         help="where to start (viewer) or which frames to draw (--png-dir); "
-                             "'14:00', '2024-02-13 14:00', '+2h30m' or 'tick:120'; repeat for several frames")
+                             "'14:00', 'day 2 14:00', '2024-02-13 14:00', '+2h30m' or 'tick:120'; repeat for several frames")
     parser.add_argument("--speed", type=_speed, default=60.0, metavar="X",
                         help="replay speed in game seconds per real second (default 60)")
     parser.add_argument("--select", metavar="NAME", help="select this resident (viewer and pictures)")
@@ -79,11 +81,33 @@ def main(args: argparse.Namespace) -> int:
         return _fail("--from/--to go with --export")
     if args.frames < 1:
         return _fail("--frames must be at least 1")
+    for option, path in (("--md", args.md), ("--png-dir", args.png_dir), ("--export", args.export)):
+        if path is not None and not str(path).strip():
+            return _fail(f"{option}: expected a path, got an empty one")
+    from replays.when import TimeError, parse_at
+
+    for option, values in (("--at", args.at), ("--from", [args.from_]), ("--to", [args.to])):
+        for value in values:
+            try:
+                if value is not None:
+                    parse_at(value, datetime(2000, 1, 1))  # the form only; the run's span is checked later
+            except TimeError as exc:
+                return _fail(f"{option} {value}: {exc}")
+    if args.md and Path(args.md).is_dir():
+        return _fail(f"--md {args.md}: is a folder; expected a file name such as day.md")
+    if args.export and Path(args.export).is_dir():
+        return _fail(f"--export {args.export}: is a folder; expected a file name such as day.gif")
+    if args.png_dir and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
+        return _fail(f"--png-dir {args.png_dir}: is a file; expected a folder for the frames")
     try:
         if args.summary:
             return _summary(run_dir, args.json)
         if args.timeline:
             return _timeline(run_dir, args.md)
+        if args.select and (args.png_dir or args.export):
+            names = _resident_names(run_dir)
+            if names and args.select not in names:
+                return _fail(f"--select {args.select}: no such resident (residents: {', '.join(names)})")
         if args.png_dir:
             if not args.at:
                 return _fail("--png-dir needs at least one --at TIME")
@@ -107,6 +131,13 @@ def main(args: argparse.Namespace) -> int:
         return _view(run_dir, args)
     except ReaderError as exc:
         return _fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # damage the integrity check on open did not see
+        return _fail(f"{run_dir / 'run.db'}: the run database is damaged or unreadable ({exc})")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a stored record's bytes damaged in place
+        return _fail(f"{run_dir / 'run.db'}: a stored record is damaged and cannot be read ({exc})")
+    except OSError as exc:  # an output path that cannot be written (--md, --png-dir, --export)
+        where = exc.filename or args.md or args.png_dir or args.export or run_dir
+        return _fail(f"{where}: cannot write there ({exc.strerror or exc})")
     except Exception as exc:
         from replays.export import ExportError
         from replays.when import TimeError
@@ -131,6 +162,14 @@ def _open_store(run_dir: Path):
     from replays.reader import open_store
 
     return open_store(run_dir)
+
+
+def _resident_names(run_dir: Path) -> list[str]:
+    store = _open_store(run_dir)
+    try:
+        return sorted(store.meta().get("resident_names") or [])
+    finally:
+        store.close()
 
 
 def _summary(run_dir: Path, as_json: bool) -> int:
@@ -191,8 +230,14 @@ def _view(run_dir: Path, args: argparse.Namespace) -> int:
     run.reader.start_indexing(follow=True)
     if args.at:
         start = run.reader.time_of(bounds[0])
-        assert start is not None
+        end = run.reader.time_of(bounds[1])
+        assert start is not None and end is not None
         when = parse_at(args.at[0], start)
+        if isinstance(when, int) and not bounds[0] <= when <= bounds[1]:
+            return _fail(f"--at {args.at[0]}: outside the run (ticks {bounds[0]} to {bounds[1]})")
+        if not isinstance(when, int) and not start <= when <= end + timedelta(minutes=1):
+            return _fail(f"--at {args.at[0]}: {when:%Y-%m-%d %H:%M} is outside the run "
+                         f"({start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M})")
         viewer.seek(when if isinstance(when, int) else run.reader.tick_at_time(when))
     else:
         viewer.seek(bounds[0])

@@ -10,6 +10,7 @@ writing. Memory tables of the residents live in the same file, owned by ``memory
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import zlib
@@ -58,6 +59,33 @@ _SECRET = re.compile(r"(api[_-]?key|secret|token|password|credential|authorizati
 
 class StoreError(RuntimeError):
     """The run database is missing, damaged, of another version, or misused."""
+
+
+# (path, size, mtime) of files that passed the check: a viewer opens one file several times
+_SOUND: set[tuple[str, int, int]] = set()
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a run database whose pages are damaged (SQLite's quick_check), naming the file.
+
+    A damaged page otherwise shows up late as a traceback, or silently as missing rows."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _SOUND:
+        return
+    try:
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3])
+        raise StoreError(f"{path}: the run database is damaged ({shown}); restore it from a copy, or "
+                         f"recover what is readable with `sqlite3 {path} .recover`")
+    if key is not None:
+        _SOUND.add(key)
 
 
 @dataclass
@@ -139,6 +167,7 @@ class RunStore:
             raise StoreError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
         conn = cls._connect(path, readonly=readonly)
         try:
+            check_integrity(conn, path)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if "run_meta" not in tables or "ticks" not in tables or "records" not in tables:
                 raise StoreError(f"{path}: not a townsfolk run database (tables run_meta/ticks/records missing)")
@@ -159,6 +188,11 @@ class RunStore:
 
     @staticmethod
     def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+        if not readonly:
+            for p, what in ((path.parent, "folder"), (path, "file")):
+                if p.exists() and not os.access(p, os.W_OK):
+                    raise StoreError(f"{path}: the run {what} {p} is read-only; a run is continued in place, so "
+                                     f"make it writable, or branch it elsewhere with --fork {path.parent} --at T --out NEW")
         try:
             if readonly:
                 conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=10.0)

@@ -5,7 +5,8 @@ window's. The engine runs on a worker thread; each committed tick reaches the vi
 the engine's listener, the same TickRecords a replay of the folder draws. The viewer sets
 the pace (+/-) and pauses (space) between ticks; the control channel is open so that
 `townsfolk inject DIR ...` works from another terminal. Closing the window stops the run
-after the tick in progress; `townsfolk run --resume DIR` continues it.
+after the tick in progress; `townsfolk run --resume DIR` continues it. SIGINT (Ctrl-C) and
+SIGTERM close the window the same way (exit status 130 or 143); a second signal stops at once.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
 
     thread = threading.Thread(target=work, name="townsfolk-engine", daemon=True)
     thread.start()
+    stop = _close_on_signal(viewer)
     try:
         viewer.run(close_after=close_after)
     finally:
@@ -162,6 +164,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
             engine.save_snapshot()
         if server is not None:
             server.stop()
+        stop.__exit__()
     summary = engine.store.summary() if engine.store is not None else {}
     if engine.store is not None:
         engine.store.close()
@@ -174,4 +177,13 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
     else:
         print(f"run folder: {run_dir} ({summary.get('ticks', 0)} ticks, "
               f"{summary.get('start_time')} to {summary.get('end_time')})")
-    return 1 if feed.error else 0
+    return 1 if feed.error else (stop.exit_code if stop.requested else 0)
+
+
+def _close_on_signal(viewer: Any) -> Any:
+    """SIGINT/SIGTERM close the window (the run stops after the tick in progress); again: at once."""
+    from world.stop_signals import StopSignals
+
+    stop = StopSignals("watch").__enter__()
+    stop.graceful(lambda: setattr(viewer, "running", False))
+    return stop

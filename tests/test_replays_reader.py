@@ -174,3 +174,28 @@ def test_damaged_or_unknown_run_db_is_refused_clearly(tmp_path: Path, capsys) ->
     assert code == 2 and "version" in err and "99" in err
     with pytest.raises(ReaderError, match="version"):
         RunReader.open(future)
+
+
+def test_damaged_pages_are_reported_not_read_as_a_shorter_run(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path, synthetic_ticks(400))
+    db = tmp_path / "run.db"
+    with sqlite3.connect(db) as conn:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    k = pages // 2
+    data[k * page:(k + 1) * page] = bytes(range(256)) * (page // 256)  # one page of the records overwritten
+    db.write_bytes(bytes(data))
+    code, out, err = _replay(capsys, str(tmp_path), "--summary")
+    assert code == 2 and "damaged" in err and str(db) in err and "missing_ticks" not in out
+    with pytest.raises(ReaderError, match="damaged"):
+        RunReader.open(tmp_path)
+
+
+def test_a_record_damaged_in_place_is_reported(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path, synthetic_ticks(50))
+    with sqlite3.connect(tmp_path / "run.db") as conn:  # structure intact, one record's bytes garbled
+        tick, seq = conn.execute("SELECT tick, seq FROM records WHERE kind = 'chat' LIMIT 1").fetchone()
+        conn.execute("UPDATE records SET data = ? WHERE tick = ? AND seq = ?", ('{"speaker": "Ada", \x01', tick, seq))
+    code, _, err = _replay(capsys, str(tmp_path), "--summary")
+    assert code == 2 and "damaged" in err and "run.db" in err

@@ -5,8 +5,10 @@
                   [--resume DIR] [--fork DIR --at TIME] [--chaos X]
 
 Shows a progress bar (game time, ticks/s, LLM calls), serves the control channel so that
-`townsfolk inject` can poke the live run, and prints a summary at the end. Ctrl-C stops
-cleanly; every committed tick is kept and `--resume DIR` continues from there.
+`townsfolk inject` can poke the live run, and prints a summary at the end. Ctrl-C (SIGINT)
+and SIGTERM stop it alike: the tick in progress is committed, the summary printed, the control
+socket removed, exit status 130 (SIGINT) or 143 (SIGTERM); a second signal stops at once,
+dropping only the tick in progress. Every committed tick is kept and `--resume DIR` continues.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import sys
 import time
 from typing import Any
@@ -24,6 +27,7 @@ from maps.town import TownError
 from replays.records import TickRecords
 from replays.store import StoreError
 from world.runner import RunError, RunOptions, build_engine, option_error
+from world.stop_signals import StopSignals, Stopped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="resident minds: generative (LLM), routine (deterministic, no LLM); auto prefers generative")
     parser.add_argument("--seed", type=int, help="random seed (default 0)")
     parser.add_argument("--pace", type=float, help="game seconds per real second (default: as fast as possible)")
-    parser.add_argument("--out", help="run folder to write (default runs/<town>-<timestamp>)")
+    parser.add_argument("--out", help="run folder to write, created with its parents (default runs/<town>-<timestamp>)")
     parser.add_argument("--resume", metavar="DIR", help="continue a run that was stopped or killed")
     parser.add_argument("--fork", metavar="DIR", help="start a new run from a recorded run's state at --at")
-    parser.add_argument("--at", metavar="TIME", help="with --fork: 14:00, '2026-02-13 14:00', +7h or tick:N")
+    parser.add_argument("--at", metavar="TIME", help="with --fork: 14:00, 'day 2 14:00', '2026-02-13 14:00', +7h or tick:N (within the run)")
     parser.add_argument("--chaos", type=float, default=0.0, help="share of LLM answers to corrupt (0..1), for reliability tests")
     parser.add_argument("--seconds-per-tick", type=float, dest="seconds_per_tick", help="game seconds per tick (default 10)")
     parser.add_argument("--snapshot-every", type=int, dest="snapshot_every", default=60, help="ticks between full snapshots (default 60)")
@@ -65,6 +69,19 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
 
 
 def main(args: argparse.Namespace) -> int:
+    with StopSignals("run") as stop:  # SIGTERM as SIGINT, from the first option check to the summary
+        try:
+            return _main(args, stop)
+        except Stopped as exc:
+            print(f"townsfolk run: {exc}: stopped", file=sys.stderr)
+            return exc.exit_code
+        except sqlite3.DatabaseError as exc:  # e.g. --resume of a run.db damaged past the quick check, disk full
+            where = getattr(args, "resume", None) or getattr(args, "fork", None) or getattr(args, "out", None) or "the run folder"
+            print(f"townsfolk run: {where}: the run database could not be read or written ({exc})", file=sys.stderr)
+            return 1
+
+
+def _main(args: argparse.Namespace, stop: StopSignals) -> int:
     try:
         options = options_from_args(args)
     except ValidationError as exc:
@@ -75,11 +92,15 @@ def main(args: argparse.Namespace) -> int:
     except (RunError, TownError, StoreError) as exc:
         print(f"townsfolk run: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, RunError) else 1
-    return run_engine(engine, options, quiet=args.quiet, control=not args.no_control, as_json=args.json)
+    return run_engine(engine, options, quiet=args.quiet, control=not args.no_control, as_json=args.json, stop=stop)
 
 
-def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control: bool = True, as_json: bool = False) -> int:
-    """Run a built engine to its planned end with progress, control channel and summary."""
+def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control: bool = True, as_json: bool = False,
+               stop: StopSignals | None = None) -> int:
+    """Run a built engine to its planned end with progress, control channel and summary.
+
+    With ``stop`` (SIGINT/SIGTERM handling), a first signal ends the run after the tick in
+    progress; the exit status is then 128 + the signal number."""
     run_dir = engine.run_dir
     server = None
     if control:
@@ -97,16 +118,26 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
     started = time.perf_counter()
     code = 0
     bar = _Progress(engine, counts, quiet)
+
+    def progress(tr: TickRecords) -> None:
+        bar.update(tr)
+        if stop is not None:
+            stop.check()  # a tick boundary: the tick just committed is kept
+
+    if stop is not None:
+        stop.graceful()
     try:
         with bar:
-            asyncio.run(engine.run(engine.until, pace=options.pace, progress=bar.update))
-    except KeyboardInterrupt:
+            asyncio.run(engine.run(engine.until, pace=options.pace, progress=progress))
+    except KeyboardInterrupt as exc:
         engine.save_snapshot()
         print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
-        code = 130
+        code = exc.exit_code if isinstance(exc, Stopped) else 130
     finally:
         if server is not None:
             server.stop()
+    if stop is not None and stop.requested:
+        code = stop.exit_code
     wall = time.perf_counter() - started
     summary = engine.store.summary()
     summary["wall_s"] = round(wall, 2)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import platform
+import shutil
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,6 +34,8 @@ from world.engine import Engine
 log = logging.getLogger(__name__)
 
 DEFAULT_START = datetime(2026, 2, 13, 7, 0)
+MAX_DURATION = timedelta(days=3650)  # ten game years: beyond that a typo, and past it dates overflow
+MIN_START, MAX_END = datetime(1900, 1, 1), datetime(9000, 1, 1)
 
 
 class RunError(ValueError):
@@ -73,7 +77,20 @@ class RunOptions(BaseModel):
     @field_validator("duration", mode="before")
     @classmethod
     def _duration(cls, v: Any) -> Any:
-        return parse_duration(v) if isinstance(v, str) else v
+        try:
+            v = parse_duration(v) if isinstance(v, str) else v
+        except OverflowError:
+            raise ValueError(f"expected at most {MAX_DURATION.days}d, got {v!r}") from None
+        if isinstance(v, timedelta) and v > MAX_DURATION:
+            raise ValueError(f"expected at most {MAX_DURATION.days}d (about {MAX_DURATION.days // 365} years), got {v}")
+        return v
+
+    @field_validator("out", "resume", "fork", "cache_dir", mode="before")
+    @classmethod
+    def _folder(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("expected a folder, got an empty path")
+        return v
 
     @field_validator("model")
     @classmethod
@@ -84,6 +101,11 @@ class RunOptions(BaseModel):
 
     @model_validator(mode="after")
     def _combination(self) -> "RunOptions":
+        if self.start is not None and not MIN_START <= self.start < MAX_END - (self.duration or timedelta(days=1)):
+            raise ValueError(f"--start: expected a date from {MIN_START:%Y-%m-%d} whose run (--duration) ends before "
+                             f"{MAX_END:%Y-%m-%d}, got {self.start:%Y-%m-%d %H:%M}")
+        if self.cache_dir is not None and self.cache_dir.exists() and not self.cache_dir.is_dir():
+            raise ValueError(f"--cache-dir {self.cache_dir}: is a file; expected a folder for cached model answers")
         if self.assistant_model and not self.encounters:
             raise ValueError("--assistant-model needs --encounters (it is the model of the services' AI assistant)")
         if self.resume and self.fork:
@@ -237,7 +259,7 @@ def build_engine(options: RunOptions) -> Engine:
     return _fresh(options)
 
 
-def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: RunOptions) -> Engine:
+def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: RunOptions, llm: Any = None) -> Engine:
     town, people, _ = choose_residents(meta["town"], meta["agents"], meta.get("residents_file"))
     names = sorted(p.name for p in people)
     if meta.get("resident_names") and sorted(meta["resident_names"]) != names:
@@ -245,7 +267,8 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     factory, kind = mind_factory(meta["mind"])
     if kind != meta["mind"]:
         raise RunError(f"{run_dir}: the run used the {meta['mind']} mind, which is not available now")
-    llm = make_model(meta["model"], kind, options.cache_dir, options.chaos, meta["seed"])
+    if llm is None:
+        llm = make_model(meta["model"], kind, options.cache_dir, options.chaos, meta["seed"])
     start = datetime.fromisoformat(meta["start"])
     mind_opts = MindOptions(ablation=meta.get("ablation", "full"), seed=meta["seed"], places=town.addresses(), start_time=start)
     db = run_dir / DB_NAME
@@ -305,12 +328,52 @@ def _fresh(options: RunOptions) -> Engine:
         "created": datetime.now().isoformat(timespec="seconds"),
         "forked_from": None,
     }
-    store = RunStore.create(run_dir, meta)
+    # Everything that can be refused is checked before the run folder is touched.
+    created = check_new_run_dir(run_dir, "--out")
+    llm = make_model(model, mind_kind, options.cache_dir, options.chaos, meta["seed"])  # type: ignore[arg-type]
+    had_db = RunStore.db_path(run_dir).exists()
     try:
-        return _assemble(store.meta(), store, run_dir, options)
-    except Exception:
-        store.close()
+        store = RunStore.create(run_dir, meta)
+    except (OSError, sqlite3.Error) as exc:
+        remove_created(run_dir, created, had_db)
+        raise RunError(f"--out {run_dir}: cannot create the run folder ({exc})") from None
+    except BaseException:
+        remove_created(run_dir, created, had_db)
         raise
+    try:
+        return _assemble(store.meta(), store, run_dir, options, llm=llm)
+    except BaseException:
+        store.close()
+        remove_created(run_dir, created, had_db)
+        raise
+
+
+def check_new_run_dir(run_dir: Path, option: str) -> list[Path]:
+    """Refuse a run folder that cannot be created or written; return the folders that would be
+    created (outermost first), so that a failed start removes only those."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunError(f"{option} {run_dir}: is a file; expected a folder for the run (created if missing)")
+    missing: list[Path] = []
+    probe = run_dir.absolute()
+    while not probe.exists():
+        missing.insert(0, probe)
+        probe = probe.parent
+    if not probe.is_dir():
+        raise RunError(f"{option} {run_dir}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise RunError(f"{option} {run_dir}: cannot write in {probe} (permission denied)")
+    return missing
+
+
+def remove_created(run_dir: Path, created: list[Path], had_db: bool) -> None:
+    """Undo a start that failed half-way: remove the run database and folders this run created, nothing else."""
+    if created:
+        shutil.rmtree(created[0], ignore_errors=True)
+        return
+    if not had_db:
+        db = RunStore.db_path(run_dir)
+        for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), db.with_name(db.name + "-journal")):
+            p.unlink(missing_ok=True)
 
 
 def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None) -> Engine:
@@ -366,15 +429,19 @@ def _fork(options: RunOptions) -> Engine:
         first, last = src.first_tick(), src.last_tick()
         if last is None:
             raise RunError(f"--fork {src_dir}: the run has no committed tick yet")
-        tick = resolve_at(options.at or "", src, datetime.fromisoformat(meta["start"]))
+        tick = resolve_at(options.at or "", src, datetime.fromisoformat(meta["start"]),
+                          end=src.tick_time(last) + timedelta(seconds=meta["seconds_per_tick"]))  # type: ignore[operator]
         if tick is None or tick < (first or 0):
             raise RunError(f"--at {options.at}: before the run's first tick ({src.tick_time(first)})")  # type: ignore[arg-type]
-        tick = min(tick, last)
+        if tick > last:
+            raise RunError(f"--at {options.at}: after the run's last tick (tick {last} at {src.tick_time(last)}); "
+                           f"fork at or before it, or continue the run with --resume {src_dir} --duration D")
         at_time = src.tick_time(tick)
         run_dir = Path(options.out) if options.out else default_run_dir(Path(meta.get("town_path", "town")).name, "-fork")
         dst_db = RunStore.db_path(run_dir)
         if dst_db.exists():
             raise RunError(f"--out {run_dir}: a run already exists there; choose another folder")
+        created = check_new_run_dir(run_dir, "--out")
         run_dir.mkdir(parents=True, exist_ok=True)
         dst = sqlite3.connect(str(dst_db))
         try:
@@ -394,11 +461,18 @@ def _fork(options: RunOptions) -> Engine:
     )
     store.close()
     opts = options.model_copy(update={"model": None})
-    return _continue(run_dir, opts, fork={"tick": tick})
+    try:
+        return _continue(run_dir, opts, fork={"tick": tick})
+    except BaseException:
+        remove_created(run_dir, created, had_db=False)
+        raise
 
 
-def resolve_at(text: str, store: RunStore, start: datetime) -> int | None:
-    """--at TIME -> the last committed tick at or before that time (or 'tick:N')."""
+def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None = None) -> int | None:
+    """--at TIME -> the last committed tick at or before that time (or 'tick:N').
+
+    A time after ``end`` (the run's end) gives the tick after the last one, so that callers
+    refuse it rather than silently take the last tick."""
     try:
         from replays.when import parse_at
     except ModuleNotFoundError:  # pragma: no cover - the viewer package ships with townsfolk
@@ -409,4 +483,7 @@ def resolve_at(text: str, store: RunStore, start: datetime) -> int | None:
         raise RunError(f"--at: {exc}") from None
     if isinstance(when, int):
         return when
+    if end is not None and when > end:
+        last = store.last_tick()
+        return None if last is None else last + 1
     return store.tick_at_time(when)
