@@ -45,6 +45,7 @@ class Persona(BaseModel):
     relationships: list[Relationship] = Field(default_factory=list)
     seed_memories: list[str] = Field(default_factory=list)
     spawn: str | None = Field(default=None, description="name of a spawn point in the map")
+    intentions: list[str] = Field(default_factory=list, description="what I mean to do each day, first person")
 
     def summary(self) -> str:
         """A one-paragraph description used at the top of prompts."""
@@ -52,7 +53,7 @@ class Persona(BaseModel):
         return (
             f"{self.name} ({self.age}) is {traits}. Occupation: {self.occupation} at "
             f"{self.workplace}. Lives at {self.home}. {self.lifestyle}".strip()
-        )
+        ) + (" Intends: " + " ".join(self.intentions) if self.intentions else "")
 
 
 # ---------------------------------------------------------------------------
