@@ -252,8 +252,10 @@ class Camera:
 # ---------------------------------------------------------------------------
 
 
-def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
-    """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached."""
+def draw_static(mapview: MapView, tile_px: int, fonts: Fonts,
+                labels_out: list[PlacedLabel] | None = None) -> pygame.Surface:
+    """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached.
+    The labels it placed are appended to ``labels_out`` (what moves is kept off them)."""
     t = tile_px
     surf = pygame.Surface((mapview.width * t, mapview.height * t)).convert() if pygame.display.get_init() \
         and pygame.display.get_surface() is not None else pygame.Surface((mapview.width * t, mapview.height * t))
@@ -294,7 +296,10 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
                              border_radius=max(1, t // 5))
         _outline(surf, o, t, OBJECT_EDGE, 1, inset=max(1, t // 8))
     # Labels last so that nothing covers them, placed so that none covers another.
-    for label in place_static_labels(mapview, t, fonts):
+    placed = place_static_labels(mapview, t, fonts)
+    if labels_out is not None:
+        labels_out.extend(placed)
+    for label in placed:
         if label.bg is not None:
             if label.kind == "sector":
                 pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
@@ -408,6 +413,9 @@ class MapRenderer:
         self._bubbles: OrderedDict[tuple, pygame.Surface] = OrderedDict()
         self._label_bg: dict[tuple[int, int], pygame.Surface] = {}
         self._colours: tuple[tuple[str, ...], dict[str, tuple[int, int, int]]] = ((), {})
+        self._static_labels: dict[int, list[pygame.Rect]] = {}
+        self._sector_labels: dict[int, list[pygame.Rect]] = {}
+        self.pills: list[pygame.Rect] = []  # object-state labels of the last draw
         # Activity under every name: None = when zoomed in (12+ px per tile) or selected;
         # True = always (exported pictures); False = names only.
         self.show_activity: bool | None = None
@@ -415,6 +423,7 @@ class MapRenderer:
         self.markers: dict[str, tuple[int, int, int]] = {}
         self.labels: dict[str, pygame.Rect] = {}
         self.badges: list[pygame.Rect] = []
+        self._bounds = pygame.Rect(0, 0, 0, 0)
 
     def colour(self, name: str) -> tuple[int, int, int]:
         """The marker colour of ``name`` among the residents last drawn."""
@@ -428,8 +437,11 @@ class MapRenderer:
     def static(self, tile_px: int) -> pygame.Surface:
         surf = self._static.get(tile_px)
         if surf is None:
-            surf = draw_static(self.map, tile_px, self.fonts)
+            placed: list[PlacedLabel] = []
+            surf = draw_static(self.map, tile_px, self.fonts, placed)
             self._static[tile_px] = surf
+            self._static_labels[tile_px] = [lab.rect for lab in placed]
+            self._sector_labels[tile_px] = [lab.rect for lab in placed if lab.kind == "sector"]
             if len(self._static) > 3:
                 self._static.popitem(last=False)
         else:
@@ -462,7 +474,10 @@ class MapRenderer:
         # out when all are taken (a "N here" badge counts a crowded tile; zoom in to see it);
         # a bubble is lifted above the ones already drawn.
         self.labels, self.badges = {}, []
-        taken: list[pygame.Rect] = []
+        # building names stay readable; room names may be covered by residents' names
+        shift = (origin[0] - int(camera.x), origin[1] - int(camera.y))
+        taken: list[pygame.Rect] = list(self.pills) + [r.move(shift) for r in self._sector_labels.get(t, ())]
+        self._bounds = rect
         dots = [pygame.Rect(x - r - 1, y - r - 1, 2 * r + 3, 2 * r + 3) for x, y, r in self.markers.values()]
         first = sorted(visible, key=lambda r: (r.name != selected, r.tile[1], r.tile[0], r.name))
         self._draw_crowd_badges(surface, visible, taken)
@@ -484,7 +499,12 @@ class MapRenderer:
         return rect.left - m <= x <= rect.right + m and rect.top - m <= y <= rect.bottom + m
 
     def _draw_objects(self, surface, frame: FrameState, camera: Camera, origin, selected_object) -> None:
+        """Outline objects whose state changed, with the state beside them where it fits:
+        clear of the map's own labels and of one another."""
         t = camera.tile_px
+        dx, dy = origin[0] - int(camera.x), origin[1] - int(camera.y)
+        taken = [r.move(dx, dy) for r in self._static_labels.get(t, ())]
+        self.pills = []
         for address, state in frame.objects.items():
             default = self.map.default_states.get(address, "idle")
             unchanged = state == default or state.lower() in IDLE_STATES
@@ -500,7 +520,15 @@ class MapRenderer:
             pygame.draw.rect(surface, colour, (sx - 1, sy - 1, w + 2, h + 2), 2, border_radius=3)
             if t >= 8:
                 label = self.fonts.render(_clip(state, 32), self.fonts.small, TEXT_LIGHT, (170, 80, 20))
-                surface.blit(label, (sx + w // 2 - label.get_width() // 2, sy - label.get_height() - 1))
+                lw, lh = label.get_size()
+                cx = sx + w // 2 - lw // 2
+                spots = [(cx, sy - lh - 1), (cx, sy + h + 1), (sx + w + 2, sy + h // 2 - lh // 2),
+                         (sx - lw - 2, sy + h // 2 - lh // 2)]
+                box = place_label((lw, lh), spots, taken)
+                if box is None:
+                    continue  # the orange outline still marks it; its state is in the panel
+                surface.blit(label, box.topleft)
+                self.pills.append(box)
 
     def _draw_marker(self, surface, res: ResidentFrame, marker: tuple[int, int, int], selected: bool) -> None:
         cx, cy, r = marker
@@ -564,7 +592,7 @@ class MapRenderer:
         box = None
         for x, y in spots:
             cand = pygame.Rect(x, y, w, h)
-            if cand.collidelist(blockers) < 0:
+            if self._bounds.contains(cand) and cand.collidelist(blockers) < 0:
                 box = cand
                 break
         if box is None:
@@ -572,6 +600,9 @@ class MapRenderer:
                 return None
             box = pygame.Rect(*spots[0], w, h)
         taken.append(box)
+        if not box.inflate(2 * g, 2 * g).collidepoint(cx, cy):  # set apart from its dot: a leader line
+            end = (min(max(cx, box.left), box.right - 1), min(max(cy, box.top), box.bottom - 1))
+            pygame.draw.line(surface, (60, 60, 70), (cx, cy), end, 1)
         bg = self._label_bg.get((w, h))
         if bg is None:
             bg = pygame.Surface((w, h), pygame.SRCALPHA)
