@@ -462,13 +462,11 @@ class MapRenderer:
         origin = rect.topleft
         self._draw_objects(surface, frame, camera, origin, selected_object)
         self._update_colours(frame)
-        # Residents: markers first, then labels, then bubbles, so text is never covered.
+        # Residents: labels, then markers, then bubbles; labels keep clear of every dot.
         # Residents sharing a tile are fanned out around it, each dot with its own name.
         order = sorted(frame.residents.values(), key=lambda r: (r.name == selected, r.tile[1], r.name))
         visible = [r for r in order if self._on_screen(r.tile, camera, rect)]
         self.markers = fan_out(visible, camera, origin)
-        for res in visible:
-            self._draw_marker(surface, res, self.markers[res.name], res.name == selected)
         # Labels and bubbles never cover one another nor a marker: the selected resident's go
         # first, then the rest in a fixed order; a label tries spots around its dot and is left
         # out when all are taken (a "N here" badge counts a crowded tile; zoom in to see it);
@@ -485,6 +483,9 @@ class MapRenderer:
             box = self._draw_label(surface, res, camera, res.name == selected, taken, dots)
             if box is not None:
                 self.labels[res.name] = box
+        # dots after labels (which keep clear of them), so a leader line never covers a dot
+        for res in visible:
+            self._draw_marker(surface, res, self.markers[res.name], res.name == selected)
         bubbles: list[pygame.Rect] = []
         for res in first:
             if res.bubble is not None:
