@@ -411,7 +411,7 @@ class MapRenderer:
         self.fonts = fonts or Fonts()
         self._static: OrderedDict[int, pygame.Surface] = OrderedDict()
         self._bubbles: OrderedDict[tuple, pygame.Surface] = OrderedDict()
-        self._label_bg: dict[tuple[int, int], pygame.Surface] = {}
+        self._label_cache: OrderedDict[tuple, pygame.Surface] = OrderedDict()
         self._colours: tuple[tuple[str, ...], dict[str, tuple[int, int, int]]] = ((), {})
         self._static_labels: dict[int, list[pygame.Rect]] = {}
         self._sector_labels: dict[int, list[pygame.Rect]] = {}
@@ -561,63 +561,90 @@ class MapRenderer:
             surface.blit(label, (box.x + 4, box.y + 1))
             self.badges.append(box)
 
-    def _label_lines(self, res: ResidentFrame, selected: bool, zoomed: bool) -> list[pygame.Surface]:
+    def _label_surface(self, res: ResidentFrame, selected: bool, zoomed: bool) -> pygame.Surface:
+        """The whole label (swatch, name, activity) as one cached surface: one blit a frame."""
         fonts = self.fonts
-        lines = [fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)]
-        show = self.show_activity if self.show_activity is not None else (zoomed or selected)
+        act = ""
+        show = self.show_activity if self.show_activity is not None else zoomed
         if show or selected:
             act = " ".join(x for x in (fonts.emoji_text(res.emoji), _clip(res.action, 30)) if x)
             if res.asleep and not act:
                 act = "asleep"
-            if act:
-                lines.append(fonts.render(act, fonts.small, (60, 60, 70)))
-        return lines
+        colour = self.colour(res.name)
+        key = (res.name, act, selected, colour)
+        surf = self._label_cache.get(key)
+        if surf is not None:
+            self._label_cache.move_to_end(key)
+            return surf
+        lines = [fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)]
+        if act:
+            lines.append(fonts.render(act, fonts.small, (60, 60, 70)))
+        sw = 10  # colour swatch
+        w = max(s.get_width() for s in lines) + 8 + sw
+        h = sum(s.get_height() for s in lines) + 2
+        surf = pygame.Surface((w, h), pygame.SRCALPHA)
+        surf.fill(LABEL_BG)
+        sy = 1 + lines[0].get_height() // 2
+        pygame.draw.circle(surf, (20, 20, 24), (3 + sw // 2, sy), sw // 2)
+        pygame.draw.circle(surf, colour, (3 + sw // 2, sy), sw // 2 - 1)
+        y = 1
+        for line in lines:
+            surf.blit(line, (5 + sw, y))
+            y += line.get_height()
+        self._label_cache[key] = surf
+        if len(self._label_cache) > 600:
+            self._label_cache.popitem(last=False)
+        return surf
 
     def _draw_label(self, surface, res: ResidentFrame, camera: Camera, selected: bool,
                     taken: list[pygame.Rect], dots: list[pygame.Rect]) -> pygame.Rect | None:
         """Name (and activity) in a box by the resident's own dot, with a swatch of its colour
         so that the name can never be read as another dot's; None when it did not fit."""
         cx, cy, r = self.markers[res.name]
-        lines = self._label_lines(res, selected, camera.tile_px >= 12)
-        sw = 10  # colour swatch
-        w = max(s.get_width() for s in lines) + 8 + sw
-        h = sum(s.get_height() for s in lines) + 2
+        label = self._label_surface(res, selected, camera.tile_px >= 12)
+        w, h = label.get_size()
         g = r + 3
-        spots = [(cx - w // 2, cy + g), (cx + g, cy - h // 2), (cx - g - w, cy - h // 2), (cx - w // 2, cy - g - h),
-                 (cx + g, cy + g - 2), (cx - g - w, cy + g - 2), (cx + g, cy - g - h + 2), (cx - g - w, cy - g - h + 2)]
-        for k in (1, 2, 3):  # farther out, stacked: a crowded tile's names line up beside it
-            d = k * (h + 1)
-            spots += [(cx - w // 2, cy + g + d), (cx + g, cy - h // 2 + d), (cx - g - w, cy - h // 2 + d),
-                      (cx - w // 2, cy - g - h - d), (cx + g, cy - h // 2 - d), (cx - g - w, cy - h // 2 - d)]
-        blockers = taken + [d for d in dots if not d.collidepoint(cx, cy)]
+        own = pygame.Rect(cx - r - 1, cy - r - 1, 2 * r + 3, 2 * r + 3)
         box = None
-        for x, y in spots:
+        for x, y in self._spots(cx, cy, g, w, h):
             cand = pygame.Rect(x, y, w, h)
-            if self._bounds.contains(cand) and cand.collidelist(blockers) < 0:
+            if not self._bounds.contains(cand) or cand.collidelist(taken) >= 0:
+                continue
+            hits = cand.collidelistall(dots)
+            if not hits or all(dots[i] == own for i in hits):
                 box = cand
                 break
         if box is None:
             if not selected:
                 return None
-            box = pygame.Rect(*spots[0], w, h)
+            box = pygame.Rect(cx - w // 2, cy + g, w, h)
         taken.append(box)
         if not box.inflate(2 * g, 2 * g).collidepoint(cx, cy):  # set apart from its dot: a leader line
             end = (min(max(cx, box.left), box.right - 1), min(max(cy, box.top), box.bottom - 1))
             pygame.draw.line(surface, (60, 60, 70), (cx, cy), end, 1)
-        bg = self._label_bg.get((w, h))
-        if bg is None:
-            bg = pygame.Surface((w, h), pygame.SRCALPHA)
-            bg.fill(LABEL_BG)
-            self._label_bg[(w, h)] = bg
-        surface.blit(bg, box.topleft)
-        sy = box.y + 1 + lines[0].get_height() // 2
-        pygame.draw.circle(surface, (20, 20, 24), (box.x + 3 + sw // 2, sy), sw // 2)
-        pygame.draw.circle(surface, self.colour(res.name), (box.x + 3 + sw // 2, sy), sw // 2 - 1)
-        y = box.y + 1
-        for s in lines:
-            surface.blit(s, (box.x + 5 + sw, y))
-            y += s.get_height()
+        surface.blit(label, box.topleft)
         return box
+
+    @staticmethod
+    def _spots(cx: int, cy: int, g: int, w: int, h: int):
+        """Where a label may go, nearest first: below, beside, above its dot, then farther out,
+        stacked, so that a crowded tile's names line up beside it."""
+        yield cx - w // 2, cy + g
+        yield cx + g, cy - h // 2
+        yield cx - g - w, cy - h // 2
+        yield cx - w // 2, cy - g - h
+        yield cx + g, cy + g - 2
+        yield cx - g - w, cy + g - 2
+        yield cx + g, cy - g - h + 2
+        yield cx - g - w, cy - g - h + 2
+        for k in (1, 2, 3):
+            d = k * (h + 1)
+            yield cx - w // 2, cy + g + d
+            yield cx + g, cy - h // 2 + d
+            yield cx - g - w, cy - h // 2 + d
+            yield cx - w // 2, cy - g - h - d
+            yield cx + g, cy - h // 2 - d
+            yield cx - g - w, cy - h // 2 - d
 
     def _draw_bubble(self, surface, res: ResidentFrame, camera: Camera, origin,
                      taken: list[pygame.Rect]) -> None:
