@@ -221,7 +221,7 @@ def _loading_status(engine: Any, since: float) -> Any:
         model = getattr(llm, "model", "") or "the model"
         if calls == 0:
             head = "loading: building minds"
-            what = f"{people} residents: loading {model}, memories and embeddings"
+            what = f"{people} residents: memories, embeddings and the model ({model})"
         else:
             head = "loading: first tick"
             what = f"{people} residents planning their day: {calls} calls to {model} so far"
