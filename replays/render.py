@@ -504,7 +504,7 @@ class MapRenderer:
         clear of the map's own labels and of one another."""
         t = camera.tile_px
         dx, dy = origin[0] - int(camera.x), origin[1] - int(camera.y)
-        taken = [r.move(dx, dy) for r in self._static_labels.get(t, ())]
+        taken: list[pygame.Rect] | None = None  # the map's labels on screen, made when first needed
         self.pills = []
         for address, state in frame.objects.items():
             default = self.map.default_states.get(address, "idle")
@@ -525,6 +525,8 @@ class MapRenderer:
                 cx = sx + w // 2 - lw // 2
                 spots = [(cx, sy - lh - 1), (cx, sy + h + 1), (sx + w + 2, sy + h // 2 - lh // 2),
                          (sx - lw - 2, sy + h // 2 - lh // 2)]
+                if taken is None:
+                    taken = [r.move(dx, dy) for r in self._static_labels.get(t, ())]
                 box = place_label((lw, lh), spots, taken)
                 if box is None:
                     continue  # the orange outline still marks it; its state is in the panel
