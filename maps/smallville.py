@@ -193,6 +193,7 @@ class HomeUnit:
 
     address: str
     rooms: list[list]  # [room address, free places in its bed]
+    taken: bool = False  # a household lives here
 
     @property
     def free(self) -> int:
@@ -260,11 +261,21 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
         left = list(members)
         placed: list[str] = []
         while left:
-            fits = [u for u in units if u.free >= len(left)]
-            unit = min(fits, key=lambda u: (u.free, u.address)) if fits else max(units, key=lambda u: (u.free, u.address))
+            # a household gets homes of its own (the smallest that fits); strangers share a
+            # home only when every home is taken, and that is reported
+            empty = [u for u in units if u.free and not u.taken]
+            fits = [u for u in empty if u.free >= len(left)]
+            if fits:
+                unit = min(fits, key=lambda u: (u.free, u.address))
+            elif empty:
+                unit = max(empty, key=lambda u: (u.free, u.address))
+            else:
+                unit = max((u for u in units if u.free), key=lambda u: (u.free, u.address))
+                result.unmapped.append(f"home: {area!r} shares {unit.address} with another household (no empty home left)")
             take = min(unit.free, len(left))
             for p in left[:take]:
                 home_of[p.name] = unit.take()
+            unit.taken = True
             left = left[take:]
             placed.append(unit.address)
         result.mappings.append(f"home: {area!r} ({len(members)}) -> {', '.join(placed)}")
@@ -272,8 +283,20 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
             result.unmapped.append(f"home: {area!r} split over {len(placed)} homes (no home has {len(members)} beds)")
     names = {p.name for p in people}
     firsts = {(p.first_name or p.name.split()[0]): p.name for p in people}
+    works = {p.name: _workplace(p, town) for p in people}
+    # Smallville's place names become the town's in what residents remember and intend
+    renames = {said: work for work, said in works.values() if work is not None and said}
+
+    def local(lines: list[str]) -> list[str]:
+        out = []
+        for line in lines:
+            for said, work in sorted(renames.items(), key=lambda kv: -len(kv[0])):
+                line = line.replace(said, work)
+            out.append(line)
+        return out
+
     for p in people:
-        work, said = _workplace(p, town)
+        work, said = works[p.name]
         if work is None:
             work = home_of[p.name]
             result.unmapped.append(f"workplace of {p.name}: no place of {town.name!r} named in 'learned' or "
@@ -284,7 +307,7 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
         sleep = _hour(p.lifestyle, ("bed", "sleep"))
         if wake is None or sleep is None:
             result.unmapped.append(f"hours of {p.name}: no wake/bed time in 'lifestyle'; using 7 and 23")
-        seeds = first_person(p.learned, p) + first_person(p.currently, p)
+        seeds = local(first_person(p.learned, p) + first_person(p.currently, p))
         known = sorted({n for n in names if n != p.name and n in (p.learned + " " + p.currently)} |
                        {full for first, full in firsts.items() if full != p.name
                         and re.search(rf"\b{re.escape(first)}\b", p.learned + " " + p.currently)})
@@ -293,7 +316,7 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
             occupation=occupation(p), workplace=work, home=home_of[p.name], lifestyle=" ".join(p.lifestyle.split()),
             wake_hour=7 if wake is None else wake, sleep_hour=23 if sleep is None else sleep, seed_memories=seeds,
             relationships=[Relationship(name=n, relation="acquaintance", closeness=0.5) for n in known],
-            intentions=first_person(p.daily_plan_req, p),
+            intentions=local(first_person(p.daily_plan_req, p)),
         ))
     return result
 

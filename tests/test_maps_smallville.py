@@ -43,7 +43,8 @@ def test_import_writes_a_residents_file_the_town_loads(tmp_path: Path, capsys) -
     # currently / daily_plan_req: first person, as seed memories and intentions
     rosalind = people["Rosalind Harbor"]
     assert "I am planning a bread tasting for my regulars on Saturday." in rosalind.seed_memories
-    assert rosalind.intentions == ["I open Lantern Cafe at 7am and bake until noon."]
+    # ...in the town's own place names
+    assert rosalind.intentions == ["I open Willow Cafe at 7am and bake until noon."]
     for p in people.values():
         for line in p.seed_memories + p.intentions:
             assert line.startswith(("I ", "My ")), line
@@ -53,7 +54,9 @@ def test_import_writes_a_residents_file_the_town_loads(tmp_path: Path, capsys) -
     assert rosalind.traits == ["warm", "methodical", "curious"]
     assert rosalind.occupation == "baker"
     assert any(r.name == "Owen Harbor" for r in rosalind.relationships)
-    assert "Intends: I open Lantern Cafe" in rosalind.summary()
+    assert "Intends: I open Willow Cafe" in rosalind.summary()
+    # strangers do not share a home while homes are empty
+    assert people["Dana Quill"].home.split(":")[0] != people["Mateo Vance"].home.split(":")[0]
 
 
 def test_everyone_gets_a_bed_of_their_own_or_shares_a_double(tmp_path: Path) -> None:
