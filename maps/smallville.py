@@ -119,40 +119,41 @@ def read_folder(directory: Path) -> list[ScratchPersona]:
 _IRREGULAR = {"is": "am", "has": "have", "was": "was", "does": "do", "goes": "go"}
 
 
+def _first_person_verb(verb: str) -> str:
+    """"goes" -> "go", "studies" -> "study", "is" -> "am" (third person to first)."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "sses", "xes")):
+        return verb[:-2]
+    if verb.endswith("s") and not verb.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
 def first_person(text: str, person: ScratchPersona) -> list[str]:
     """The sentences of ``text`` told by the resident: "Isabella Rodriguez is planning" ->
-    "I am planning"; her/his -> my. Sentences about someone else are kept as they are."""
+    "I am planning", "Isabella's cafe" -> "My cafe", her/his -> my, "and bakes" -> "and
+    bake". A sentence that never names the resident is kept as it is."""
     first = person.first_name or person.name.split()[0]
-    names = sorted({person.name, first}, key=len, reverse=True)
+    names = "|".join(re.escape(n) for n in sorted({person.name, first}, key=len, reverse=True))
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
-        if not sentence:
+    for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+        if not s:
             continue
-        s = sentence
-        for name in names:
-            m = re.match(rf"{re.escape(name)}(?:'s)?\s+(\w+)", s)
-            if m is None:
-                continue
-            if s.startswith(f"{name}'s "):
-                s = "My " + s[len(name) + 3:]
-                break
-            verb = m.group(1)
-            if verb in _IRREGULAR:
-                verb = _IRREGULAR[verb]
-            elif verb.endswith("ies") and len(verb) > 4:
-                verb = verb[:-3] + "y"
-            elif verb.endswith(("ches", "shes", "sses", "xes")):
-                verb = verb[:-2]
-            elif verb.endswith("s") and not verb.endswith("ss"):
-                verb = verb[:-1]
-            rest = re.sub(r"\b(and|then) (\w+[^s\W])s\b", r"\1 \2", s[m.end():])  # "and bakes" -> "and bake"
-            s = f"I {verb}" + rest
+        m = re.search(rf"\b(?:{names})('s)?\s+(\w+)", s)
+        if m is not None:
+            head = s[:m.start()]
+            if m.group(1):  # possessive
+                s = head + ("My " if not head else "my ") + s[m.start(2):]
+            else:
+                rest = re.sub(r"\b(and|then) (\w+[^s\W])s\b", r"\1 \2", s[m.end():])
+                s = head + f"I {_first_person_verb(m.group(2))}" + rest
             s = re.sub(r"\b(?:her|his)\b(?= own| \w)", "my", s)
-            s = re.sub(r"\b(?:she|he)\s+is\b", "I am", s)
-            s = re.sub(r"\b(?:she|he)\s+has\b", "I have", s)
-            break
-        for name in names:
-            s = re.sub(rf"\b{re.escape(name)}\b", "I" if s.startswith(name) else "me", s)
+            s = re.sub(r"\b(?:[Ss]he|[Hh]e)\s+is\b", "I am", s)
+            s = re.sub(r"\b(?:[Ss]he|[Hh]e)\s+has\b", "I have", s)
+            s = re.sub(rf"\b(?:{names})\b", "me", s)  # named again later: the object of the sentence
         out.append(s)
     return out
 

@@ -139,3 +139,12 @@ def test_the_25_resident_town_has_a_bed_for_everyone() -> None:
     for address, n in use.items():
         rect = town.objects[address].rect
         assert n <= rect.w * rect.h, (address, n)
+
+
+def test_first_person_mid_sentence() -> None:
+    from maps.smallville import ScratchPersona
+
+    p = ScratchPersona(name="Ann Lee", age=30, innate="x", learned="", currently="", lifestyle="",
+                       living_area="the Ville:A:b", daily_plan_req="")
+    assert first_person("Every day, Ann Lee studies; she is happy. Bo likes tea.", p) == [
+        "Every day, I study; I am happy.", "Bo likes tea."]
