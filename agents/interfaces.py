@@ -47,6 +47,8 @@ class Persona(BaseModel):
     relationships: list[Relationship] = Field(default_factory=list, max_length=LIST_MAX)
     seed_memories: list[Memory] = Field(default_factory=list, max_length=LIST_MAX)
     spawn: Name | None = Field(default=None, description="name of a spawn point in the map")
+    intentions: list[Memory] = Field(default_factory=list, max_length=LIST_MAX,
+                                     description="what I mean to do each day, first person")
 
     def summary(self) -> str:
         """A one-paragraph description used at the top of prompts."""
@@ -54,7 +56,7 @@ class Persona(BaseModel):
         return (
             f"{self.name} ({self.age}) is {traits}. Occupation: {self.occupation} at "
             f"{self.workplace}. Lives at {self.home}. {self.lifestyle}".strip()
-        )
+        ) + (" Intends: " + " ".join(self.intentions) if self.intentions else "")
 
 
 # ---------------------------------------------------------------------------

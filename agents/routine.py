@@ -53,8 +53,11 @@ class RoutineMind:
         self._places = places
         self._home_sector = persona.home.split(":")[0]
         self.bed = self._find(persona.home, ("bed",)) or persona.home
-        self.kitchen = self._find(persona.home, ("stove", "fridge", "kitchen table", "table")) or persona.home
-        self.lounge = self._find(persona.home, ("sofa", "armchair", "tv", "radio", "table")) or persona.home
+        # a home may be one's own bedroom in a shared house: eat and sit in the house's rooms
+        self.kitchen = (self._find(persona.home, ("stove", "fridge", "kitchen table", "table"))
+                        or self._find(self._home_sector, ("stove", "fridge", "kitchen table", "table")) or persona.home)
+        self.lounge = (self._find(persona.home, ("sofa", "armchair", "tv", "radio", "table"))
+                       or self._find(self._home_sector, ("sofa", "armchair", "tv", "radio", "table")) or persona.home)
         self.work = self._find(persona.workplace, ()) or persona.workplace
         self.lunch = self._first(("Willow Cafe:dining room", "Willow Cafe")) or persona.workplace
         self.leisure = [a for a in (self._first(("Willow Park:lawn", "Willow Park")),

@@ -98,15 +98,16 @@ class Building:
     kind: str
     width: int
     layout: Layout
-    objects: list[tuple[str, str, int, int, str]]  # (room, object, dx, dy, default state)
+    objects: list[tuple]  # (room, object, dx, dy, default state[, width in tiles: a double bed is 2])
     spawns: list[tuple[str, str, int, int]] = field(default_factory=list)  # (spawn name, room, dx, dy)
     water: list[tuple[int, int, int, int]] = field(default_factory=list)  # local rects x1,y1,x2,y2
 
 
 H = 12  # building height in tiles
 
+# A bed sleeps one resident per tile: the main bedroom's double bed is two tiles wide.
 HOME_OBJECTS = [
-    ("bedroom", "bed", 1, 1, "idle"),
+    ("bedroom", "bed", 1, 1, "idle", 2),
     ("bedroom", "wardrobe", 4, 0, "closed"),
     ("bedroom", "desk", 0, 3, "tidy"),
     ("second bedroom", "bed", 2, 1, "idle"),
@@ -120,7 +121,7 @@ HOME_OBJECTS = [
 ]
 
 COTTAGE_OBJECTS = [
-    ("bedroom", "bed", 1, 1, "idle"),
+    ("bedroom", "bed", 1, 1, "idle", 2),
     ("bedroom", "wardrobe", 3, 0, "closed"),
     ("kitchen", "stove", 1, 0, "off"),
     ("kitchen", "fridge", 3, 0, "stocked"),
@@ -134,7 +135,7 @@ def flat_objects(prefix: str) -> list[tuple[str, str, int, int, str]]:
     out = []
     for i in range(1, 5):
         room = f"{prefix} {i}"
-        out += [(room, "bed", 0, 0, "idle"), (room, "stove", 3, 0, "off"), (room, "table", 2, 2, "clear")]
+        out += [(room, "bed", 0, 0, "idle", 2), (room, "stove", 3, 0, "off"), (room, "table", 2, 2, "clear")]
     return out
 
 
@@ -152,6 +153,26 @@ def cottage(name: str) -> Building:
     )
 
 
+TWO_BEDROOM_COTTAGE_OBJECTS = [
+    ("bedroom", "bed", 1, 1, "idle", 2),
+    ("bedroom", "wardrobe", 4, 0, "closed"),
+    ("second bedroom", "bed", 1, 1, "idle"),
+    ("kitchen", "stove", 1, 0, "off"),
+    ("kitchen", "fridge", 3, 0, "stocked"),
+    ("living room", "armchair", 2, 1, "idle"),
+    ("living room", "radio", 4, 0, "off"),
+    ("living room", "dining table", 2, 3, "clear"),
+]
+
+
+def two_bedroom_cottage(name: str) -> Building:
+    """A cottage for two who do not share a bed (a grandfather and his granddaughter)."""
+    return Building(
+        name, "home", 12, four_rooms(12, H, ("bedroom", "second bedroom", "living room", "kitchen")),
+        list(TWO_BEDROOM_COTTAGE_OBJECTS), spawns=[(name, "living room", 2, 2)],
+    )
+
+
 def flats(name: str) -> Building:
     return Building(
         name, "home", 20, corridor_units(20, H, "apartment"), flat_objects("apartment"),
@@ -159,7 +180,8 @@ def flats(name: str) -> Building:
     )
 
 
-ROW_A = [home("Oak House"), home("Maple House"), cottage("Birch Cottage"), home("Cedar House"), flats("Elm Apartments")]
+ROW_A = [home("Oak House"), home("Maple House"), two_bedroom_cottage("Birch Cottage"), home("Cedar House"),
+         flats("Elm Apartments"), cottage("Ash Cottage")]
 
 ROW_B = [
     Building(
@@ -371,12 +393,13 @@ def build() -> dict:
                     for xx in range(x1, x2 + 1):
                         mx, my = to_map(xx, yy)
                         ground[my][mx] = "water"
-            for rname, oname, dx, dy, state in b.objects:
+            for rname, oname, dx, dy, state, *size in b.objects:
                 x1, y1, x2, y2 = b.layout.rooms[rname]
                 lx, ly = x1 + dx, y1 + dy
-                assert x1 <= lx <= x2 and y1 <= ly <= y2, (b.name, rname, oname)
-                mx, my = to_map(lx, ly)
-                objects.append(tiled_rect(oname, mx, my, 1, 1, {"state": state}))
+                ow = size[0] if size else 1
+                assert x1 <= lx and lx + ow - 1 <= x2 and y1 <= ly <= y2, (b.name, rname, oname)
+                ox, oy, orw, orh = rect_to_map(lx, ly, lx + ow - 1, ly)
+                objects.append(tiled_rect(oname, ox, oy, orw, orh, {"state": state}))
             for sname, rname, dx, dy in b.spawns:
                 x1, y1, x2, y2 = b.layout.rooms[rname]
                 mx, my = to_map(x1 + dx, y1 + dy)
@@ -452,7 +475,7 @@ PEOPLE: list[dict] = [
          seed_memories=["Dr. Hannah Price and I have worked together at the clinic for eight years.",
                         "The clinic's records computer keeps asking for a new password."]),
     dict(name="Lucy Alvarez", age=17, traits=["curious", "restless", "kind"], occupation="student",
-         workplace="Willowbrook College:classroom", home="Oak House", lifestyle="Classes all day, studies in the library, late to bed.",
+         workplace="Willowbrook College:classroom", home="Oak House:second bedroom", lifestyle="Classes all day, studies in the library, late to bed.",
          wake_hour=7, sleep_hour=23, spawn="Oak House",
          seed_memories=["Mr. Bell tutored me in chemistry last year.", "I want to apply to medical school."]),
     dict(name="Hannah Price", age=52, traits=["precise", "caring", "private"], occupation="doctor",
@@ -477,7 +500,7 @@ PEOPLE: list[dict] = [
          seed_memories=["Maria Alvarez sells me her pies for the pub menu.", "Arthur Bell is my most loyal regular."]),
     # --- the other seventeen (residents25.json) ---
     dict(name="Noah Price", age=22, traits=["easygoing", "clever"], occupation="college student and part-time grocery clerk",
-         workplace="Green Grocer:shop floor", home="Maple House", lifestyle="Works mornings at the grocer, studies in the afternoon.",
+         workplace="Green Grocer:shop floor", home="Maple House:second bedroom", lifestyle="Works mornings at the grocer, studies in the afternoon.",
          wake_hour=7, sleep_hour=0, spawn="Maple House",
          seed_memories=["My mother expects me to become a doctor; I want to be an engineer."]),
     dict(name="Clara Novak", age=38, traits=["practical", "brisk"], occupation="grocer",
@@ -489,7 +512,7 @@ PEOPLE: list[dict] = [
          wake_hour=7, sleep_hour=23, spawn="Cedar House",
          seed_memories=["The mayor asked me to prepare the budget hearing."]),
     dict(name="Mia Novak", age=18, traits=["artistic", "stubborn"], occupation="student",
-         workplace="Willowbrook College:classroom", home="Cedar House", lifestyle="Draws in the park after class.",
+         workplace="Willowbrook College:classroom", home="Cedar House:second bedroom", lifestyle="Draws in the park after class.",
          wake_hour=7, sleep_hour=23, spawn="Cedar House",
          seed_memories=["Lucy Alvarez is my best friend."]),
     dict(name="Eleanor Ross", age=61, traits=["decisive", "charming"], occupation="mayor",
@@ -537,13 +560,13 @@ PEOPLE: list[dict] = [
          wake_hour=6, sleep_hour=21, spawn="Rose Terrace 4",
          seed_memories=["I trained Tom Alvarez when he was a young nurse."]),
     dict(name="Sophie Bell", age=24, traits=["dreamy", "diligent"], occupation="baker",
-         workplace="Willow Cafe:kitchen", home="Birch Cottage", lifestyle="Bakes at the cafe from dawn; looks after her grandfather.",
+         workplace="Willow Cafe:kitchen", home="Birch Cottage:second bedroom", lifestyle="Bakes at the cafe from dawn; looks after her grandfather.",
          wake_hour=5, sleep_hour=21, spawn="Birch Cottage",
          seed_memories=["I moved in with Grandpa Arthur after Grandma Ellen died."]),
     dict(name="Hugo Lambert", age=58, traits=["grumpy", "honest"], occupation="security guard",
-         workplace="First Town Bank:vault", home="Elm Apartments:apartment 3", lifestyle="Guards the bank by day.",
-         wake_hour=6, sleep_hour=22, spawn="Elm Apartments 3",
-         seed_memories=["Ivan Petrov never remembers to lock our door."]),
+         workplace="First Town Bank:vault", home="Ash Cottage", lifestyle="Guards the bank by day.",
+         wake_hour=6, sleep_hour=22, spawn="Ash Cottage",
+         seed_memories=["Ivan Petrov, my old flatmate, never remembered to lock our door; I am glad of my own cottage."]),
 ]
 
 # (a, b, how a sees b, how b sees a, closeness)
@@ -578,7 +601,7 @@ BONDS: list[tuple[str, str, str, str, float]] = [
     ("Eleanor Ross", "Viktor Novak", "town clerk", "mayor", 0.6),
     ("Eleanor Ross", "Paul Weber", "receptionist", "mayor", 0.5),
     ("Ivan Petrov", "Arthur Bell", "sparring partner in books", "friend", 0.7),
-    ("Ivan Petrov", "Hugo Lambert", "flatmate", "flatmate", 0.5),
+    ("Ivan Petrov", "Hugo Lambert", "old flatmate", "old flatmate", 0.5),
     ("Ivan Petrov", "Lucy Alvarez", "student", "professor", 0.5),
     ("Grace Kim", "Kenji Mori", "partner", "partner", 0.9),
     ("Grace Kim", "Maria Alvarez", "boss", "barista", 0.7),

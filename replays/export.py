@@ -44,6 +44,7 @@ class HeadlessViewer:
         self.feed = ReplayFeed(self.run.reader, run_dir)
         self.viewer = Viewer(self.run.map, self.feed, size=size, run_dir=run_dir, title=self.run.title)
         self.viewer.paused = True
+        self.viewer.renderer.show_activity = True  # a picture has no hover: say what everyone does
         self.viewer.selected = select
         self.surface = pygame.Surface(size)
         bounds = self.feed.bounds()

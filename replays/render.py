@@ -8,6 +8,7 @@ rendered once and cached. Everything here is our own drawing; no art files are u
 
 from __future__ import annotations
 
+import math
 import textwrap
 import unicodedata
 import zlib
@@ -63,13 +64,67 @@ def _hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def resident_colour(name: str) -> tuple[int, int, int]:
-    """A stable, saturated marker colour for a resident (distinct from map colours)."""
-    h = _hash(name)
-    hue = (h % 360) / 360.0
+def _srgb_to_lab(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour: distances here match how different colours look."""
+    def lin(c: float) -> float:
+        c /= 255.0
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(v) for v in rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def colour_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """Perceptual distance (CIE76 delta E): about 2 is just noticeable, 25+ is clearly different."""
+    la, lb = _srgb_to_lab(a), _srgb_to_lab(b)
+    return sum((p - q) ** 2 for p, q in zip(la, lb)) ** 0.5
+
+
+def _spread_palette(n: int, avoid: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int], ...]:
+    """``n`` marker colours, each as far as possible (in CIELAB) from the others and from the
+    map's own colours: greedy farthest-point picks over a grid of saturated colours."""
+    candidates: list[tuple[int, int, int]] = []
     c = pygame.Color(0)
-    c.hsva = (hue * 360.0, 75.0, 85.0, 100.0)
-    return c.r, c.g, c.b
+    for h in range(0, 360, 6):
+        for s, v in ((90, 95), (75, 70), (95, 55), (55, 100), (100, 40)):
+            c.hsva = (float(h), float(s), float(v), 100.0)
+            candidates.append((c.r, c.g, c.b))
+    labs = {col: _srgb_to_lab(col) for col in candidates}
+
+    def d(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+        return sum((p - q) ** 2 for p, q in zip(a, b)) ** 0.5
+
+    nearest = {col: min(d(labs[col], _srgb_to_lab(x)) for x in avoid) for col in candidates}
+    picked: list[tuple[int, int, int]] = [max(candidates, key=lambda col: (nearest[col], col))]
+    while len(picked) < n:
+        last = labs[picked[-1]]
+        for col in candidates:
+            nearest[col] = min(nearest[col], d(labs[col], last))
+        picked.append(max(candidates, key=lambda col: (nearest[col], col)))
+    return tuple(picked)
+
+
+# 32 marker colours, spread apart and away from the ground, walls and label backgrounds.
+PALETTE: tuple[tuple[int, int, int], ...] = _spread_palette(32, (GROUND, WALL, (255, 255, 255), (20, 20, 24)))
+
+
+def resident_colours(names: "list[str] | tuple[str, ...] | set[str]") -> dict[str, tuple[int, int, int]]:
+    """One palette colour per resident, by name order: up to len(PALETTE) residents never
+    share a colour, and the same set of residents always gets the same colours."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(names))}
+
+
+def resident_colour(name: str) -> tuple[int, int, int]:
+    """A stable palette colour for a resident seen alone (no town to share colours with)."""
+    return PALETTE[_hash(name) % len(PALETTE)]
 
 
 def sector_colour(name: str) -> tuple[int, int, int]:
@@ -197,8 +252,10 @@ class Camera:
 # ---------------------------------------------------------------------------
 
 
-def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
-    """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached."""
+def draw_static(mapview: MapView, tile_px: int, fonts: Fonts,
+                labels_out: list[PlacedLabel] | None = None) -> pygame.Surface:
+    """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached.
+    The labels it placed are appended to ``labels_out`` (what moves is kept off them)."""
     t = tile_px
     surf = pygame.Surface((mapview.width * t, mapview.height * t)).convert() if pygame.display.get_init() \
         and pygame.display.get_surface() is not None else pygame.Surface((mapview.width * t, mapview.height * t))
@@ -238,31 +295,92 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts) -> pygame.Surface:
             pygame.draw.rect(surf, OBJECT_FILL, (x * t + pad, y * t + pad, t - 2 * pad, t - 2 * pad),
                              border_radius=max(1, t // 5))
         _outline(surf, o, t, OBJECT_EDGE, 1, inset=max(1, t // 8))
-    # Labels last so that nothing covers them.
-    if t >= 10:
-        for a in arenas:
-            x0, y0, x1, _ = a.bbox
-            label = fonts.render(a.name, fonts.small, (90, 84, 76))
-            if label.get_width() <= (x1 - x0 + 1) * t:
-                surf.blit(label, (x0 * t + 3, y0 * t + 2))
-        for o in objects if t >= 16 else ():
-            x0, y0, x1, y1 = o.bbox
-            label = fonts.render(o.name, fonts.small, TEXT)
-            cx = (x0 + x1 + 1) * t // 2 - label.get_width() // 2
-            cy = (y1 + 1) * t - label.get_height() // 2 if t < 20 else (y0 + y1 + 1) * t // 2 - label.get_height() // 2
-            bg = pygame.Surface((label.get_width() + 4, label.get_height()), pygame.SRCALPHA)
-            bg.fill((255, 255, 255, 150))
-            surf.blit(bg, (cx - 2, cy))
-            surf.blit(label, (cx, cy))
-    for s in sectors:
+    # Labels last so that nothing covers them, placed so that none covers another.
+    placed = place_static_labels(mapview, t, fonts)
+    if labels_out is not None:
+        labels_out.extend(placed)
+    for label in placed:
+        if label.bg is not None:
+            if label.kind == "sector":
+                pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
+            else:
+                bg = pygame.Surface(label.rect.size, pygame.SRCALPHA)
+                bg.fill(label.bg)
+                surf.blit(bg, label.rect.topleft)
+        surf.blit(label.surface, (label.rect.x + label.pad[0], label.rect.y + label.pad[1]))
+    return surf
+
+
+@dataclass
+class PlacedLabel:
+    """A label of the static layer: what it says and where it was put (map pixels)."""
+
+    kind: str  # sector | arena | object
+    text: str
+    surface: pygame.Surface
+    rect: pygame.Rect
+    pad: tuple[int, int] = (0, 0)
+    bg: tuple[int, ...] | None = None
+
+
+def place_label(size: tuple[int, int], candidates: list[tuple[int, int]], taken: list[pygame.Rect],
+                bounds: pygame.Rect | None = None) -> pygame.Rect | None:
+    """The first candidate top-left where a ``size`` box overlaps nothing already taken
+    (and stays inside ``bounds``); None when every candidate collides."""
+    for x, y in candidates:
+        box = pygame.Rect(x, y, size[0], size[1])
+        if bounds is not None and not bounds.contains(box):
+            continue
+        if box.collidelist(taken) < 0:
+            taken.append(box)
+            return box
+    return None
+
+
+def place_static_labels(mapview: MapView, t: int, fonts: Fonts) -> list[PlacedLabel]:
+    """Building, room and object names at ``t`` px per tile, none overlapping another.
+
+    Buildings first (they matter most), then rooms, then objects; each tries a few spots in
+    order and is left out when all of them are taken (zoom in to see it).
+    """
+    taken: list[pygame.Rect] = []
+    out: list[PlacedLabel] = []
+    bounds = pygame.Rect(0, 0, mapview.width * t, mapview.height * t)
+    for s in mapview.of_kind("sector"):
         x0, y0, x1, y1 = s.bbox
         label = fonts.render(s.name, fonts.bold if t >= 12 else fonts.small, TEXT_LIGHT)
         w, h = label.get_width() + 8, label.get_height() + 2
         cx = (x0 + x1 + 1) * t // 2 - w // 2
-        cy = max(0, y0 * t - h - 1) if y0 > 0 and t >= 12 else y0 * t + 1
-        pygame.draw.rect(surf, (60, 60, 72), (cx, cy, w, h), border_radius=4)
-        surf.blit(label, (cx + 4, cy + 1))
-    return surf
+        above, inside, below = y0 * t - h - 1, y0 * t + 1, (y1 + 1) * t + 1
+        spots = [(cx, above), (cx, inside), (cx, below)] if t >= 12 else [(cx, inside), (cx, above)]
+        box = place_label((w, h), spots, taken, bounds)
+        if box is not None:
+            out.append(PlacedLabel("sector", s.name, label, box, (4, 1), (60, 60, 72)))
+    if t >= 10:
+        for a in mapview.of_kind("arena"):
+            x0, y0, x1, y1 = a.bbox
+            label = fonts.render(a.name, fonts.small, (90, 84, 76))
+            w, h = label.get_width() + 4, label.get_height()
+            room = pygame.Rect(x0 * t, y0 * t, (x1 - x0 + 1) * t, (y1 - y0 + 1) * t)
+            spots = [(room.x + 1, room.y + 2), (room.right - w - 1, room.y + 2),
+                     (room.x + 1, room.bottom - h - 2), (room.right - w - 1, room.bottom - h - 2)]
+            box = place_label((w, h), spots, taken, room)
+            if box is not None:
+                out.append(PlacedLabel("arena", a.name, label, box, (2, 0)))
+    if t >= 16:
+        for o in mapview.of_kind("object"):
+            x0, y0, x1, y1 = o.bbox
+            label = fonts.render(o.name, fonts.small, TEXT)
+            w, h = label.get_width() + 4, label.get_height()
+            cx = (x0 + x1 + 1) * t // 2 - w // 2
+            mid = (y0 + y1 + 1) * t // 2 - h // 2
+            spots = [(cx, (y1 + 1) * t - h // 2), (cx, mid), (cx, y0 * t - h // 2), (cx, (y1 + 1) * t + 1)]
+            if t >= 20:
+                spots.insert(0, spots.pop(1))
+            box = place_label((w, h), spots, taken, bounds)
+            if box is not None:
+                out.append(PlacedLabel("object", o.name, label, box, (2, 0), (255, 255, 255, 150)))
+    return out
 
 
 def _outline(surf: pygame.Surface, area: Area, t: int, colour, width: int, inset: int = 0) -> None:
@@ -293,13 +411,37 @@ class MapRenderer:
         self.fonts = fonts or Fonts()
         self._static: OrderedDict[int, pygame.Surface] = OrderedDict()
         self._bubbles: OrderedDict[tuple, pygame.Surface] = OrderedDict()
-        self._label_bg: dict[tuple[int, int], pygame.Surface] = {}
+        self._label_cache: OrderedDict[tuple, pygame.Surface] = OrderedDict()
+        self._colours: tuple[tuple[str, ...], dict[str, tuple[int, int, int]]] = ((), {})
+        self._static_labels: dict[int, list[pygame.Rect]] = {}
+        self._sector_labels: dict[int, list[pygame.Rect]] = {}
+        self.pills: list[pygame.Rect] = []  # object-state labels of the last draw
+        # Activity under every name: None = when zoomed in (12+ px per tile) or selected;
+        # True = always (exported pictures); False = names only.
+        self.show_activity: bool | None = None
+        # What the last draw put on screen, by resident: marker centre and radius, label box.
+        self.markers: dict[str, tuple[int, int, int]] = {}
+        self.labels: dict[str, pygame.Rect] = {}
+        self.badges: list[pygame.Rect] = []
+        self._bounds = pygame.Rect(0, 0, 0, 0)
+
+    def colour(self, name: str) -> tuple[int, int, int]:
+        """The marker colour of ``name`` among the residents last drawn."""
+        return self._colours[1].get(name) or resident_colour(name)
+
+    def _update_colours(self, frame: FrameState) -> None:
+        names = tuple(sorted(frame.residents))
+        if names != self._colours[0]:
+            self._colours = (names, resident_colours(names))
 
     def static(self, tile_px: int) -> pygame.Surface:
         surf = self._static.get(tile_px)
         if surf is None:
-            surf = draw_static(self.map, tile_px, self.fonts)
+            placed: list[PlacedLabel] = []
+            surf = draw_static(self.map, tile_px, self.fonts, placed)
             self._static[tile_px] = surf
+            self._static_labels[tile_px] = [lab.rect for lab in placed]
+            self._sector_labels[tile_px] = [lab.rect for lab in placed if lab.kind == "sector"]
             if len(self._static) > 3:
                 self._static.popitem(last=False)
         else:
@@ -319,18 +461,31 @@ class MapRenderer:
         surface.blit(static, rect.topleft, pygame.Rect(int(camera.x), int(camera.y), rect.width, rect.height))
         origin = rect.topleft
         self._draw_objects(surface, frame, camera, origin, selected_object)
-        # Residents: markers first, then labels, then bubbles, so text is never covered.
+        self._update_colours(frame)
+        # Residents: labels, then markers, then bubbles; labels keep clear of every dot.
+        # Residents sharing a tile are fanned out around it, each dot with its own name.
         order = sorted(frame.residents.values(), key=lambda r: (r.name == selected, r.tile[1], r.name))
         visible = [r for r in order if self._on_screen(r.tile, camera, rect)]
-        for res in visible:
-            self._draw_marker(surface, res, camera, origin, res.name == selected)
-        # Labels and bubbles never cover one another: the selected resident's go first, then
-        # the rest in a fixed order; a label that would overlap is left out (zoom in to see
-        # it), a bubble is lifted above the ones already drawn.
-        taken: list[pygame.Rect] = []
+        self.markers = fan_out(visible, camera, origin)
+        # Labels and bubbles never cover one another nor a marker: the selected resident's go
+        # first, then the rest in a fixed order; a label tries spots around its dot and is left
+        # out when all are taken (a "N here" badge counts a crowded tile; zoom in to see it);
+        # a bubble is lifted above the ones already drawn.
+        self.labels, self.badges = {}, []
+        # building names stay readable; room names may be covered by residents' names
+        shift = (origin[0] - int(camera.x), origin[1] - int(camera.y))
+        taken: list[pygame.Rect] = list(self.pills) + [r.move(shift) for r in self._sector_labels.get(t, ())]
+        self._bounds = rect
+        dots = [pygame.Rect(x - r - 1, y - r - 1, 2 * r + 3, 2 * r + 3) for x, y, r in self.markers.values()]
         first = sorted(visible, key=lambda r: (r.name != selected, r.tile[1], r.tile[0], r.name))
+        self._draw_crowd_badges(surface, visible, taken)
         for res in first:
-            self._draw_label(surface, res, camera, origin, res.name == selected, taken)
+            box = self._draw_label(surface, res, camera, res.name == selected, taken, dots)
+            if box is not None:
+                self.labels[res.name] = box
+        # dots after labels (which keep clear of them), so a leader line never covers a dot
+        for res in visible:
+            self._draw_marker(surface, res, self.markers[res.name], res.name == selected)
         bubbles: list[pygame.Rect] = []
         for res in first:
             if res.bubble is not None:
@@ -345,7 +500,12 @@ class MapRenderer:
         return rect.left - m <= x <= rect.right + m and rect.top - m <= y <= rect.bottom + m
 
     def _draw_objects(self, surface, frame: FrameState, camera: Camera, origin, selected_object) -> None:
+        """Outline objects whose state changed, with the state beside them where it fits:
+        clear of the map's own labels and of one another."""
         t = camera.tile_px
+        dx, dy = origin[0] - int(camera.x), origin[1] - int(camera.y)
+        taken: list[pygame.Rect] | None = None  # the map's labels on screen, made when first needed
+        self.pills = []
         for address, state in frame.objects.items():
             default = self.map.default_states.get(address, "idle")
             unchanged = state == default or state.lower() in IDLE_STATES
@@ -361,54 +521,139 @@ class MapRenderer:
             pygame.draw.rect(surface, colour, (sx - 1, sy - 1, w + 2, h + 2), 2, border_radius=3)
             if t >= 8:
                 label = self.fonts.render(_clip(state, 32), self.fonts.small, TEXT_LIGHT, (170, 80, 20))
-                surface.blit(label, (sx + w // 2 - label.get_width() // 2, sy - label.get_height() - 1))
+                lw, lh = label.get_size()
+                cx = sx + w // 2 - lw // 2
+                spots = [(cx, sy - lh - 1), (cx, sy + h + 1), (sx + w + 2, sy + h // 2 - lh // 2),
+                         (sx - lw - 2, sy + h // 2 - lh // 2)]
+                if taken is None:
+                    taken = [r.move(dx, dy) for r in self._static_labels.get(t, ())]
+                box = place_label((lw, lh), spots, taken)
+                if box is None:
+                    continue  # the orange outline still marks it; its state is in the panel
+                surface.blit(label, box.topleft)
+                self.pills.append(box)
 
-    def _draw_marker(self, surface, res: ResidentFrame, camera: Camera, origin, selected: bool) -> None:
-        t = camera.tile_px
-        cx, cy = camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 0.5), origin)
-        r = max(3, int(t * 0.42))
+    def _draw_marker(self, surface, res: ResidentFrame, marker: tuple[int, int, int], selected: bool) -> None:
+        cx, cy, r = marker
         if selected:
             pygame.draw.circle(surface, SELECT, (cx, cy), r + 3)
         pygame.draw.circle(surface, (20, 20, 24), (cx, cy), r + 1)
-        pygame.draw.circle(surface, resident_colour(res.name), (cx, cy), r)
-        if res.asleep and t >= 10:
+        pygame.draw.circle(surface, self.colour(res.name), (cx, cy), r)
+        if res.asleep and r >= 4:
             z = self.fonts.render("z", self.fonts.small, TEXT)
             surface.blit(z, (cx + r - 2, cy - r - z.get_height() + 4))
 
-    def _draw_label(self, surface, res: ResidentFrame, camera: Camera, origin, selected: bool,
-                    taken: list[pygame.Rect]) -> None:
-        t = camera.tile_px
-        cx, cy = camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 1), origin)
+    def _draw_crowd_badges(self, surface, visible: list[ResidentFrame], taken: list[pygame.Rect]) -> None:
+        """A "N here" pill over every tile with three or more residents on it."""
+        by_tile: dict[tuple[int, int], list[str]] = {}
+        for res in visible:
+            by_tile.setdefault(res.tile, []).append(res.name)
+        for tile, names in sorted(by_tile.items()):
+            if len(names) < 3:
+                continue
+            xs = [self.markers[n][0] for n in names]
+            ys = [self.markers[n][1] - self.markers[n][2] for n in names]
+            label = self.fonts.render(f"{len(names)} here", self.fonts.small, TEXT_LIGHT)
+            w, h = label.get_width() + 8, label.get_height() + 2
+            cx = (min(xs) + max(xs)) // 2
+            box = place_label((w, h), [(cx - w // 2, min(ys) - h - 2), (max(xs) + 8, min(ys) - h)], taken)
+            if box is None:
+                continue
+            pygame.draw.rect(surface, (40, 40, 52), box, border_radius=h // 2)
+            surface.blit(label, (box.x + 4, box.y + 1))
+            self.badges.append(box)
+
+    def _label_surface(self, res: ResidentFrame, selected: bool, zoomed: bool) -> pygame.Surface:
+        """The whole label (swatch, name, activity) as one cached surface: one blit a frame."""
         fonts = self.fonts
-        name = fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)
-        lines = [name]
-        if t >= 12 or selected:
+        act = ""
+        show = self.show_activity if self.show_activity is not None else zoomed
+        if show or selected:
             act = " ".join(x for x in (fonts.emoji_text(res.emoji), _clip(res.action, 30)) if x)
-            if act:
-                lines.append(fonts.render(act, fonts.small, (60, 60, 70)))
-        w = max(s.get_width() for s in lines) + 6
+            if res.asleep and not act:
+                act = "asleep"
+        colour = self.colour(res.name)
+        key = (res.name, act, selected, colour)
+        surf = self._label_cache.get(key)
+        if surf is not None:
+            self._label_cache.move_to_end(key)
+            return surf
+        lines = [fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)]
+        if act:
+            lines.append(fonts.render(act, fonts.small, (60, 60, 70)))
+        sw = 10  # colour swatch
+        w = max(s.get_width() for s in lines) + 8 + sw
         h = sum(s.get_height() for s in lines) + 2
-        bg = self._label_bg.get((w, h))
-        if bg is None:
-            bg = pygame.Surface((w, h), pygame.SRCALPHA)
-            bg.fill(LABEL_BG)
-            self._label_bg[(w, h)] = bg
-        x = cx - w // 2
-        y = cy + 1
-        box = pygame.Rect(x, y, w, h)
-        if not selected and box.collidelist(taken) >= 0:
-            return
+        surf = pygame.Surface((w, h), pygame.SRCALPHA)
+        surf.fill(LABEL_BG)
+        sy = 1 + lines[0].get_height() // 2
+        pygame.draw.circle(surf, (20, 20, 24), (3 + sw // 2, sy), sw // 2)
+        pygame.draw.circle(surf, colour, (3 + sw // 2, sy), sw // 2 - 1)
+        y = 1
+        for line in lines:
+            surf.blit(line, (5 + sw, y))
+            y += line.get_height()
+        self._label_cache[key] = surf
+        if len(self._label_cache) > 600:
+            self._label_cache.popitem(last=False)
+        return surf
+
+    def _draw_label(self, surface, res: ResidentFrame, camera: Camera, selected: bool,
+                    taken: list[pygame.Rect], dots: list[pygame.Rect]) -> pygame.Rect | None:
+        """Name (and activity) in a box by the resident's own dot, with a swatch of its colour
+        so that the name can never be read as another dot's; None when it did not fit."""
+        cx, cy, r = self.markers[res.name]
+        label = self._label_surface(res, selected, camera.tile_px >= 12)
+        w, h = label.get_size()
+        g = r + 3
+        own = pygame.Rect(cx - r - 1, cy - r - 1, 2 * r + 3, 2 * r + 3)
+        box = None
+        for x, y in self._spots(cx, cy, g, w, h):
+            cand = pygame.Rect(x, y, w, h)
+            if not self._bounds.contains(cand) or cand.collidelist(taken) >= 0:
+                continue
+            hits = cand.collidelistall(dots)
+            if not hits or all(dots[i] == own for i in hits):
+                box = cand
+                break
+        if box is None:
+            if not selected:
+                return None
+            box = pygame.Rect(cx - w // 2, cy + g, w, h)
         taken.append(box)
-        surface.blit(bg, (x, y))
-        for s in lines:
-            surface.blit(s, (cx - s.get_width() // 2, y + 1))
-            y += s.get_height()
+        if not box.inflate(2 * g, 2 * g).collidepoint(cx, cy):  # set apart from its dot: a leader line
+            end = (min(max(cx, box.left), box.right - 1), min(max(cy, box.top), box.bottom - 1))
+            pygame.draw.line(surface, (60, 60, 70), (cx, cy), end, 1)
+        surface.blit(label, box.topleft)
+        return box
+
+    @staticmethod
+    def _spots(cx: int, cy: int, g: int, w: int, h: int):
+        """Where a label may go, nearest first: below, beside, above its dot, then farther out,
+        stacked, so that a crowded tile's names line up beside it."""
+        yield cx - w // 2, cy + g
+        yield cx + g, cy - h // 2
+        yield cx - g - w, cy - h // 2
+        yield cx - w // 2, cy - g - h
+        yield cx + g, cy + g - 2
+        yield cx - g - w, cy + g - 2
+        yield cx + g, cy - g - h + 2
+        yield cx - g - w, cy - g - h + 2
+        for k in (1, 2, 3):
+            d = k * (h + 1)
+            yield cx - w // 2, cy + g + d
+            yield cx + g, cy - h // 2 + d
+            yield cx - g - w, cy - h // 2 + d
+            yield cx - w // 2, cy - g - h - d
+            yield cx + g, cy - h // 2 - d
+            yield cx - g - w, cy - h // 2 - d
 
     def _draw_bubble(self, surface, res: ResidentFrame, camera: Camera, origin,
                      taken: list[pygame.Rect]) -> None:
         assert res.bubble is not None
         t = camera.tile_px
-        cx, cy = camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1]), origin)
+        mx, my, mr = self.markers.get(res.name) or (*camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 0.5), origin), t // 2)
+        cx, cy = mx, my - mr
         key = (res.bubble.text, res.bubble.listener)
         surf = self._bubbles.get(key)
         if surf is None:
@@ -470,6 +715,31 @@ class MapRenderer:
         pygame.draw.rect(surface, colour, (x, y - h, w, h), border_radius=h // 2)
         pygame.draw.rect(surface, (30, 30, 30), (x, y - h, w, h), 1, border_radius=h // 2)
         surface.blit(label, (x + 5, y - h + 2))
+
+
+def fan_out(residents: list[ResidentFrame], camera: Camera,
+            origin: tuple[int, int]) -> dict[str, tuple[int, int, int]]:
+    """Screen centre and radius of every resident's dot: alone on a tile at its centre;
+    several on one tile spread on a small ring around it (by name), smaller, so that every
+    one of them can be seen and clicked."""
+    t = camera.tile_px
+    r_one = max(3, int(t * 0.42))
+    by_tile: dict[tuple[int, int], list[str]] = {}
+    for res in residents:
+        by_tile.setdefault(res.tile, []).append(res.name)
+    out: dict[str, tuple[int, int, int]] = {}
+    for tile, names in by_tile.items():
+        cx, cy = camera.tile_to_screen((tile[0] + 0.5, tile[1] + 0.5), origin)
+        n = len(names)
+        if n == 1:
+            out[names[0]] = (cx, cy, r_one)
+            continue
+        r = max(3, min(r_one, int(t * 0.32)))
+        ring = max(r + 2, (r + 1.5) / math.sin(math.pi / n))
+        for k, name in enumerate(sorted(names)):
+            a = -math.pi / 2 + 2 * math.pi * k / n
+            out[name] = (int(round(cx + ring * math.cos(a))), int(round(cy + ring * math.sin(a))), r)
+    return out
 
 
 def _clip(text: str, n: int) -> str:

@@ -32,7 +32,7 @@ from replays import commands
 from replays.feeds import LiveFeed, ReplayFeed
 from replays.frames import FrameState, apply
 from replays.mapview import MapView
-from replays.render import RISK_COLOURS, Camera, Fonts, MapRenderer, resident_colour
+from replays.render import RISK_COLOURS, Camera, Fonts, MapRenderer, fan_out
 
 PANEL_W = 400
 BAR_H = 56
@@ -482,12 +482,15 @@ class Viewer:
         """Select the resident under ``pos`` (screen), else the object there, else nothing."""
         origin = self.map_rect.topleft
         t = self.camera.tile_px
-        best, best_d = None, (max(t * 0.8, 10.0)) ** 2
-        for res in self.frame.residents.values():
-            cx, cy = self.camera.tile_to_screen((res.tile[0] + 0.5, res.tile[1] + 0.5), origin)
+        full = max(3, int(t * 0.42))
+        best, best_d = None, float("inf")
+        # The nearest dot within reach: a lone dot is easy to hit; a fanned one (smaller,
+        # beside others) only when the pointer is on it.
+        for name, (cx, cy, r) in sorted(fan_out(list(self.frame.residents.values()), self.camera, origin).items()):
+            reach = max(t * 0.8, 10.0) if r >= full else r + 3.0
             d = (cx - pos[0]) ** 2 + (cy - pos[1]) ** 2
-            if d <= best_d:
-                best, best_d = res.name, d
+            if d <= reach ** 2 and d < best_d:
+                best, best_d = name, d
         if best is not None:
             self.select(best)
             return
@@ -505,10 +508,42 @@ class Viewer:
         """Draw the whole window (map, panel, input box, time bar, notices) for this frame."""
         self._buttons = []
         self.renderer.draw(surface, self.map_rect, self.frame, self.camera, self.selected, self.selected_object)
+        self._draw_loading(surface)
         self._draw_toasts(surface)
         self._draw_panel(surface)
         self._draw_input(surface)
         self._draw_bar(surface)
+
+    def loading_lines(self) -> list[str]:
+        """What to say while a live run has not committed its first tick (building minds,
+        planning the day can take most of a minute with a real model); [] once it has."""
+        if not isinstance(self.feed, LiveFeed) or self.frame.tick >= 0 or self.feed.finished.is_set():
+            return []
+        status = getattr(self.feed, "loading_status", None)
+        lines = list(status()) if callable(status) else []
+        return lines or ["loading: waiting for the first tick"]
+
+    def _draw_loading(self, surface: pygame.Surface) -> None:
+        lines = self.loading_lines()
+        if not lines:
+            return
+        f = self.fonts
+        dots = "." * (1 + int(time.monotonic() * 2) % 3)
+        surfs = [f.render(lines[0] + dots, f.big, (255, 255, 255))]
+        surfs += [f.render(_clip(text, 90), f.normal, (220, 224, 232)) for text in lines[1:]]
+        w = max(s.get_width() for s in surfs) + 40
+        h = sum(s.get_height() + 6 for s in surfs) + 28
+        m = self.map_rect
+        box = pygame.Rect(m.centerx - w // 2, m.centery - h // 2, w, h)
+        shade = pygame.Surface(m.size, pygame.SRCALPHA)
+        shade.fill((20, 22, 28, 110))
+        surface.blit(shade, m.topleft)
+        pygame.draw.rect(surface, (36, 38, 46), box, border_radius=10)
+        pygame.draw.rect(surface, ACCENT, box, 2, border_radius=10)
+        y = box.y + 14
+        for s in surfs:
+            surface.blit(s, (box.x + 20, y))
+            y += s.get_height() + 6
 
     def _draw_toasts(self, surface: pygame.Surface) -> None:
         f = self.fonts
@@ -683,7 +718,7 @@ class Viewer:
 
         res = self.frame.residents.get(self.selected) if self.selected else None
         if res is not None:
-            pygame.draw.circle(surf, resident_colour(res.name), (24, y + 11), 9)
+            pygame.draw.circle(surf, self.renderer.colour(res.name), (24, y + 11), 9)
             s = f.render(res.name, f.big, (255, 255, 255))
             surf.blit(s, (40, y))
             y += s.get_height() + 2
@@ -755,7 +790,7 @@ class Viewer:
         for res in sorted(self.frame.residents.values(), key=lambda r: r.name):
             if y > surf.get_height() - 40:
                 break
-            pygame.draw.circle(surf, resident_colour(res.name), (20, y + 8), 6)
+            pygame.draw.circle(surf, self.renderer.colour(res.name), (20, y + 8), 6)
             top = y
             name = f.render(res.name, f.small, (255, 255, 255))
             surf.blit(name, (32, y))

@@ -17,6 +17,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from typing import Any
 
 from replays.feeds import LiveFeed
@@ -34,7 +35,13 @@ class ViewerClosed(BaseException):
 
 
 class WatchFeed(LiveFeed):
-    """A live feed whose listener ends the run once the window has closed."""
+    """A live feed whose listener ends the run once the window has closed.
+
+    ``loading_status`` (set by :func:`watch`) says what the engine is doing before its first
+    tick, for the viewer's loading screen.
+    """
+
+    loading_status: Any = None
 
     def listener(self, tick: Any) -> None:
         super().listener(tick)
@@ -150,6 +157,8 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
             loop.close()
             feed.finished.set()
 
+    feed.loading_status = _loading_status(engine, time.monotonic())
+    started = time.perf_counter()
     thread = threading.Thread(target=work, name="townsfolk-engine", daemon=True)
     thread.start()
     stop = _close_on_signal(viewer)
@@ -165,19 +174,21 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
         if server is not None:
             server.stop()
         stop.__exit__()
-    summary = engine.store.summary() if engine.store is not None else {}
+    summary = _summary(engine, time.perf_counter() - started)
     if engine.store is not None:
         engine.store.close()
     if outcome["stopped"]:
         print(f"stopped after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
     if feed.error:
         print(f"townsfolk watch: the run failed: {feed.error}", file=sys.stderr)
-    if as_json:
-        print(json.dumps(summary, default=str))
-    else:
-        print(f"run folder: {run_dir} ({summary.get('ticks', 0)} ticks, "
-              f"{summary.get('start_time')} to {summary.get('end_time')})")
-    return 1 if feed.error else (stop.exit_code if stop.requested else 0)
+    _print_summary(summary, as_json)
+    if stop.requested:
+        return stop.exit_code
+    if feed.error:
+        return 1
+    from world.run_command import health_exit_code
+
+    return health_exit_code(summary)  # the same codes as `run`: 3 failed, 4 degraded
 
 
 def _close_on_signal(viewer: Any) -> Any:
@@ -187,3 +198,52 @@ def _close_on_signal(viewer: Any) -> Any:
     stop = StopSignals("watch").__enter__()
     stop.graceful(lambda: setattr(viewer, "running", False))
     return stop
+
+
+def _summary(engine: Any, wall: float) -> dict[str, Any]:
+    """The run summary `townsfolk run` prints, for the part of the run this window watched."""
+    if engine.store is None:
+        return {}
+    summary = engine.store.summary()
+    summary["run"] = summary.get("run") or str(engine.run_dir)
+    summary["wall_s"] = round(wall, 2)
+    ticks = getattr(engine, "stats", {}).get("ticks", 0)
+    summary["ticks_per_s"] = round(ticks / wall, 1) if wall > 0 else None
+    summary["mind"] = getattr(engine, "mind_kind", None)
+    llm = getattr(engine, "llm", None)
+    if llm is not None and callable(getattr(llm, "stats", None)):
+        summary["llm"] = llm.stats()
+    return summary
+
+
+def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+    """The same summary as `townsfolk run` (one JSON line with --json)."""
+    from world.run_command import _print_summary as print_run_summary
+
+    print_run_summary(summary, as_json)
+
+
+def _loading_status(engine: Any, since: float) -> Any:
+    """What the viewer's loading screen says until the first tick is committed: the minds are
+    being built (nothing asked of the model yet), then the day is being planned."""
+
+    def status() -> list[str]:
+        waited = time.monotonic() - since
+        people = len(getattr(engine, "residents", {}) or {})
+        calls = 0
+        llm = getattr(engine, "llm", None)
+        if llm is not None and callable(getattr(llm, "stats", None)):
+            try:
+                calls = int(llm.stats().get("total", {}).get("calls", 0))
+            except Exception:  # a status line must never break the window
+                calls = 0
+        model = getattr(llm, "model", "") or "the model"
+        if calls == 0:
+            head = "loading: building minds"
+            what = f"{people} residents: memories, embeddings and the model ({model})"
+        else:
+            head = "loading: first tick"
+            what = f"{people} residents planning their day: {calls} calls to {model} so far"
+        return [head, what, f"{waited:.0f} s so far; the town appears when tick 0 is committed"]
+
+    return status

@@ -17,7 +17,7 @@ from replays.frames import FrameState
 from replays.mapview import grid_map
 from replays.reader import RunReader
 from replays.records import Record, TickRecords
-from replays.render import resident_colour
+from replays.render import resident_colours
 from replays.store import RunStore
 from replays.viewer import Viewer
 
@@ -70,10 +70,10 @@ def test_png_frame_shows_marker_at_recorded_tile(run_dir: Path, tmp_path: Path) 
         img = pygame.image.load(str(path))
         for name, p in PATHS.items():
             px = cam.tile_to_screen((p[k][0] + 0.5, p[k][1] + 0.5), origin)
-            assert tuple(img.get_at(px))[:3] == resident_colour(name), (name, k)
+            assert tuple(img.get_at(px))[:3] == resident_colours(PATHS)[name], (name, k)
             # ...and not where the resident was five ticks before.
             old = cam.tile_to_screen((p[k - 5][0] + 0.5, p[k - 5][1] + 0.5), origin)
-            assert tuple(img.get_at(old))[:3] != resident_colour(name)
+            assert tuple(img.get_at(old))[:3] != resident_colours(PATHS)[name]
 
 
 def _digest(surface: pygame.Surface, viewer: Viewer) -> str:

@@ -255,7 +255,8 @@ def sleep_step(mind: "Resident", now: datetime) -> Step:
     if nxt <= now:
         nxt += timedelta(days=1)
     home = mind.home_arena()
-    bedroom = next((a for a in mind.spatial.arenas() if a.startswith(home.split(":")[0]) and "bed" in a.lower()), home)
+    bedroom = home if "bed" in home.split(":")[-1].lower() else next(
+        (a for a in mind.spatial.arenas() if a.startswith(home.split(":")[0]) and "bed" in a.lower()), home)
     step = make_step(mind, now, max(1, int((nxt - now).total_seconds() // 60)), "sleeping", bedroom, "😴",
                      "being slept in")
     if step.object is None:

@@ -30,12 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tool.add_argument("cases", type=Path, metavar="CASES", help="all_cases.json")
     tool.add_argument("toolkits", type=Path, metavar="TOOLKITS", help="all_toolkits.json")
     tool.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
+    ville = sub.add_parser("smallville", help="Generative Agents (Smallville) personas as a residents file")
+    ville.add_argument("directory", type=Path, metavar="DIR", help="the release's personas folder (<Name>/bootstrap_memory/scratch.json)")
+    ville.add_argument("--town", default="default", help="the town they move into (name or folder; default: default)")
+    ville.add_argument("--out", type=Path, required=True, metavar="FILE", help="the residents file to write")
 
 
 def main(args: argparse.Namespace) -> int:
     if not getattr(args, "source", None):
-        print("usage: townsfolk import {haicosystem DIR | toolemu CASES TOOLKITS} [--out DIR]", file=sys.stderr)
+        print("usage: townsfolk import {haicosystem DIR | toolemu CASES TOOLKITS | smallville DIR --out FILE} [--out DIR]", file=sys.stderr)
         return 2
+    if args.source == "smallville":
+        from maps.smallville import main as smallville_main
+
+        return smallville_main(args)
     try:
         if args.source == "haicosystem":
             report = import_haicosystem(args.directory)
