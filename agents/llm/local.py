@@ -10,8 +10,9 @@ llama.cpp is not thread-safe: each model is loaded once per process (lazily, und
 and its calls are serialised; they run in a worker thread so the event loop keeps going.
 A thread cannot be killed, so a call whose caller gave up (the gateway's timeout) would go
 on decoding and hold the model while later calls queue behind discarded work. Each call
-therefore carries a cancel flag: llama.cpp checks it after every token (a stopping
-criterion), and a call still waiting for the model checks it before it starts.
+therefore carries a cancel flag: llama.cpp's abort callback reads it while it computes
+(every token, and within a long prompt), and a call still waiting for the model checks it
+before it starts.
 """
 
 from __future__ import annotations
@@ -85,6 +86,22 @@ class LoadedModel:
     llama: Any  # llama_cpp.Llama
     lock: threading.Lock
     load_s: float
+    cancel: threading.Event | None = None  # the flag of the call holding the lock
+    abort_callback: Any = None  # the ctypes callback, kept alive as long as the model
+
+    def should_abort(self) -> bool:
+        """llama.cpp's abort callback: true once the running call's caller gave up."""
+        cancel = self.cancel
+        return cancel is not None and cancel.is_set()
+
+
+def _install_abort_callback(loaded: LoadedModel) -> None:
+    """Let llama_decode stop mid-computation when the running call is cancelled."""
+    import llama_cpp
+
+    callback = llama_cpp.ggml_abort_callback(lambda _data: loaded.should_abort())
+    llama_cpp.llama_set_abort_callback(loaded.llama.ctx, callback, None)
+    loaded.abort_callback = callback
 
 
 _models: dict[str, LoadedModel] = {}
@@ -123,6 +140,7 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 verbose=False,
             )
         loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started)
+        _install_abort_callback(loaded)
         _models[spec.name] = loaded
         return loaded
 
@@ -149,24 +167,28 @@ def _cancel_for(key: Any) -> threading.Event | None:
     return found
 
 
-def _stop_when(cancel: threading.Event) -> Any:
-    """llama.cpp's per-token stopping criterion that ends decoding once ``cancel`` is set."""
-    from llama_cpp import StoppingCriteriaList
-
-    return StoppingCriteriaList([lambda _ids, _logits: cancel.is_set()])
-
-
 @contextlib.contextmanager
-def _model_lock(model: "LoadedModel", cancel: threading.Event | None) -> Iterator[None]:
-    """Hold the model's lock, giving up (GenerationCancelled) if the call is cancelled meanwhile."""
+def _model_lock(model: LoadedModel, cancel: threading.Event | None) -> Iterator[None]:
+    """Hold the model for one call, giving up (GenerationCancelled) if it is cancelled meanwhile.
+
+    While held, ``cancel`` is the model's abort flag: llama.cpp stops computing once it is
+    set and the call raises GenerationCancelled.
+    """
     while not model.lock.acquire(timeout=LOCK_POLL_S):
         if cancel is not None and cancel.is_set():
             raise GenerationCancelled("cancelled while waiting for the model")
+    model.cancel = cancel
     try:
         if cancel is not None and cancel.is_set():
             raise GenerationCancelled("cancelled before decoding started")
-        yield
+        try:
+            yield
+        except RuntimeError:
+            if cancel is not None and cancel.is_set():  # llama_decode returned 2: aborted
+                raise GenerationCancelled("cancelled while decoding: the caller gave up") from None
+            raise
     finally:
+        model.cancel = None
         model.lock.release()
 
 
@@ -209,8 +231,8 @@ def generate_local(
 ) -> tuple[str, int, int]:
     """Blocking generation on the embedded model: (text, prompt tokens, completion tokens).
 
-    Setting ``cancel`` stops decoding at the next token (the text so far is returned, and
-    nobody reads it) or, if the call is still queued, keeps it from starting.
+    Setting ``cancel`` stops decoding at the next token or, if the call is still queued,
+    keeps it from starting; either way :class:`GenerationCancelled` is raised.
     """
     model = load_model(resolve_local_name(name))
     options: dict[str, Any] = {
@@ -220,8 +242,6 @@ def generate_local(
     }
     if grammar:
         options["grammar"] = _grammar(grammar)
-    if cancel is not None:
-        options["stopping_criteria"] = _stop_when(cancel)
     with _model_lock(model, cancel):
         if model.spec.chat:
             out = model.llama.create_chat_completion(messages=messages, **options)
