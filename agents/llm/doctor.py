@@ -94,7 +94,7 @@ def check_llm(model: str) -> str:
         # One unreachable attempt is enough to tell: "could not reach" is not "answered badly".
         llm = make_llm(model, use_cache=False, max_attempts=1, timeout_s=300, unavailable_after=1)
     except (ValueError, RuntimeError) as exc:
-        raise CheckFailed(str(exc), "choose --model local, local:gemma3, local:smollm2 or a litellm model string") from None
+        raise CheckFailed(str(exc), "choose --model local, local:gemma3, local:smollm2, local:/path/to/model.gguf or a litellm model string") from None
     backend = llm.backend
     load_s = None
     if hasattr(backend, "load"):

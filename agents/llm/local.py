@@ -86,6 +86,7 @@ class LoadedModel:
     llama: Any  # llama_cpp.Llama
     lock: threading.Lock
     load_s: float
+    chat: bool = True  # chat template (the spec's, or the file's own) or completion-style
     cancel: threading.Event | None = None  # the flag of the call holding the lock
     abort_callback: Any = None  # the ctypes callback, kept alive as long as the model
 
@@ -139,7 +140,11 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 n_threads_batch=threads,
                 verbose=False,
             )
-        loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started)
+        # A user's GGUF file is chatted with through the template in its own metadata (which
+        # llama-cpp-python applies); a file without one is prompted completion-style.
+        chat = spec.chat if spec.chat is not None else bool(
+            (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template"))
+        loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started, chat=chat)
         _install_abort_callback(loaded)
         _models[spec.name] = loaded
         return loaded
@@ -243,7 +248,7 @@ def generate_local(
     if grammar:
         options["grammar"] = _grammar(grammar)
     with _model_lock(model, cancel):
-        if model.spec.chat:
+        if model.chat:
             out = model.llama.create_chat_completion(messages=messages, **options)
             text = out["choices"][0]["message"]["content"] or ""
         else:
