@@ -103,8 +103,8 @@ def test_api_key_never_lands_in_cache_callinfo_or_stats(fake, monkeypatch, tmp_p
     assert llm.complete("react", MESSAGES, React, React(react=False)).react is True
     # The key is read by litellm from the environment, never passed around by us...
     assert all(SECRET not in json.dumps(call, default=str) for call in server.calls)
-    # ...and the error that quoted it is recorded by its class name only.
-    assert infos[0].errors == ["AuthenticationError"]
+    # ...and the error that quoted it is recorded as its plain-words cause only.
+    assert infos[0].errors == ["unreachable: API key rejected (401)"]
     recorded = json.dumps([vars(i) for i in infos]) + json.dumps(llm.stats())
     assert SECRET not in recorded
     for path in tmp_path.rglob("*"):
@@ -120,3 +120,28 @@ def test_refused_response_format_falls_back_to_prompt_instruction(fake) -> None:
     backend.schema_mode = "json"
     assert Gateway(backend, max_attempts=1).complete("react", MESSAGES, React, React(react=False)).react
     assert "response_format" not in server.calls[1] and backend.schema_mode == "prompt"
+
+
+def test_an_unreachable_model_never_shows_the_key(fake, monkeypatch) -> None:
+    from agents.llm.errors import ModelUnavailable
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    litellm = load_litellm()
+    leak = litellm.AuthenticationError(
+        message=f"Incorrect API key provided: {SECRET}", llm_provider="openai", model="gpt-4o-mini"
+    )
+    server = fake(['{"react": true}'])
+    server.fail_first_with = None
+    monkeypatch.setattr(litellm, "acompletion", _raise(leak))
+    llm = Gateway(LiteLLMBackend("gpt-4o-mini"), max_attempts=3)
+    with pytest.raises(ModelUnavailable) as caught:
+        llm.complete("react", MESSAGES, React, React(react=False))
+    assert caught.value.cause == "API key rejected (401)"
+    assert "Incorrect API key" in caught.value.explain() and SECRET not in caught.value.explain()
+
+
+def _raise(exc: Exception):
+    async def fail(**kwargs: Any) -> Any:
+        raise exc
+
+    return fail

@@ -76,6 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not getattr(exc, "fatal", False):  # e.g. agents.llm.errors.ModelUnavailable: cause and fix
+            raise
+        explain = getattr(exc, "explain", None)
+        print(f"townsfolk {args.command}: {explain() if callable(explain) else exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,11 +4,14 @@
                   [--model local|scripted|<litellm model>] [--seed N] [--pace X] [--out DIR]
                   [--resume DIR] [--fork DIR --at TIME] [--chaos X]
 
-Shows a progress bar (game time, ticks/s, LLM calls), serves the control channel so that
-`townsfolk inject` can poke the live run, and prints a summary at the end. Ctrl-C (SIGINT)
-and SIGTERM stop it alike: the tick in progress is committed, the summary printed, the control
-socket removed, exit status 130 (SIGINT) or 143 (SIGTERM); a second signal stops at once,
-dropping only the tick in progress. Every committed tick is kept and `--resume DIR` continues.
+Shows a progress bar (game time, ticks/s, LLM calls) and, while a tick takes long (the first
+one plans every resident's day), a line every few seconds with the LLM calls in flight and
+done; serves the control channel so that `townsfolk inject` can poke the live run, and
+prints a summary at the end. Ctrl-C (SIGINT) and SIGTERM stop it alike: the tick in progress
+is committed, the summary printed, the control socket removed, exit status 130 (SIGINT) or
+143 (SIGTERM); a second signal stops at once, dropping only the tick in progress. Every
+committed tick is kept and `--resume DIR` continues. A model that cannot be reached (no key,
+connection refused, unknown model) stops the run with the cause and the fix, exit status 2.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import asyncio
 import json
 import sqlite3
 import sys
+import threading
 import time
 from typing import Any
 
@@ -117,6 +121,7 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
     counts = {"llm": 0, "ticks": 0}
     started = time.perf_counter()
     code = 0
+    fatal: BaseException | None = None
     bar = _Progress(engine, counts, quiet)
 
     def progress(tr: TickRecords) -> None:
@@ -133,6 +138,11 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
         engine.save_snapshot()
         print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
         code = exc.exit_code if isinstance(exc, Stopped) else 130
+    except Exception as exc:
+        if not getattr(exc, "fatal", False):  # agents.llm.errors.ModelUnavailable and kin
+            raise
+        engine.save_snapshot()  # every committed tick is kept; the tick in progress is not
+        fatal, code = exc, 2
     finally:
         if server is not None:
             server.stop()
@@ -150,6 +160,8 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
         summary["llm"] = llm.stats()
     engine.store.close()
     _print_summary(summary, as_json)
+    if fatal is not None:
+        _print_fatal(fatal, engine, run_dir)
     return code or health_exit_code(summary)
 
 
@@ -165,10 +177,24 @@ def health_exit_code(summary: dict[str, Any]) -> int:
     return EXIT_HEALTH.get(status, 3)
 
 
-class _Progress:
-    """A rich progress bar over game time (plain lines when rich is missing or --quiet)."""
+def _print_fatal(exc: BaseException, engine: Any, run_dir: Any) -> None:
+    """The cause and the fix of a run stopped by a model that cannot answer, after the summary."""
+    explain = getattr(exc, "explain", None)
+    text = explain() if callable(explain) else str(exc)
+    kept = f"ticks up to {engine.tick} are kept" if engine.tick >= 0 else "no tick was committed"
+    print(f"townsfolk run: stopped: {text}\n  {kept}; once fixed, continue with: townsfolk run --resume {run_dir}",
+          file=sys.stderr)
 
-    def __init__(self, engine: Any, counts: dict[str, int], quiet: bool) -> None:
+
+class _Progress:
+    """A rich progress bar over game time (plain lines when rich is missing or --quiet).
+
+    A heartbeat thread prints a line to stderr every ``heartbeat_s`` while a tick is in
+    progress for that long: the first tick of a generative day can take minutes on a small
+    machine, and a silent terminal looks like a hang.
+    """
+
+    def __init__(self, engine: Any, counts: dict[str, int], quiet: bool, heartbeat_s: float = 5.0) -> None:
         self.engine = engine
         self.counts = counts
         self.quiet = quiet
@@ -179,10 +205,16 @@ class _Progress:
         self.printed = 0.0
         self.progress = None
         self.task = None
+        self.heartbeat_s = heartbeat_s
+        self.tick_started = self.t0
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> "_Progress":
         if self.quiet:
             return self
+        self._beat = threading.Thread(target=self._heartbeat, name="run-progress", daemon=True)
+        self._beat.start()
         try:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         except ModuleNotFoundError:
@@ -197,16 +229,42 @@ class _Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=1.0)
         if self.progress is not None:
             self._refresh(force=True)
             self.progress.__exit__(None, None, None)
 
     def update(self, tr: TickRecords) -> None:
+        self.tick_started = time.perf_counter()
         self.counts["ticks"] += 1
         for r in tr.records:
             if r.kind == "llm":
                 self.counts["llm"] += 1
+        # Stop at the first tick after the model became unreachable, even if some caller on the
+        # way swallowed the error: a run must not go on as a silent day of fallbacks.
+        unavailable = getattr(getattr(self.engine, "llm", None), "unavailable", None)
+        if isinstance(unavailable, BaseException):
+            raise unavailable
         self._refresh()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.heartbeat_s):
+            now = time.perf_counter()
+            if now - self.tick_started >= self.heartbeat_s:
+                print(self.heartbeat_line(now), file=sys.stderr, flush=True)
+
+    def heartbeat_line(self, now: float) -> str:
+        """E.g. 'tick 0 (Fri 07:00) running 35 s: LLM calls 8 in flight, 21 done; 41 s elapsed'."""
+        activity = getattr(getattr(self.engine, "llm", None), "activity", None)
+        calls = ""
+        if callable(activity):
+            a = activity()
+            calls = f": LLM calls {a['in_flight']} in flight, {a['done']} done"
+        clock = self.engine.clock.next_time.strftime("%a %H:%M")
+        return (f"tick {self.engine.tick + 1} ({clock}) running {now - self.tick_started:.0f} s{calls}; "
+                f"{now - self.t0:.0f} s elapsed")
 
     def _refresh(self, force: bool = False) -> None:
         now = time.perf_counter()

@@ -219,8 +219,13 @@ class EpisodeWorker:
             )
             episode = EpisodeConfig(max_turns=cfg.max_turns, emulator_mode=cfg.emulator_mode, seed=task.seed)
             result = await run_episode(scenario, models, self.library, episode, human_profile=profile)
+            for gateway in self._gateways.values():  # a model that cannot answer stops the batch
+                if isinstance(getattr(gateway, "unavailable", None), BaseException):
+                    raise gateway.unavailable
             return result.model_dump(mode="json")
         except Exception as exc:  # setup failures (e.g. an unknown model) become error records
+            if getattr(exc, "fatal", False):
+                raise
             return {"episode_id": task.episode_id, "model": task.model, "seed": task.seed,
                     "error": f"{type(exc).__name__}: {exc}"}
 

@@ -87,12 +87,14 @@ class DoctorAnswer(BaseModel):
 
 
 def check_llm(model: str) -> str:
+    from agents.llm.errors import ModelUnavailable
     from agents.llm.gateway import make_llm
 
     try:
-        llm = make_llm(model, use_cache=False, max_attempts=1, timeout_s=300)
+        # One unreachable attempt is enough to tell: "could not reach" is not "answered badly".
+        llm = make_llm(model, use_cache=False, max_attempts=1, timeout_s=300, unavailable_after=1)
     except (ValueError, RuntimeError) as exc:
-        raise CheckFailed(str(exc), "choose --model local, local:gemma3, local:smollm2 or a litellm model string") from None
+        raise CheckFailed(str(exc), "choose --model local, local:gemma3, local:smollm2, local:/path/to/model.gguf or a litellm model string") from None
     backend = llm.backend
     load_s = None
     if hasattr(backend, "load"):
@@ -111,7 +113,11 @@ def check_llm(model: str) -> str:
         {"role": "user", "content": "Isabella runs the cafe; it is 8am and the cafe is full. "
          "Where is Isabella (cafe, park or library), how important is that (1-10), and is she busy?"},
     ]
-    answer = llm.complete("doctor", messages, DoctorAnswer, fallback, temperature=0.0, max_tokens=64)
+    try:
+        answer = llm.complete("doctor", messages, DoctorAnswer, fallback, temperature=0.0, max_tokens=64)
+    except ModelUnavailable as exc:
+        detail = f" ({exc.detail})" if exc.detail else ""
+        raise CheckFailed(f"could not reach {llm.model}: {exc.cause}{detail}", exc.fix) from None
     info = infos[-1]
     if not info.ok:
         raise CheckFailed(

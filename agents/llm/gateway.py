@@ -5,6 +5,12 @@ model) with what an unreliable model needs around it: a schema per call, validat
 repair, bounded retries, a typed fallback, a content-addressed cache, and accounting per
 purpose. Callers get a valid instance of their schema, always; a simulation never stops
 because a model answered badly, and no error text ever reaches a later prompt.
+
+A model that cannot answer at all is another matter (agents/llm/errors.py): backends raise
+:class:`Unreachable` for transport and auth failures; transient ones (429, 5xx, timeouts,
+dropped connections) are retried with exponential backoff and jitter, apart from the
+reseeded retries for bad answers, and after a few such failures in a row the gateway raises
+:class:`ModelUnavailable` from this call and every later one, so the command stops and says why.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from agents.interfaces import Message
 from agents.llm.cache import DiskCache, cache_key, prompt_hash
+from agents.llm.errors import ModelUnavailable, Unreachable
 from agents.llm.repair import RepairError, parse_answer
 from agents.llm.schemas import json_schema_of
 from agents.llm.scripted import scripted_answer
@@ -57,6 +65,24 @@ class Backend(Protocol):
     async def generate(self, request: Request) -> Completion: ...
 
 
+@dataclass(frozen=True)
+class Backoff:
+    """Retries of a transient transport failure: exponential waits with full jitter."""
+
+    tries: int = 4  # attempts in all, the first included
+    base_s: float = 0.5  # the n-th wait is uniform in [0, min(cap, base * 2**n)]
+    cap_s: float = 8.0
+
+
+DEFAULT_BACKOFF = Backoff()
+# Attempts in a row that could not reach the model (after backoff) before the gateway gives up.
+UNAVAILABLE_AFTER = 3
+
+
+def _transient(exc: BaseException) -> bool:
+    return isinstance(exc, Unreachable) and exc.retryable
+
+
 def approx_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters a token) for backends that give none."""
     return max(1, len(text) // 4) if text else 0
@@ -78,6 +104,8 @@ class PurposeStats:
     calls: int = 0
     attempts: int = 0
     failures: int = 0  # attempts whose answer was unusable (bad JSON, exception, timeout)
+    unreachable: int = 0  # of those failures: the model could not be reached (after backoff)
+    transport_retries: int = 0  # backoff retries after a transient transport failure
     fallbacks: int = 0  # calls that ended on the typed fallback
     cache_hits: int = 0
     prompt_tokens: int = 0
@@ -113,15 +141,25 @@ class Gateway:
         max_attempts: int = 3,
         timeout_s: float = 120.0,
         seed: int = 0,
+        backoff: Backoff | None = None,
+        unavailable_after: int = UNAVAILABLE_AFTER,
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if unavailable_after < 1:
+            raise ValueError("unavailable_after must be at least 1")
         self.backend = backend
         self.model = model or backend.name
         self.cache = cache
         self.max_attempts = max_attempts
         self.timeout_s = timeout_s
         self.seed = seed
+        self.backoff = backoff or DEFAULT_BACKOFF
+        self.unavailable_after = unavailable_after
+        self.unavailable: ModelUnavailable | None = None  # set once; every later call raises it
+        self._unreachable_streak = 0
+        self._in_flight = 0
+        self._done = 0
         self._stats: dict[str, PurposeStats] = {}
         self._listeners: list[Callable[[CallInfo], None]] = []
         self._ids = itertools.count(1)
@@ -143,6 +181,11 @@ class Gateway:
                 setattr(total, key, getattr(total, key) + value)
         return {"model": self.model, "by_purpose": per, "total": asdict(total)}
 
+    def activity(self) -> dict[str, int]:
+        """Calls in flight and done so far (for progress lines during a long tick)."""
+        with self._lock:
+            return {"in_flight": self._in_flight, "done": self._done}
+
     def _account(self, purpose: str) -> PurposeStats:
         return self._stats.setdefault(purpose, PurposeStats())
 
@@ -160,6 +203,24 @@ class Gateway:
     ) -> T:
         if not isinstance(fallback, schema):
             raise TypeError(f"{purpose}: fallback must be a {schema.__name__}")
+        with self._lock:
+            self._in_flight += 1
+        try:
+            return await self._complete(purpose, messages, schema, fallback, temperature, max_tokens)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._done += 1
+
+    async def _complete(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        fallback: T,
+        temperature: float,
+        max_tokens: int,
+    ) -> T:
         started = time.perf_counter()
         key = cache_key(self.model, messages, json_schema_of(schema), temperature, self.seed)
         info = CallInfo(
@@ -213,18 +274,24 @@ class Gateway:
         info: CallInfo,
     ) -> T | None:
         for attempt in range(self.max_attempts):
+            if self.unavailable is not None:
+                raise self.unavailable
             info.attempts += 1
             # A retry re-asks the same question with another seed; the failure is not shown.
             request = Request(purpose, messages, schema, temperature, max_tokens, self.seed + attempt)
             try:
-                completion = await asyncio.wait_for(self.backend.generate(request), self.timeout_s)
+                completion = await self._generate(purpose, request)
             except asyncio.TimeoutError:
                 self._fail(purpose, info, "timeout")
+                continue
+            except Unreachable as exc:
+                self._unreachable(purpose, info, exc)
                 continue
             except Exception as exc:  # a backend error must not stop a simulation
                 self._fail(purpose, info, f"{type(exc).__name__}")
                 continue
             with self._lock:
+                self._unreachable_streak = 0  # the model answered, however badly
                 stats = self._account(purpose)
                 stats.attempts += 1
                 stats.prompt_tokens += completion.prompt_tokens
@@ -240,6 +307,36 @@ class Gateway:
             info.ok = True
             return value
         return None
+
+    async def _generate(self, purpose: str, request: Request) -> Completion:
+        """One attempt; transient transport failures are retried here with backoff and jitter."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(_transient),
+            wait=wait_random_exponential(multiplier=self.backoff.base_s, max=self.backoff.cap_s),
+            stop=stop_after_attempt(self.backoff.tries),
+            before_sleep=lambda _state: self._count_retry(purpose),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await asyncio.wait_for(self.backend.generate(request), self.timeout_s)
+        raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
+
+    def _count_retry(self, purpose: str) -> None:
+        with self._lock:
+            self._account(purpose).transport_retries += 1
+
+    def _unreachable(self, purpose: str, info: CallInfo, exc: Unreachable) -> None:
+        """Count an attempt that could not reach the model; give up for good after a few in a row."""
+        self._fail(purpose, info, f"unreachable: {exc.cause}")
+        with self._lock:
+            self._account(purpose).unreachable += 1
+            self._unreachable_streak += 1
+            if self.unavailable is None and self._unreachable_streak >= self.unavailable_after:
+                self.unavailable = ModelUnavailable(self.model, exc.cause, exc.fix, detail=exc.detail)
+            unavailable = self.unavailable
+        if unavailable is not None:
+            raise unavailable
 
     def _fail(self, purpose: str, info: CallInfo, reason: str, counted: bool = False) -> None:
         info.errors.append(reason)
@@ -311,6 +408,7 @@ def make_llm(
     seed: int = 0,
     max_attempts: int = 3,
     timeout_s: float = 120.0,
+    unavailable_after: int = UNAVAILABLE_AFTER,
 ) -> Gateway:
     """Build the gateway for a ``--model`` value.
 
@@ -336,4 +434,5 @@ def make_llm(
         max_attempts=max_attempts,
         timeout_s=timeout_s,
         seed=seed,
+        unavailable_after=unavailable_after,
     )

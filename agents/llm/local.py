@@ -8,6 +8,11 @@ schema (agents/llm/grammar.py), so even a 135M model writes JSON of the right sh
 
 llama.cpp is not thread-safe: each model is loaded once per process (lazily, under a lock)
 and its calls are serialised; they run in a worker thread so the event loop keeps going.
+A thread cannot be killed, so a call whose caller gave up (the gateway's timeout) would go
+on decoding and hold the model while later calls queue behind discarded work. Each call
+therefore carries a cancel flag: llama.cpp's abort callback reads it while it computes
+(every token, and within a long prompt), and a call still waiting for the model checks it
+before it starts.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from agents.interfaces import Message
+from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.grammar import grammar_for
 from agents.llm.litellm_setup import load_litellm
@@ -79,6 +86,23 @@ class LoadedModel:
     llama: Any  # llama_cpp.Llama
     lock: threading.Lock
     load_s: float
+    chat: bool = True  # chat template (the spec's, or the file's own) or completion-style
+    cancel: threading.Event | None = None  # the flag of the call holding the lock
+    abort_callback: Any = None  # the ctypes callback, kept alive as long as the model
+
+    def should_abort(self) -> bool:
+        """llama.cpp's abort callback: true once the running call's caller gave up."""
+        cancel = self.cancel
+        return cancel is not None and cancel.is_set()
+
+
+def _install_abort_callback(loaded: LoadedModel) -> None:
+    """Let llama_decode stop mid-computation when the running call is cancelled."""
+    import llama_cpp
+
+    callback = llama_cpp.ggml_abort_callback(lambda _data: loaded.should_abort())
+    llama_cpp.llama_set_abort_callback(loaded.llama.ctx, callback, None)
+    loaded.abort_callback = callback
 
 
 _models: dict[str, LoadedModel] = {}
@@ -116,9 +140,61 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 n_threads_batch=threads,
                 verbose=False,
             )
-        loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started)
+        # A user's GGUF file is chatted with through the template in its own metadata (which
+        # llama-cpp-python applies); a file without one is prompted completion-style.
+        chat = spec.chat if spec.chat is not None else bool(
+            (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template"))
+        loaded = LoadedModel(spec, llama, threading.Lock(), time.perf_counter() - started, chat=chat)
+        _install_abort_callback(loaded)
         _models[spec.name] = loaded
         return loaded
+
+
+class GenerationCancelled(Exception):
+    """The caller gave up on this call before it started; llama.cpp was not run."""
+
+
+# Cancel flags of the calls in progress, by key: the key, not the Event, travels through
+# litellm's optional params (which it may copy or log).
+_cancels: dict[str, threading.Event] = {}
+_cancel_ids = itertools.count(1)
+LOCK_POLL_S = 0.05
+
+
+def _cancel_for(key: Any) -> threading.Event | None:
+    """The flag of call ``key``; a key no longer registered means its caller is already gone."""
+    if key is None:
+        return None
+    found = _cancels.get(str(key))
+    if found is None:
+        found = threading.Event()
+        found.set()
+    return found
+
+
+@contextlib.contextmanager
+def _model_lock(model: LoadedModel, cancel: threading.Event | None) -> Iterator[None]:
+    """Hold the model for one call, giving up (GenerationCancelled) if it is cancelled meanwhile.
+
+    While held, ``cancel`` is the model's abort flag: llama.cpp stops computing once it is
+    set and the call raises GenerationCancelled.
+    """
+    while not model.lock.acquire(timeout=LOCK_POLL_S):
+        if cancel is not None and cancel.is_set():
+            raise GenerationCancelled("cancelled while waiting for the model")
+    model.cancel = cancel
+    try:
+        if cancel is not None and cancel.is_set():
+            raise GenerationCancelled("cancelled before decoding started")
+        try:
+            yield
+        except RuntimeError:
+            if cancel is not None and cancel.is_set():  # llama_decode returned 2: aborted
+                raise GenerationCancelled("cancelled while decoding: the caller gave up") from None
+            raise
+    finally:
+        model.cancel = None
+        model.lock.release()
 
 
 @lru_cache(maxsize=256)
@@ -156,8 +232,13 @@ def generate_local(
     temperature: float,
     max_tokens: int,
     seed: int,
+    cancel: threading.Event | None = None,
 ) -> tuple[str, int, int]:
-    """Blocking generation on the embedded model: (text, prompt tokens, completion tokens)."""
+    """Blocking generation on the embedded model: (text, prompt tokens, completion tokens).
+
+    Setting ``cancel`` stops decoding at the next token or, if the call is still queued,
+    keeps it from starting; either way :class:`GenerationCancelled` is raised.
+    """
     model = load_model(resolve_local_name(name))
     options: dict[str, Any] = {
         "temperature": float(temperature),
@@ -166,8 +247,8 @@ def generate_local(
     }
     if grammar:
         options["grammar"] = _grammar(grammar)
-    with model.lock:
-        if model.spec.chat:
+    with _model_lock(model, cancel):
+        if model.chat:
             out = model.llama.create_chat_completion(messages=messages, **options)
             text = out["choices"][0]["message"]["content"] or ""
         else:
@@ -194,6 +275,7 @@ def _provider_class() -> type:
                 temperature=params.get("temperature", 0.7),
                 max_tokens=params.get("max_tokens", 512),
                 seed=params.get("seed", 0),
+                cancel=_cancel_for(params.get("townsfolk_cancel")),
             )
             response.choices[0].message.content = text
             response.choices[0].finish_reason = "stop"
@@ -243,17 +325,33 @@ class LocalBackend:
         return load_model(self.spec)
 
     async def generate(self, request: Request) -> Completion:
+        try:
+            await asyncio.to_thread(self.load)
+        except LocalModelError as exc:
+            raise Unreachable(f"{self.name} is not available", self.spec.install_hint,
+                              retryable=False, detail=short(exc)) from exc
+        except (ValueError, OSError) as exc:  # llama.cpp refused the file
+            raise Unreachable(f"{self.name} does not load", self.spec.install_hint,
+                              retryable=False, detail=short(exc)) from exc
         register_local_provider()
         litellm = load_litellm()
-        response = await litellm.acompletion(
-            model=f"{PROVIDER}/{self.spec.name}",
-            messages=request.messages,
-            temperature=request.temperature,
-            max_tokens=request.max_tokens,
-            seed=request.seed,
-            grammar=grammar_for(request.schema) if self.grammar else None,
-            num_retries=0,
-        )
+        key = str(next(_cancel_ids))
+        _cancels[key] = threading.Event()
+        try:
+            response = await litellm.acompletion(
+                model=f"{PROVIDER}/{self.spec.name}",
+                messages=request.messages,
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                seed=request.seed,
+                grammar=grammar_for(request.schema) if self.grammar else None,
+                townsfolk_cancel=key,
+                num_retries=0,
+            )
+        finally:
+            # Done, failed, or given up on (the gateway's timeout cancels this task): in each
+            # case the worker thread must stop decoding and let the next call have the model.
+            _cancels.pop(key).set()
         usage = getattr(response, "usage", None)
         return Completion(
             text=response.choices[0].message.content or "",

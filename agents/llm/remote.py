@@ -9,6 +9,11 @@ Structured output: where litellm says the model supports a response schema, the 
 carries ``response_format`` with the JSON schema; otherwise it asks for JSON mode where the
 provider offers it, and the schema goes into the prompt as an instruction. Either way the
 gateway validates, repairs and retries.
+
+Failures to reach the model (no key, a rejected key, an unknown model, connection refused,
+429, 5xx, timeouts) are raised as :class:`~agents.llm.errors.Unreachable` with the cause in
+plain words and the fix; the gateway backs off and, if they go on, stops the run. Neither
+litellm nor the OpenAI client retries on its own here: one place decides.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 from typing import Any
 
 from agents.interfaces import Message
+from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.litellm_setup import load_litellm
 from agents.llm.schemas import json_schema_of
@@ -82,7 +88,8 @@ class LiteLLMBackend:
             "max_tokens": request.max_tokens,
             "seed": request.seed,
             "timeout": self.timeout_s,
-            "num_retries": 0,  # the gateway retries
+            "num_retries": 0,  # the gateway retries (agents.llm.gateway.Backoff)
+            "max_retries": 0,  # and the OpenAI client must not retry behind its back
             "drop_params": True,  # e.g. seed on providers that have none
         }
         if self.api_base:
@@ -100,16 +107,14 @@ class LiteLLMBackend:
         return kwargs
 
     async def generate(self, request: Request) -> Completion:
-        litellm = load_litellm()
-        kwargs = self._request_kwargs(request)
         try:
-            response = await litellm.acompletion(**kwargs)
-        except litellm.BadRequestError:
-            if "response_format" not in kwargs or self.schema_mode == "prompt":
-                raise
-            # The server refused structured output: fall back to the prompt instruction for good.
-            self.schema_mode = "prompt"
-            response = await litellm.acompletion(**self._request_kwargs(request))
+            response = await self._acompletion(request)
+        except Exception as exc:
+            unreachable = self.unreachable_from(exc)
+            if unreachable is None:
+                raise  # the model was reached: a bad request or a bad answer
+            raise unreachable from exc
+        litellm = load_litellm()
         usage = getattr(response, "usage", None)
         try:
             cost = float(litellm.completion_cost(completion_response=response) or 0.0)
@@ -121,3 +126,127 @@ class LiteLLMBackend:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost,
         )
+
+    async def _acompletion(self, request: Request) -> Any:
+        litellm = load_litellm()
+        kwargs = self._request_kwargs(request)
+        try:
+            return await litellm.acompletion(**kwargs)
+        except litellm.BadRequestError:
+            if "response_format" not in kwargs or self.schema_mode == "prompt":
+                raise
+            # The server refused structured output: fall back to the prompt instruction for good.
+            self.schema_mode = "prompt"
+            return await litellm.acompletion(**self._request_kwargs(request))
+
+    def missing_keys(self) -> list[str]:
+        """The API-key variables litellm wants for this model and does not find (names only)."""
+        litellm = load_litellm()
+        try:
+            found = litellm.validate_environment(model=self.model, api_base=self.api_base)
+        except Exception:
+            return []
+        return [str(k) for k in found.get("missing_keys") or []]
+
+    def unreachable_from(self, exc: BaseException) -> Unreachable | None:
+        """The plain-words cause and fix when ``exc`` means the model was not reached, else None.
+
+        litellm reports a refused connection and a missing key alike as a 500 from the
+        provider, so the exception's chain is read before its status code.
+        """
+        litellm = load_litellm()
+        status = getattr(exc, "status_code", None)
+        chain = exception_chain(exc)
+        text = " ".join(str(c) for c in chain).lower()
+        detail = short(exc)
+        where = self.api_base or "the provider"
+        if isinstance(exc, litellm.Timeout) or status == 408 or any(isinstance(c, TimeoutError) for c in chain):
+            return Unreachable(
+                f"timed out after {self.timeout_s:g} s waiting for {where}",
+                f"check that {where} is up and not overloaded",
+                retryable=True, detail=detail,
+            )
+        if isinstance(exc, litellm.AuthenticationError) or status == 401 or any(s in text for s in _NO_KEY):
+            missing = self.missing_keys()
+            if missing:
+                return Unreachable(
+                    f"missing API key ({', '.join(missing)} is not set)",
+                    f"export {missing[0]}=<your key> (keys are read from the environment only), "
+                    "or run offline with --model local",
+                    retryable=False, detail=detail,
+                )
+            return Unreachable(
+                "API key rejected (401)" if status == 401 else "API key missing or rejected",
+                f"check the API key variable for {self.model} in your environment",
+                retryable=False, detail=detail,
+            )
+        if isinstance(exc, litellm.APIConnectionError) or any(_is_connection_error(c) for c in chain):
+            return Unreachable(
+                connection_cause(chain, where),
+                f"check the network and that {where} is running"
+                + (f" (set by {API_BASE_ENV})" if self.api_base else "")
+                + ", or run offline with --model local",
+                retryable=True, detail=detail,
+            )
+        if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
+            return Unreachable(
+                "access denied (403)",
+                f"check that your key may use {self.model} (plan, region, organisation)",
+                retryable=False, detail=detail,
+            )
+        if isinstance(exc, litellm.NotFoundError) or status == 404:
+            return Unreachable(
+                f"unknown model (404 from {where})",
+                f"check the model name {self.model!r} (litellm's provider/model form) "
+                f"and, for your own server, {API_BASE_ENV}",
+                retryable=False, detail=detail,
+            )
+        if isinstance(exc, litellm.RateLimitError) or status == 429:
+            return Unreachable(
+                "rate limited (429)",
+                "wait and retry, lower --agents or the eval concurrency, or raise the account's quota",
+                retryable=True, detail=detail,
+            )
+        if isinstance(status, int) and status >= 500:
+            return Unreachable(
+                f"server error ({status} from {where})",
+                f"wait and retry; if it persists check {where}'s status",
+                retryable=True, detail=detail,
+            )
+        return None
+
+
+# Provider messages that mean "no key was sent" (litellm maps some of them to a 500).
+_NO_KEY = ("missing credentials", "api_key client option must be set", "no api key provided")
+_CONNECTION_TYPES = {"APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectTimeout"}
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes, outermost first (each once)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    return isinstance(exc, ConnectionError) or type(exc).__name__ in _CONNECTION_TYPES or (
+        isinstance(exc, OSError) and not isinstance(exc, TimeoutError)
+    )
+
+
+def connection_cause(chain: list[BaseException], where: str) -> str:
+    """'connection refused', 'host not found' ... from an exception chain."""
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return f"connection refused by {where}"
+    text = " ".join(str(c) for c in chain).lower()
+    if "connection refused" in text or "errno 111" in text:
+        return f"connection refused by {where}"
+    if any(s in text for s in ("name or service not known", "temporary failure in name resolution",
+                               "nodename nor servname", "getaddrinfo failed", "no address associated")):
+        return f"host not found for {where} (no network?)"
+    if "network is unreachable" in text or "no route to host" in text:
+        return f"network unreachable for {where}"
+    return f"could not connect to {where}"
