@@ -127,21 +127,26 @@ def truncate_after(db_path: Path | str, tick: int) -> None:
     conn = connect(db_path)
     try:
         with conn:
-            conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
-            conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
-            conn.execute(
-                "DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)"
-            )
-            conn.execute(
-                """UPDATE memory_records SET last_access = COALESCE(
-                       (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
-                        AND a.time > memory_records.created), memory_records.created)"""
-            )
+            roll_back(conn, tick)
         from agents.social import truncate_social_after  # social edges live in the same file
 
         truncate_social_after(conn, tick)
     finally:
         conn.close()
+
+
+def roll_back(conn: sqlite3.Connection, tick: int) -> None:
+    """The memory tables as they were after ``tick``, inside the caller's transaction
+    (replays.store.RunStore.truncate_after rolls the whole run file back in one).
+    Embeddings stay: they are keyed by text, not by tick."""
+    conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
+    conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
+    conn.execute("DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)")
+    conn.execute(
+        """UPDATE memory_records SET last_access = COALESCE(
+               (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                AND a.time > memory_records.created), memory_records.created)"""
+    )
 
 
 def _row_to_record(row: sqlite3.Row | tuple) -> MemoryRecord:

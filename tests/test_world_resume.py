@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -122,3 +124,150 @@ def test_fork_and_resume_errors_are_clear(tmp_path: Path) -> None:
         build_engine(RunOptions(fork=out, at="2026-02-12 07:00", out=tmp_path / "c2"))
     with pytest.raises(RunError, match="keeps its model"):
         build_engine(RunOptions(resume=out, model="gpt-4o"))
+
+
+# ---------------------------------------------------------------------------
+# exact resume: kill -9 anywhere, resume, same records digest
+# ---------------------------------------------------------------------------
+
+# A child that runs (or resumes) a run and dies by SIGKILL just before tick K is committed:
+# its minds have already written memories and asked the model for tick K, nothing of K is
+# committed (the harshest moment for a resume).
+KILLER = """
+import asyncio, json, os, signal, sys
+from replays.store import RunStore
+from world.runner import RunOptions, build_engine
+options, kill_at = json.loads(sys.argv[1]), int(sys.argv[2])
+commit = RunStore.commit_tick
+def commit_or_die(self, tick_records, snapshot=None):
+    if tick_records.tick == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return commit(self, tick_records, snapshot)
+RunStore.commit_tick = commit_or_die
+engine = build_engine(RunOptions(**options))
+asyncio.run(engine.run(engine.until))
+sys.exit(3)
+"""
+
+
+def run_and_kill(options: dict, kill_at: int) -> None:
+    env = {**os.environ, "TOWNSFOLK_EMBEDDER": "hashing"}
+    proc = subprocess.run([sys.executable, "-c", KILLER, json.dumps(options), str(kill_at)], cwd=REPO, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+
+
+def digest(run_dir: Path) -> str:
+    with RunStore.open(run_dir) as s:
+        return s.summary()["records_digest"]
+
+
+def first_difference(a: Path, b: Path) -> str:
+    """Where two runs part (for the failure message)."""
+    def untimed(run_dir: Path) -> list:
+        out = []
+        for t in stream(run_dir):
+            for r in t["records"]:
+                r["data"].pop("latency_s", None)
+            out.append(t)
+        return out
+    sa, sb = untimed(a), untimed(b)
+    for x, y in zip(sa, sb):
+        if x != y:
+            return f"tick {x['tick']}: {x['records']} != {y['records']}"
+    return f"{len(sa)} vs {len(sb)} ticks"
+
+
+SMALL = {"town": "default", "agents": 3, "model": "scripted", "duration": "40m", "seed": 7, "snapshot_every": 25}
+
+
+@pytest.mark.parametrize("mind", ["generative", "routine"])
+def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, monkeypatch, mind: str) -> None:
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
+    options = {**SMALL, "mind": mind}
+    whole = tmp_path / "whole"
+    run_to_end(build_engine(RunOptions(**options, out=whole)))
+    with RunStore.open(whole) as s:
+        last = s.last_tick()
+        assert s.count("llm") > 0 or mind == "routine"
+    kills = sorted(random.Random(f"{mind}-kills").sample(range(1, last), 3))
+
+    # killed before its first tick was committed: a resume must not see that attempt's leftovers
+    first = tmp_path / "first"
+    run_and_kill({**options, "out": str(first)}, 0)
+    with RunStore.open(first) as s:
+        assert s.last_tick() is None
+    engine = build_engine(RunOptions(resume=first))
+    run_to_end(engine)
+    assert engine.diverged == 0
+    assert digest(first) == digest(whole), first_difference(first, whole)
+
+    # killed three times, each time mid-tick: resume, resume, resume
+    killed = tmp_path / "killed"
+    run_and_kill({**options, "out": str(killed)}, kills[0])
+    for k in kills[1:]:
+        run_and_kill({"resume": str(killed)}, k)
+    engine = build_engine(RunOptions(resume=killed))
+    run_to_end(engine)
+    assert engine.diverged == 0  # the re-run ticks matched the record: no warning
+    with RunStore.open(killed) as s:
+        assert [r["after_tick"] for r in s.meta()["resumed"]] == [k - 1 for k in kills]
+        assert s.missing_ticks() == []
+    assert digest(killed) == digest(whole), first_difference(killed, whole)
+
+
+# ---------------------------------------------------------------------------
+# one writer per run folder
+# ---------------------------------------------------------------------------
+
+
+def test_a_second_writer_is_refused_and_touches_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "live"
+    cmd = [sys.executable, "-m", "world.cli", "run", "--mind", "routine", "--duration", "1d", "--quiet", "--no-control",
+           "--out", str(out)]
+    first = subprocess.Popen([*cmd, "--seed", "1", "--pace", "100"], cwd=REPO, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            assert first.poll() is None, first.stderr.read().decode()
+            if (out / "run.db").exists():
+                with RunStore.open(out) as s:
+                    if (s.last_tick() or 0) > 5:
+                        break
+            time.sleep(0.05)
+        db_before = (out / "run.db").stat().st_size
+
+        second = subprocess.run([*cmd, "--seed", "2"], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert second.returncode != 0
+        assert str(out) in second.stderr and f"pid {first.pid}" in second.stderr
+        assert "Traceback" not in second.stderr
+        resumed = subprocess.run([sys.executable, "-m", "world.cli", "run", "--resume", str(out), "--quiet",
+                                  "--no-control"], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode != 0 and f"pid {first.pid}" in resumed.stderr and "--resume" in resumed.stderr
+
+        # readers still work while the run is live, and the run is still the first one's
+        with RunStore.open(out) as s:
+            summary = s.summary()
+        assert summary["seed"] == 1 and summary["missing_ticks"] == []
+        assert first.poll() is None  # the first writer goes on, undisturbed
+        assert (out / "run.db").stat().st_size >= db_before
+    finally:
+        first.kill()
+        first.wait()
+    # a killed writer leaves no stale lock: the run can be resumed at once
+    engine = build_engine(RunOptions(resume=out, duration="1m"))
+    run_to_end(engine)
+    with RunStore.open(out) as s:
+        assert s.meta()["seed"] == 1
+
+
+def test_the_lock_is_held_for_the_life_of_an_engine(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    engine = fresh(out, duration="10m")
+    with pytest.raises(RunError, match=rf"--resume: {out}: another townsfolk process \(pid {os.getpid()}\)"):
+        build_engine(RunOptions(resume=out))
+    with pytest.raises(RunError, match="another townsfolk process"):
+        build_engine(RunOptions(mind="routine", duration="10m", out=out))
+    run_to_end(engine)  # closing the store lets go of the folder
+    run_to_end(build_engine(RunOptions(resume=out, duration="1m")))
