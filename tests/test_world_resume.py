@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from replays.store import RunStore
+from replays.store import RunStore, StoreError
 from world.runner import RunError, RunOptions, build_engine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,7 +135,7 @@ def test_fork_and_resume_errors_are_clear(tmp_path: Path) -> None:
 # committed (the harshest moment for a resume).
 KILLER = """
 import asyncio, json, os, signal, sys
-from replays.store import RunStore
+from replays.store import RunStore, StoreError
 from world.runner import RunOptions, build_engine
 options, kill_at = json.loads(sys.argv[1]), int(sys.argv[2])
 commit = RunStore.commit_tick
@@ -178,6 +178,21 @@ def first_difference(a: Path, b: Path) -> str:
     return f"{len(sa)} vs {len(sb)} ticks"
 
 
+def count_model_calls(engine) -> list:
+    """The requests that reach the model from now on (the run's own record answers the rest)."""
+    asked: list = []
+    llm = getattr(engine, "llm", None)
+    if llm is not None:
+        inner = llm.backend.generate
+
+        async def generate(request):
+            asked.append(request.purpose)
+            return await inner(request)
+
+        llm.backend.generate = generate
+    return asked
+
+
 SMALL = {"town": "default", "agents": 3, "model": "scripted", "duration": "40m", "seed": 7, "snapshot_every": 25}
 
 
@@ -208,6 +223,15 @@ def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, m
     for k in kills[1:]:
         run_and_kill({"resume": str(killed)}, k)
     engine = build_engine(RunOptions(resume=killed))
+    with RunStore.open(killed) as s:
+        last = s.last_tick()
+        rerun = list(s.iter_ticks(s.snapshot_at_or_before(last).tick + 1, last))
+    asked = count_model_calls(engine)
+    asyncio.run(engine.prepare())  # re-runs the ticks after the last snapshot
+    # every call of the re-run got its recorded answer; none reached the model
+    assert asked == [] and all(log.unrecorded == 0 and log.unused == 0 for log in engine.store.answer_logs)
+    assert sum(log.replayed for log in engine.store.answer_logs) == sum(
+        r.kind == "llm" for t in rerun for r in t.records)
     run_to_end(engine)
     assert engine.diverged == 0  # the re-run ticks matched the record: no warning
     with RunStore.open(killed) as s:
@@ -231,10 +255,12 @@ def test_a_second_writer_is_refused_and_touches_nothing(tmp_path: Path) -> None:
         deadline = time.time() + 60
         while time.time() < deadline:
             assert first.poll() is None, first.stderr.read().decode()
-            if (out / "run.db").exists():
+            try:
                 with RunStore.open(out) as s:
                     if (s.last_tick() or 0) > 5:
                         break
+            except StoreError:  # not created yet
+                pass
             time.sleep(0.05)
         db_before = (out / "run.db").stat().st_size
 
