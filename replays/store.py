@@ -65,11 +65,19 @@ CREATE TABLE IF NOT EXISTS llm_answers (
     info TEXT NOT NULL,
     PRIMARY KEY (tick, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_marks (
+    tick INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL,
+    PRIMARY KEY (tick, name)
+) WITHOUT ROWID;
 """
 
 # the run's own tables, cut back to the last kept tick; every other table with a ``tick``
-# column holds minds' state (memory, social ties, ...) and is cut back to the restored tick
-_RUN_TABLES = ("ticks", "records", "snapshots", "llm_answers")
+# column holds minds' state (memory, its access log, social ties, ...) and is cut back to
+# the restored snapshot: to the rows it held then (snapshot_marks: the highest rowid of each
+# such table when the snapshot was taken; a memory written later may carry an older tick)
+_RUN_TABLES = ("ticks", "records", "snapshots", "llm_answers", "snapshot_marks")
 # wall-clock measurements inside record payloads: not part of what a run did
 TIMING_KEYS = frozenset({"latency_s", "duration_s", "wall_s", "elapsed_s"})
 
@@ -278,6 +286,26 @@ class RunStore:
             "INSERT OR REPLACE INTO snapshots(tick, time, state, minds) VALUES (?, ?, ?, ?)",
             (s.tick, s.time.isoformat(), _pack(s.state), _pack(s.minds)),
         )
+        if self._has_table("snapshot_marks"):
+            marks = [(s.tick, t, self.conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{t}"').fetchone()[0])
+                     for t in self._state_tables()]
+            self.conn.execute("DELETE FROM snapshot_marks WHERE tick = ?", (s.tick,))
+            self.conn.executemany("INSERT INTO snapshot_marks(tick, name, max_rowid) VALUES (?, ?, ?)", marks)
+
+    def _state_tables(self) -> list[str]:
+        """Tables of the minds' state in this file: every table with a ``tick`` column (and
+        rowids) that is not one of the run's own."""
+        out = []
+        for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
+            if table in _RUN_TABLES:
+                continue
+            if "tick" in {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}:
+                try:
+                    self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
+                except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
+                    continue
+                out.append(table)
+        return out
 
     def ensure_tables(self) -> None:
         """Add tables a run database of this schema version may lack (made by an older townsfolk)."""
@@ -295,17 +323,26 @@ class RunStore:
         self._check_writable()
         state_tick = tick if state_tick is None else state_tick
         tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        marks: dict[str, int] | None = None
+        if "snapshot_marks" in tables and state_tick >= 0:
+            found = dict(self.conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
+            marks = found or None  # a snapshot of an older townsfolk: cut back by tick
+        state = self._state_tables()
         with self.conn:
             for table in tables:
                 columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}
-                if "tick" not in columns or table.startswith("memory_"):
+                if "tick" not in columns:
                     continue
-                limit = tick if table in _RUN_TABLES else state_tick
-                self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (limit,))
+                if table in _RUN_TABLES:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
+                elif table in state and marks is not None:  # a table made after the snapshot held nothing then
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
+                else:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
             if "memory_records" in tables:
-                from memory.store import roll_back  # the memory tables' own rules (access log)
+                from memory.store import recompute_last_access  # the memory tables' own rule
 
-                roll_back(self.conn, state_tick)
+                recompute_last_access(self.conn)
         self._last_known = False
 
     # -- recorded model answers (agents/llm/recorded.py) ------------------------------------

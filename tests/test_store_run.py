@@ -149,25 +149,27 @@ def test_truncate_rolls_back_every_table_in_one_place(tmp_path: Path) -> None:
 
     store = RunStore.create(tmp_path, {})
     mem = MemoryStore(tmp_path / "run.db", "A", embedder=get_embedder("hashing"))
+    store.conn.execute("CREATE TABLE plugin_rows (tick INTEGER, x TEXT)")
     log = FixedAnswers()
     store.add_answer_log(log)
     for n in range(6):
         log.give(2 * n + 1, 2 * n + 2)
         mem.add(MemoryDraft(kind="observation", text=f"saw {n}", importance=3), n, T0 + timedelta(seconds=10 * n))
+        if n == 3:  # written at tick 3 about tick 1 (a memory rated late): gone with tick 3
+            mem.add(MemoryDraft(kind="observation", text="late", importance=3), 1, T0 + timedelta(seconds=10))
+        store.conn.execute("INSERT INTO plugin_rows VALUES (?, 'x')", (n,))
         store.commit_tick(tick(n, Record(kind="note", data={"text": str(n)})),
                           Snapshot(n, T0, {"tick": n}, {}) if n % 2 == 0 else None)
     mem.retrieve("saw", T0 + timedelta(minutes=5), 5)  # an access at tick 5
-    store.conn.execute("CREATE TABLE plugin_rows (tick INTEGER, x TEXT)")
-    store.conn.executemany("INSERT INTO plugin_rows VALUES (?, ?)", [(n, "x") for n in range(6)])
-    store.conn.commit()
 
     store.truncate_after(4, state_tick=2)
     q = lambda sql: store.conn.execute(sql).fetchone()[0]  # noqa: E731
     assert store.last_tick() == 4 and q("SELECT MAX(tick) FROM records") == 4 and store.snapshot_ticks() == [0, 2, 4]
     assert q("SELECT MAX(call_no) FROM llm_answers") == 10 and store.last_call_no("town", 2) == 6
     assert q("SELECT MAX(tick) FROM memory_records") == 2 and q("SELECT COUNT(*) FROM memory_access") == 0
+    assert q("SELECT COUNT(*) FROM memory_records WHERE text = 'late'") == 0
     assert q("SELECT MAX(tick) FROM plugin_rows") == 2
-    assert q("SELECT COUNT(*) FROM memory_embeddings") == 6  # keyed by text: kept
+    assert q("SELECT COUNT(*) FROM memory_embeddings") == 7  # keyed by text: kept
     assert q("SELECT MAX(last_access) FROM memory_records") < (T0 + timedelta(minutes=5)).isoformat()
     assert [a["call_no"] for a in store.recorded_answers("town", 2, 4)] == [7, 8, 9, 10]
 

@@ -207,6 +207,11 @@ def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, m
         assert s.count("llm") > 0 or mind == "routine"
     kills = sorted(random.Random(f"{mind}-kills").sample(range(1, last), 3))
 
+    # a fork that changes nothing is the same run (re-run ticks after the snapshot included)
+    forked = tmp_path / "forked"
+    run_to_end(build_engine(RunOptions(fork=whole, at=f"tick:{kills[1]}", out=forked)))
+    assert digest(forked) == digest(whole), first_difference(forked, whole)
+
     # killed before its first tick was committed: a resume must not see that attempt's leftovers
     first = tmp_path / "first"
     run_and_kill({**options, "out": str(first)}, 0)
