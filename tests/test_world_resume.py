@@ -196,16 +196,22 @@ def count_model_calls(engine) -> list:
 SMALL = {"town": "default", "agents": 3, "model": "scripted", "duration": "40m", "seed": 7, "snapshot_every": 25}
 
 
-@pytest.mark.parametrize("mind", ["generative", "routine"])
-def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, monkeypatch, mind: str) -> None:
+@pytest.mark.parametrize("mind, span", [
+    ("generative", {}),
+    ("routine", {}),
+    # to bed, a night jump, and up again: the minds' sleep survives a restore
+    ("generative", {"start": "2026-02-13 22:30", "duration": "7h"}),
+])
+def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, monkeypatch, mind: str,
+                                                               span: dict) -> None:
     monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
-    options = {**SMALL, "mind": mind}
+    options = {**SMALL, "mind": mind, **span}
     whole = tmp_path / "whole"
     run_to_end(build_engine(RunOptions(**options, out=whole)))
     with RunStore.open(whole) as s:
         last = s.last_tick()
         assert s.count("llm") > 0 or mind == "routine"
-    kills = sorted(random.Random(f"{mind}-kills").sample(range(1, last), 3))
+    kills = sorted(random.Random(f"{mind}-{span}-kills").sample(range(1, last), 3))
 
     # a fork that changes nothing is the same run (re-run ticks after the snapshot included)
     forked = tmp_path / "forked"
