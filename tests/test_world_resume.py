@@ -201,7 +201,7 @@ SMALL = {"town": "default", "agents": 3, "model": "scripted", "duration": "40m",
     ("routine", {}),
     # to bed, a night jump, and up again: the minds' sleep survives a restore
     ("generative", {"start": "2026-02-13 22:30", "duration": "7h"}),
-])
+], ids=["generative-day", "routine-day", "generative-night"])
 def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, monkeypatch, mind: str,
                                                                span: dict) -> None:
     monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
