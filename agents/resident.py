@@ -440,6 +440,7 @@ class Resident:
             "triggers": self._triggers, "started": self._started,
             "spatial": self.spatial.to_dict(), "social": self.social.to_dict(),
             "rated": self.rater.known,
+            "sleep": self._sleep.model_dump(mode="json") if self._sleep else None,  # its end is rounded from its start
         }
         return json.loads(json.dumps(state))
 
@@ -473,7 +474,7 @@ class Resident:
         self.spatial.restore(state.get("spatial", {}))
         self.social.restore(state.get("social", {}))
         self.rater.known = dict(state.get("rated", {}))
-        self._sleep = None
+        self._sleep = Step.model_validate(state["sleep"]) if state.get("sleep") else None
         self._absorbed_tick = None
         self._records, self.caller.records = [], []
 

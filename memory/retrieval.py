@@ -188,15 +188,29 @@ class RetrievalIndex:
         self._built_at = self._n
 
     def touch(self, memory_ids, now: float) -> None:
-        """Refresh last access (retrieval does this for what it returns)."""
+        """Refresh last access (retrieval does this for what it returns).
+
+        A level stays ordered by (last access, position), whatever order the touches came
+        in: the order a rebuild from the stored rows gives, so a resumed run retrieves
+        exactly what the uninterrupted one did.
+        """
+        touched: set[int] = set()
         for memory_id in memory_ids:
             pos = self._pos.get(int(memory_id))
-            if pos is None:
+            if pos is None or now < self._last[pos]:
                 continue
-            self._last[pos] = max(self._last[pos], now)
+            self._last[pos] = now
             key = int(round(float(self._imp[pos])))
             self._levels[key].move_to_end(pos)
+            touched.add(key)
+        for key in touched:
             self._level_arrays.pop(key, None)
+            level = self._levels[key]
+            tail = self._last[next(reversed(level))]
+            ties = []
+            while level and self._last[next(reversed(level))] == tail:
+                ties.append(level.popitem()[0])
+            level.update((p, None) for p in sorted(ties))
 
     def set_last_access(self, memory_id: int, when: float) -> None:
         pos = self._pos[memory_id]
@@ -285,7 +299,7 @@ class RetrievalIndex:
         """
         cfg = self.config
         parts = []
-        for key, order in self._levels.items():
+        for key, order in sorted(self._levels.items()):  # one order, however the levels came about
             arr = self._level_arrays.get(key)
             if arr is None:
                 arr = self._level_arrays[key] = np.fromiter(order, dtype=np.int64, count=len(order))

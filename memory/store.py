@@ -119,29 +119,39 @@ def connect(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Co
 
 
 def truncate_after(db_path: Path | str, tick: int) -> None:
-    """Forget every memory, access and embedding-free trace written after ``tick``.
-
-    Called by the engine on resume and fork, before minds are restored from the checkpoint
-    of that tick. Last-access times are recomputed from the surviving access log.
+    """Forget every memory, access and social tie of a tick after ``tick`` (a memory store
+    on its own; a run rolls its whole file back with RunStore.truncate_after). Last-access
+    times are recomputed from the surviving access log.
     """
     conn = connect(db_path)
     try:
         with conn:
-            conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
-            conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
-            conn.execute(
-                "DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)"
-            )
-            conn.execute(
-                """UPDATE memory_records SET last_access = COALESCE(
-                       (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
-                        AND a.time > memory_records.created), memory_records.created)"""
-            )
+            roll_back(conn, tick)
         from agents.social import truncate_social_after  # social edges live in the same file
 
         truncate_social_after(conn, tick)
     finally:
         conn.close()
+
+
+def roll_back(conn: sqlite3.Connection, tick: int) -> None:
+    """The memory tables without what was written after ``tick``, inside the caller's
+    transaction. Embeddings stay: they are keyed by text, not by tick."""
+    conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
+    conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
+    recompute_last_access(conn)
+
+
+def recompute_last_access(conn: sqlite3.Connection) -> None:
+    """After rows were cut (replays.store.RunStore.truncate_after rolls the whole run file
+    back in one transaction): drop accesses of forgotten memories, and set each memory's
+    last access from the accesses that remain."""
+    conn.execute("DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)")
+    conn.execute(
+        """UPDATE memory_records SET last_access = COALESCE(
+               (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                AND a.time > memory_records.created), memory_records.created)"""
+    )
 
 
 def _row_to_record(row: sqlite3.Row | tuple) -> MemoryRecord:

@@ -5,10 +5,14 @@ every N ticks (the engine's state plus each mind's ``snapshot()``). Each tick is
 one transaction, so a run killed at any moment leaves a gap-free prefix of ticks. Readers
 (the viewer, ``replay --summary``) open their own connection and can read while the run is
 writing. Memory tables of the residents live in the same file, owned by ``memory.store``.
+Every model answer of a committed tick is kept in ``llm_answers`` (written in that tick's
+transaction by the answer logs of agents/llm/recorded.py), so resume and fork re-run
+ticks with the run's own answers. One process writes a run folder (replays/lock.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -51,7 +55,33 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state BLOB NOT NULL,
     minds BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS llm_answers (
+    tick INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    call_no INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    request TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    info TEXT NOT NULL,
+    PRIMARY KEY (tick, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_marks (
+    tick INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL,
+    PRIMARY KEY (tick, name)
+) WITHOUT ROWID;
 """
+
+# the run's own tables, cut back to the last kept tick; every other table with a ``tick``
+# column holds minds' state (memory, its access log, social ties, ...) and is cut back to
+# the restored snapshot: to the rows it held then (snapshot_marks: the highest rowid of each
+# such table when the snapshot was taken; a memory written later may carry an older tick)
+_RUN_TABLES = ("ticks", "records", "snapshots", "llm_answers", "snapshot_marks")
+# wall-clock measurements inside record payloads: not part of what a run did
+TIMING_KEYS = frozenset({"latency_s", "duration_s", "wall_s", "elapsed_s"})
 
 # metadata keys that must never be written (API keys and the like)
 _SECRET = re.compile(r"(api[_-]?key|secret|token|password|credential|authorization)", re.I)
@@ -126,6 +156,8 @@ class RunStore:
         self.readonly = readonly
         self._last_tick: int | None = None
         self._last_known = False
+        self._answer_logs: list[Any] = []  # agents.llm.recorded.AnswerLog, one per gateway
+        self.lock: Any = None  # replays.lock.RunLock of a writer, released on close
 
     # -- opening ----------------------------------------------------------------
 
@@ -210,6 +242,8 @@ class RunStore:
             self.conn.close()
         except sqlite3.Error:  # pragma: no cover
             pass
+        if self.lock is not None:
+            self.lock.release()
 
     def __enter__(self) -> "RunStore":
         return self
@@ -250,6 +284,10 @@ class RunStore:
             (tick, seq, r.kind, r.resident, json.dumps(r.data, separators=(",", ":"), default=str))
             for seq, r in enumerate(tick_records.records)
         ]
+        answers = [
+            (tick, seq, log.source, a.call_no, a.call_id, a.purpose, a.request, a.answer, a.info)
+            for seq, (log, a) in enumerate((log, a) for log in self._answer_logs for a in log.take())
+        ]
         try:
             with self.conn:
                 self.conn.execute(
@@ -259,6 +297,11 @@ class RunStore:
                 if rows:
                     self.conn.executemany(
                         "INSERT INTO records(tick, seq, kind, resident, data) VALUES (?, ?, ?, ?, ?)", rows
+                    )
+                if answers:
+                    self.conn.executemany(
+                        "INSERT INTO llm_answers(tick, seq, source, call_no, call_id, purpose, request, answer, info)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", answers,
                     )
                 if snapshot is not None:
                     self._write_snapshot(snapshot)
@@ -278,15 +321,106 @@ class RunStore:
             "INSERT OR REPLACE INTO snapshots(tick, time, state, minds) VALUES (?, ?, ?, ?)",
             (s.tick, s.time.isoformat(), _pack(s.state), _pack(s.minds)),
         )
+        if self._has_table("snapshot_marks"):
+            marks = [(s.tick, t, self.conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{t}"').fetchone()[0])
+                     for t in self._state_tables()]
+            self.conn.execute("DELETE FROM snapshot_marks WHERE tick = ?", (s.tick,))
+            self.conn.executemany("INSERT INTO snapshot_marks(tick, name, max_rowid) VALUES (?, ?, ?)", marks)
 
-    def truncate_after(self, tick: int) -> None:
-        """Forget every tick, record and snapshot after ``tick`` (used when forking)."""
+    def _state_tables(self) -> list[str]:
+        """Tables of the minds' state in this file: every table with a ``tick`` column (and
+        rowids) that is not one of the run's own."""
+        out = []
+        for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
+            if table in _RUN_TABLES:
+                continue
+            if "tick" in {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}:
+                try:
+                    self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
+                except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
+                    continue
+                out.append(table)
+        return out
+
+    def ensure_tables(self) -> None:
+        """Add tables a run database of this schema version may lack (made by an older townsfolk)."""
         self._check_writable()
+        self.conn.executescript(_SCHEMA)
+
+    def truncate_after(self, tick: int, state_tick: int | None = None) -> None:
+        """Roll the whole file back, in one transaction: every tick, record, snapshot and
+        recorded model answer after ``tick``, and every row of the minds' tables (memory,
+        its access log, social ties: any other table with a ``tick`` column) after
+        ``state_tick`` (default ``tick``). A resume restores the snapshot of ``state_tick``
+        and re-runs the ticks up to ``tick``, which write those rows again. Content-keyed
+        caches (embeddings) and the resident registry are kept: they hold no tick's state.
+        """
+        self._check_writable()
+        state_tick = tick if state_tick is None else state_tick
+        tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        marks: dict[str, int] | None = None
+        if "snapshot_marks" in tables and state_tick >= 0:
+            found = dict(self.conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
+            marks = found or None  # a snapshot of an older townsfolk: cut back by tick
+        state = self._state_tables()
         with self.conn:
-            self.conn.execute("DELETE FROM ticks WHERE tick > ?", (tick,))
-            self.conn.execute("DELETE FROM records WHERE tick > ?", (tick,))
-            self.conn.execute("DELETE FROM snapshots WHERE tick > ?", (tick,))
+            for table in tables:
+                columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}
+                if "tick" not in columns:
+                    continue
+                if table in _RUN_TABLES:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
+                elif table in state and marks is not None:  # a table made after the snapshot held nothing then
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
+                else:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
+            if "memory_records" in tables:
+                from memory.store import recompute_last_access  # the memory tables' own rule
+
+                recompute_last_access(self.conn)
         self._last_known = False
+
+    # -- recorded model answers (agents/llm/recorded.py) ------------------------------------
+
+    def add_answer_log(self, log: Any) -> None:
+        """Write this log's answers with every committed tick (it has ``source`` and ``take()``)."""
+        self._answer_logs.append(log)
+
+    @property
+    def answer_logs(self) -> list[Any]:
+        return list(self._answer_logs)
+
+    def discard_pending(self) -> None:
+        """A tick was re-run without being committed: drop the answers it made."""
+        for log in self._answer_logs:
+            log.discard()
+
+    def end_replay(self) -> None:
+        """The re-run after a restore is over: answer logs go back to asking the model."""
+        for log in self._answer_logs:
+            log.end_replay()
+
+    def recorded_answers(self, source: str, after: int, upto: int) -> list[dict[str, Any]]:
+        """Answers of ticks ``after+1..upto`` made through ``source``, in call order."""
+        if not self._has_table("llm_answers"):
+            return []
+        cur = self.conn.execute(
+            "SELECT call_no, call_id, purpose, request, answer, info FROM llm_answers"
+            " WHERE source = ? AND tick > ? AND tick <= ? ORDER BY tick, seq", (source, after, upto))
+        keys = ("call_no", "call_id", "purpose", "request", "answer", "info")
+        return [dict(zip(keys, row)) for row in cur]
+
+    def last_call_no(self, source: str, upto: int) -> int:
+        """The highest call number ``source`` recorded up to tick ``upto`` (0: none)."""
+        if not self._has_table("llm_answers"):
+            return 0
+        row = self.conn.execute(
+            "SELECT MAX(call_no) FROM llm_answers WHERE source = ? AND tick <= ?", (source, upto)).fetchone()
+        return int(row[0] or 0)
+
+    def _has_table(self, name: str) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
     # -- reading ----------------------------------------------------------------
 
@@ -362,6 +496,20 @@ class RunStore:
     def count(self, kind: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0]
 
+    def records_digest(self) -> str:
+        """A hash of the ordered committed records (tick, game time, kind, resident, payload)
+        without wall-clock measurements (latencies): two runs that did the same have the
+        same digest, however long their calls took or however often they were resumed."""
+        h = hashlib.sha256()
+        cur = self.conn.execute(
+            "SELECT t.tick, t.time, r.kind, r.resident, r.data FROM ticks t"
+            " LEFT JOIN records r ON r.tick = t.tick ORDER BY t.tick, r.seq")
+        for tick, time, kind, resident, data in cur:
+            if data is not None and any(k in data for k in TIMING_KEYS):
+                data = json.dumps(_untimed(json.loads(data)), sort_keys=True, separators=(",", ":"))
+            h.update(f"{tick}\x1f{time}\x1f{kind}\x1f{resident}\x1f{data}\x1e".encode())
+        return h.hexdigest()
+
     def summary(self) -> dict[str, Any]:
         """What a run holds, for ``replay --summary``.
 
@@ -415,4 +563,14 @@ class RunStore:
             "snapshots": len(self.snapshot_ticks()),
             "mind_errors": errors,
             "health": health(errors),
+            "records_digest": self.records_digest(),
         }
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without wall-clock keys (see TIMING_KEYS), at any depth."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -121,3 +122,96 @@ def test_summary_counts_injections_and_llm_calls(tmp_path: Path) -> None:
     s = store.summary()
     assert (s["injected"], s["injected_refused"], s["llm_calls"], s["events"]) == (1, 1, 1, 3)
     json.dumps(s)
+
+
+class FixedAnswers:
+    """The store-facing side of agents.llm.recorded.AnswerLog, holding given call numbers."""
+
+    source = "town"
+
+    def __init__(self, *numbers: int) -> None:
+        self.pending: list = []
+        self.give(*numbers)
+
+    def give(self, *numbers: int) -> None:
+        from agents.llm.recorded import Answer
+
+        self.pending = [Answer(n, f"p-{n}", "p", "req", '{"x":1}', "{}") for n in numbers]
+
+    def take(self) -> list:
+        out, self.pending = self.pending, []
+        return out
+
+
+def test_truncate_rolls_back_every_table_in_one_place(tmp_path: Path) -> None:
+    from memory.store import MemoryDraft, MemoryStore
+    from memory.embeddings import get_embedder
+
+    store = RunStore.create(tmp_path, {})
+    mem = MemoryStore(tmp_path / "run.db", "A", embedder=get_embedder("hashing"))
+    store.conn.execute("CREATE TABLE plugin_rows (tick INTEGER, x TEXT)")
+    log = FixedAnswers()
+    store.add_answer_log(log)
+    for n in range(6):
+        log.give(2 * n + 1, 2 * n + 2)
+        mem.add(MemoryDraft(kind="observation", text=f"saw {n}", importance=3), n, T0 + timedelta(seconds=10 * n))
+        if n == 3:  # written at tick 3 about tick 1 (a memory rated late): gone with tick 3
+            mem.add(MemoryDraft(kind="observation", text="late", importance=3), 1, T0 + timedelta(seconds=10))
+        store.conn.execute("INSERT INTO plugin_rows VALUES (?, 'x')", (n,))
+        store.commit_tick(tick(n, Record(kind="note", data={"text": str(n)})),
+                          Snapshot(n, T0, {"tick": n}, {}) if n % 2 == 0 else None)
+    mem.retrieve("saw", T0 + timedelta(minutes=5), 5)  # an access at tick 5
+
+    store.truncate_after(4, state_tick=2)
+    q = lambda sql: store.conn.execute(sql).fetchone()[0]  # noqa: E731
+    assert store.last_tick() == 4 and q("SELECT MAX(tick) FROM records") == 4 and store.snapshot_ticks() == [0, 2, 4]
+    assert q("SELECT MAX(call_no) FROM llm_answers") == 10 and store.last_call_no("town", 2) == 6
+    assert q("SELECT MAX(tick) FROM memory_records") == 2 and q("SELECT COUNT(*) FROM memory_access") == 0
+    assert q("SELECT COUNT(*) FROM memory_records WHERE text = 'late'") == 0
+    assert q("SELECT MAX(tick) FROM plugin_rows") == 2
+    assert q("SELECT COUNT(*) FROM memory_embeddings") == 7  # keyed by text: kept
+    assert q("SELECT MAX(last_access) FROM memory_records") < (T0 + timedelta(minutes=5)).isoformat()
+    assert [a["call_no"] for a in store.recorded_answers("town", 2, 4)] == [7, 8, 9, 10]
+
+    store.truncate_after(-1)  # killed before the first committed tick: nothing is left
+    assert store.last_tick() is None and q("SELECT COUNT(*) FROM memory_records") == 0
+    assert q("SELECT COUNT(*) FROM llm_answers") == 0 and q("SELECT COUNT(*) FROM plugin_rows") == 0
+
+
+def test_records_digest_ignores_latencies_only(tmp_path: Path) -> None:
+    def run(folder: str, latency: float, text: str = "hi") -> str:
+        store = RunStore.create(tmp_path / folder, {})
+        store.commit_tick(tick(0, Record(kind="llm", resident="A", data={"purpose": "p", "call_id": "p-1",
+                                                                          "prompt_hash": "h", "ok": True,
+                                                                          "latency_s": latency})))
+        store.commit_tick(tick(1, Record(kind="note", data={"text": text})))
+        return store.summary()["records_digest"]
+
+    same = run("a", 0.5)
+    assert run("b", 12.25) == same
+    assert run("c", 0.5, "ho") != same
+    empty = RunStore.create(tmp_path / "d", {})
+    assert empty.summary()["records_digest"] != same
+
+
+def test_answers_are_committed_with_their_tick(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, {})
+    store.add_answer_log(FixedAnswers(1, 2))
+    store.commit_tick(tick(0))
+    with pytest.raises(StoreError):
+        store.commit_tick(tick(0))  # refused: nothing of it is written
+    assert store.conn.execute("SELECT tick, call_no FROM llm_answers").fetchall() == [(0, 1), (0, 2)]
+
+
+def test_one_writer_per_run_folder(tmp_path: Path) -> None:
+    from replays.lock import RunFolderBusy, RunLock
+
+    lock = RunLock.acquire(tmp_path / "run")
+    with pytest.raises(RunFolderBusy, match=rf"{tmp_path / 'run'}: another townsfolk process \(pid {os.getpid()}\)"):
+        RunLock.acquire(tmp_path / "run")
+    reader_can_read = RunStore.create(tmp_path / "run", {"seed": 1})  # the store itself does not lock
+    reader_can_read.close()
+    lock.release()
+    lock.release()  # idempotent
+    with RunLock.acquire(tmp_path / "run") as again:
+        assert again.held

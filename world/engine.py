@@ -14,6 +14,7 @@ run is a function of its inputs: same seed + same LLM cache => identical record 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time as _time
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 from agents.interfaces import ChatLine, Intent, Mind, Perception, PerceivedEvent, Persona
 from maps.town import Town
 from replays.records import Record, TickRecords
-from replays.store import RunStore, Snapshot
+from replays.store import TIMING_KEYS, RunStore, Snapshot
 from world import injections
 from world.clock import Clock
 from world.fastmodel import build
@@ -364,9 +365,15 @@ class Engine:
         """Finish a resume or fork: bring the world to exactly the last recorded tick."""
         if self._resim is not None:
             ticks, self._resim = self._resim, None
-            self.diverged = await self.resimulate(ticks)
+            try:
+                self.diverged = await self.resimulate(ticks)
+            finally:
+                if self.store is not None:
+                    self.store.end_replay()  # model calls are live again, numbered after the record's
             if self.diverged:
-                log.warning("re-simulation diverged from the record on %d ticks; recorded state imposed", self.diverged)
+                log.warning("resume is not exact: %d of %d re-run ticks differ from the record (recorded world "
+                            "state imposed; from here on the run may differ from an uninterrupted one)",
+                            self.diverged, len(ticks))
 
     # ------------------------------------------------------------------ the tick
 
@@ -884,10 +891,12 @@ class Engine:
     async def resimulate(self, ticks: Iterable[TickRecords]) -> int:
         """Re-run recorded ticks after a restored snapshot, without committing them.
 
-        Recorded injections are re-applied at their ticks and recorded times are kept. If a
-        tick's world records differ from the recorded ones (a model answered differently),
-        the recorded positions, actions and object states are imposed, so the world ends in
-        exactly the recorded state. Returns the number of ticks that diverged.
+        Recorded injections are re-applied at their ticks and recorded times are kept; model
+        calls get the run's recorded answers (agents/llm/recorded.py). A re-run tick is
+        exact when all its records (memories, plans, call ids included; latencies aside)
+        equal the recorded ones. If its world records differ, the recorded positions,
+        actions and object states are imposed, so the world ends in the recorded state.
+        Returns the number of ticks that were not exact.
         """
         diverged = 0
         for recorded in ticks:
@@ -900,8 +909,11 @@ class Engine:
                     if cmd is not None:
                         forced.append(cmd)
             produced = await self._advance(commit=False, forced=forced, forced_time=recorded.time)
-            if _world_view(produced.records) != _world_view(recorded.records):
+            if self.store is not None:
+                self.store.discard_pending()  # its answers are already in the store
+            if _full_view(produced.records) != _full_view(recorded.records):
                 diverged += 1
+            if _world_view(produced.records) != _world_view(recorded.records):
                 self._impose(recorded)
             for r in self._order:  # records of the re-run are already in the store
                 r.mind.drain_records()
@@ -934,9 +946,14 @@ def _world_view(records: list[Record]) -> list[tuple]:
     return [(r.kind, r.resident, _norm(r.data)) for r in records if r.kind in _WORLD_KINDS]
 
 
+def _full_view(records: list[Record]) -> list[tuple]:
+    """Every record as stored and digested (replays.store.RunStore.records_digest): no latencies."""
+    return [(r.kind, r.resident, _norm(json.loads(json.dumps(r.data, default=str)))) for r in records]
+
+
 def _norm(value: Any) -> Any:
     if isinstance(value, dict):
-        return tuple(sorted((k, _norm(v)) for k, v in value.items()))
+        return tuple(sorted((k, _norm(v)) for k, v in value.items() if k not in TIMING_KEYS))
     if isinstance(value, (list, tuple)):
         return tuple(_norm(v) for v in value)
     return value

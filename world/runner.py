@@ -4,10 +4,13 @@ Shared by `townsfolk run` and `townsfolk watch`. :class:`RunOptions` is the run 
 options as a validated model; :func:`build_engine` turns it into a ready :class:`Engine`
 with its run folder and store (``engine.run_dir``, ``engine.until``, ``engine.llm``).
 
-Resume and fork go through the same path: restore the nearest snapshot at or before the
-target tick, forget memories written after that snapshot, then re-run the recorded ticks up
-to the target (recorded injections re-applied; recorded state imposed should a model answer
-differently), so the world continues from exactly the recorded state.
+Resume and fork go through the same path: lock the run folder (one writer), roll the whole
+file back (RunStore.truncate_after: records past the target tick, minds' rows past the
+nearest snapshot), restore that snapshot, then re-run the recorded ticks up to the target
+with the run's own recorded model answers (agents/llm/recorded.py) and recorded injections,
+so the world and the minds continue from exactly the recorded state, call ids included.
+Should a re-run tick still differ from the record, the recorded world state is imposed and
+the run says how many ticks differed.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agents.interfaces import MindOptions, Persona
 from maps.crowd import crowd
 from maps.town import Town, load_town, residents_files, town_folder
+from replays.lock import RunFolderBusy, RunLock
 from replays.store import DB_NAME, RunStore, StoreError
 from world.clock import parse_duration, parse_start
 from world.engine import Engine
@@ -198,23 +202,36 @@ def make_model(model: str, mind: str, cache_dir: Path | None, chaos: float, seed
         raise RunError(f"--model {model}: {exc}") from None
 
 
-def _is_live(run_dir: Path) -> bool:
+def lock_run_folder(run_dir: Path, option: str) -> RunLock:
+    """The run folder's writer lock, or a RunError naming the folder and the holder's pid."""
     try:
-        from replays.control import is_live
-    except ModuleNotFoundError:  # pragma: no cover
-        return False
-    try:
-        return bool(is_live(run_dir))
-    except Exception:
-        return False
+        return RunLock.acquire(run_dir)
+    except RunFolderBusy as exc:
+        raise RunError(f"{option}: {exc}") from None
+    except OSError as exc:
+        raise RunError(f"{option} {run_dir}: cannot lock the run folder for writing ({exc.strerror or exc})") from None
 
 
-def _truncate_memories(db: Path, tick: int) -> None:
-    try:
-        from memory.store import truncate_after
-    except ModuleNotFoundError:
+def record_answers(llm: Any, store: RunStore, source: str) -> None:
+    """Keep every answer of ``llm`` in the run's database (see agents/llm/recorded.py)."""
+    if llm is None or not hasattr(llm, "recorder") or llm.recorder is not None:
         return
-    truncate_after(db, tick)
+    from agents.llm.recorded import AnswerLog
+
+    log = AnswerLog(source)
+    log.attach(llm)
+    store.add_answer_log(log)
+
+
+def replay_answers(store: RunStore, restored: int, last: int) -> None:
+    """Ticks ``restored+1..last`` are about to be re-run: serve them their recorded answers,
+    with call ids that go on from those of tick ``restored``."""
+    from agents.llm.recorded import Answer
+
+    for log in store.answer_logs:
+        answers = [Answer(**row) for row in store.recorded_answers(log.source, restored, last)]
+        log.start_replay(answers, first_no=store.last_call_no(log.source, restored) + 1,
+                         next_no=store.last_call_no(log.source, last) + 1)
 
 
 def _versions() -> dict[str, Any]:
@@ -271,6 +288,7 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
         llm = make_model(meta["model"], kind, options.cache_dir, options.chaos, meta["seed"])
     start = datetime.fromisoformat(meta["start"])
     mind_opts = MindOptions(ablation=meta.get("ablation", "full"), seed=meta["seed"], places=town.addresses(), start_time=start)
+    record_answers(llm, store, "town")
     db = run_dir / DB_NAME
     minds = {p.name: factory(p, llm, db, mind_opts) for p in people}
     engine = Engine(town, people, minds, start=start, seconds_per_tick=meta["seconds_per_tick"], store=store,
@@ -294,6 +312,9 @@ def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], o
     assistant_name = meta["encounters"].get("assistant_model") or meta["model"]
     assistant = town_llm if assistant_name == meta["model"] else make_model(
         assistant_name, "generative", options.cache_dir, options.chaos, meta["seed"])
+    if engine.store is not None:
+        record_answers(town_llm, engine.store, "town")
+        record_answers(assistant, engine.store, "assistant")
     models = Models(assistant, town_llm, town_llm, assistant_name, meta["model"])
     return EncounterPlugin(models, people, seed=meta["seed"]).attach(engine)
 
@@ -333,14 +354,23 @@ def _fresh(options: RunOptions) -> Engine:
     llm = make_model(model, mind_kind, options.cache_dir, options.chaos, meta["seed"])  # type: ignore[arg-type]
     had_db = RunStore.db_path(run_dir).exists()
     try:
-        store = RunStore.create(run_dir, meta)
-    except (OSError, sqlite3.Error) as exc:
-        remove_created(run_dir, created, had_db)
-        raise RunError(f"--out {run_dir}: cannot create the run folder ({exc})") from None
+        lock = lock_run_folder(run_dir, "--out")
     except BaseException:
         remove_created(run_dir, created, had_db)
         raise
     try:
+        store = RunStore.create(run_dir, meta)
+    except (OSError, sqlite3.Error) as exc:
+        lock.release()
+        remove_created(run_dir, created, had_db)
+        raise RunError(f"--out {run_dir}: cannot create the run folder ({exc})") from None
+    except BaseException:
+        lock.release()
+        remove_created(run_dir, created, had_db)
+        raise
+    store.lock = lock
+    try:
+        store.truncate_after(-1)  # rows a run killed before its first tick left behind
         return _assemble(store.meta(), store, run_dir, options, llm=llm)
     except BaseException:
         store.close()
@@ -376,14 +406,22 @@ def remove_created(run_dir: Path, created: list[Path], had_db: bool) -> None:
             p.unlink(missing_ok=True)
 
 
-def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None) -> Engine:
-    """Resume the run in ``run_dir`` from its last committed tick."""
+def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, lock: RunLock | None = None) -> Engine:
+    """Resume the run in ``run_dir`` from its last committed tick (a fork's folder comes locked)."""
     if not (run_dir / DB_NAME).exists():
+        if lock is not None:
+            lock.release()
         raise RunError(f"--resume {run_dir}: no run here (expected a run folder holding {DB_NAME})")
-    if fork is None and _is_live(run_dir):
-        raise RunError(f"--resume {run_dir}: this run is still running (its control channel answers); stop it first")
-    store = RunStore.open(run_dir, readonly=False)
+    if lock is None:
+        lock = lock_run_folder(run_dir, "--resume")
     try:
+        store = RunStore.open(run_dir, readonly=False)
+    except BaseException:
+        lock.release()
+        raise
+    store.lock = lock
+    try:
+        store.ensure_tables()
         meta = store.meta()
         changes: dict[str, Any] = {}
         if options.model is not None and options.model != meta["model"]:
@@ -402,13 +440,17 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None) -
         snap = store.snapshot_at_or_before(last) if last is not None else None
         if last is not None and snap is None:
             raise StoreError(f"{store.path}: no snapshot at or before tick {last}; cannot restore the run")
-        if snap is not None:
-            _truncate_memories(store.path, snap.tick)
+        restored = snap.tick if snap is not None else -1
+        kept = last if last is not None else -1
+        store.truncate_after(kept, restored)  # everything past the kept ticks, minds' rows past the snapshot
         engine = _assemble(meta, store, run_dir, options)
         if snap is not None:
             engine.restore_full(snap)
-            if last > snap.tick:  # type: ignore[operator]
-                engine.schedule_resimulation(list(store.iter_ticks(snap.tick + 1, last)))
+        replay_answers(store, restored, kept)
+        if kept > restored:
+            engine.schedule_resimulation(list(store.iter_ticks(restored + 1, kept)))
+        else:
+            store.end_replay()
         resumes = list(meta.get("resumed", []))
         if fork is None and last is not None:
             resumes.append({"after_tick": last, "at": datetime.now().isoformat(timespec="seconds")})
@@ -443,26 +485,38 @@ def _fork(options: RunOptions) -> Engine:
             raise RunError(f"--out {run_dir}: a run already exists there; choose another folder")
         created = check_new_run_dir(run_dir, "--out")
         run_dir.mkdir(parents=True, exist_ok=True)
-        dst = sqlite3.connect(str(dst_db))
+        lock = lock_run_folder(run_dir, "--out")
         try:
-            src.conn.backup(dst)
-        finally:
-            dst.close()
+            dst = sqlite3.connect(str(dst_db))
+            try:
+                src.conn.backup(dst)
+            finally:
+                dst.close()
+        except BaseException:
+            lock.release()
+            raise
     finally:
         src.close()
-    store = RunStore.open(run_dir, readonly=False)
-    store.truncate_after(tick)
-    step = timedelta(seconds=meta["seconds_per_tick"])
-    end = (at_time + step + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
-    store.set_meta(
-        forked_from={"run": str(src_dir.resolve()), "tick": tick, "time": at_time.isoformat() if at_time else None},
-        planned_end=end, created=datetime.now().isoformat(timespec="seconds"), resumed=[],
-        model=options.model or meta["model"], chaos=options.chaos,
-    )
-    store.close()
+    try:
+        store = RunStore.open(run_dir, readonly=False)  # not given the lock: it is handed to _continue
+        try:
+            store.ensure_tables()
+            store.truncate_after(tick)
+            step = timedelta(seconds=meta["seconds_per_tick"])
+            end = (at_time + step + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
+            store.set_meta(
+                forked_from={"run": str(src_dir.resolve()), "tick": tick, "time": at_time.isoformat() if at_time else None},
+                planned_end=end, created=datetime.now().isoformat(timespec="seconds"), resumed=[],
+                model=options.model or meta["model"], chaos=options.chaos,
+            )
+        finally:
+            store.close()
+    except BaseException:
+        lock.release()
+        raise
     opts = options.model_copy(update={"model": None})
     try:
-        return _continue(run_dir, opts, fork={"tick": tick})
+        return _continue(run_dir, opts, fork={"tick": tick}, lock=lock)
     except BaseException:
         remove_created(run_dir, created, had_db=False)
         raise

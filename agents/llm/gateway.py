@@ -132,6 +132,8 @@ class CallInfo:
 class Gateway:
     """A LanguageModel (agents.interfaces) over one backend."""
 
+    recorder: Any = None  # agents.llm.recorded.AnswerLog in a run: answers kept in run.db, replayed on resume
+
     def __init__(
         self,
         backend: Backend,
@@ -233,14 +235,19 @@ class Gateway:
             attempts=0,
             latency_s=0.0,
         )
-        result = self._from_cache(key, schema)
-        if result is not None:
+        replayed = self.recorder.replay(info, messages, schema) if self.recorder is not None else None
+        result = replayed if replayed is not None else self._from_cache(key, schema)
+        if replayed is not None:
+            pass  # a re-run tick: the run's own recorded answer (agents.llm.recorded)
+        elif result is not None:
             info.ok = info.cached = True
         else:
             result = await self._attempts(purpose, messages, schema, temperature, max_tokens, key, info)
         if result is None:
             info.fallback = True
             result = fallback.model_copy(deep=True)
+        if self.recorder is not None and replayed is None:
+            self.recorder.record(info, messages, schema, result)
         info.latency_s = time.perf_counter() - started
         with self._lock:
             stats = self._account(purpose)
