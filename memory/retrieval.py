@@ -102,6 +102,8 @@ class RetrievalIndex:
         self._index: faiss.Index = faiss.IndexFlatIP(dim)
         self._hnsw = False  # an approximate index (IVF or HNSW) is in use
         self._built_at = 0
+        self._version = 0  # bumped by every write: keys the cached query-independent part
+        self._prior_cache: tuple | None = None  # (now, version, f) -> best prior positions, bound, ranges
 
     # -- building ---------------------------------------------------------------------------
 
@@ -144,6 +146,7 @@ class RetrievalIndex:
         self._n = stop
         for offset, memory_id in enumerate(ids.tolist()):
             self._pos[memory_id] = start + offset
+        self._version += 1
         order = np.argsort(lasts, kind="stable")
         for offset in order.tolist():
             self._place_in_level(start + offset)
@@ -189,6 +192,7 @@ class RetrievalIndex:
 
     def touch(self, memory_ids, now: float) -> None:
         """Refresh last access (retrieval does this for what it returns)."""
+        self._version += 1
         for memory_id in memory_ids:
             pos = self._pos.get(int(memory_id))
             if pos is None:
@@ -199,6 +203,7 @@ class RetrievalIndex:
             self._level_arrays.pop(key, None)
 
     def set_last_access(self, memory_id: int, when: float) -> None:
+        self._version += 1
         pos = self._pos[memory_id]
         self._last[pos] = when
         level = self._levels[int(round(float(self._imp[pos])))]
@@ -247,7 +252,7 @@ class RetrievalIndex:
         for _round in range(cfg.max_rounds):
             rel, positions = self._search(q, c)
             rel_hi = float(rel[0])
-            prior_pos, prior_next = self._best_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
+            prior_pos, prior_next = self._cached_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
             cand = np.concatenate([positions, prior_pos])  # may repeat: deduplicated when ranked
             hits = self._score(cand, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
             if len(positions) >= n or len(hits) < k:
@@ -273,8 +278,20 @@ class RetrievalIndex:
         cached = getattr(self, "_floor", None)
         if cached is None or n > 2 * cached[0]:
             picks = np.random.default_rng(n).choice(n, 1024, replace=False)
-            cached = self._floor = (n, np.ascontiguousarray(self._emb[picks]))
-        return float(_dot_rows(cached[1], q).min())
+            sample = faiss.IndexFlatIP(self.dim)
+            sample.add(np.ascontiguousarray(self._emb[picks]))
+            cached = self._floor = (n, sample)
+        # the least similar to q is the most similar to -q: one SIMD pass, no BLAS start-up
+        scores, _ = cached[1].search(-q.reshape(1, -1), 1)
+        return -float(scores[0][0])
+
+    def _cached_prior(self, f: int, now: float, *ranges: float) -> tuple[np.ndarray, float]:
+        """:meth:`_best_prior`, computed once per (time, state): the queries of one retrieval
+        (and every query until the next write or touch) share it."""
+        key = (now, self._version, f, ranges)
+        if self._prior_cache is None or self._prior_cache[0] != key:
+            self._prior_cache = (key, self._best_prior(f, now, *ranges))
+        return self._prior_cache[1]
 
     def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[np.ndarray, float]:
         """The f positions with the best recency+importance, and a bound on everyone else's.

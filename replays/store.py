@@ -377,4 +377,12 @@ class RunStore:
             "memories": by_kind.get("memory", 0),
             "records_by_kind": by_kind,
             "snapshots": len(self.snapshot_ticks()),
+            "believability": _believability(self.conn),
         }
+
+
+def _believability(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The run's believability checks (agents.believability); imported late: replays stays light."""
+    from agents.believability import summary_block
+
+    return summary_block(conn)
