@@ -16,6 +16,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -184,6 +185,21 @@ def _covers(item: str, lo: int, hi: int) -> bool:
     return start < hi * 60 and end > lo * 60
 
 
+def at_work_check(whereabouts: Iterable[tuple[str, datetime, str]], personas: dict[str, dict[str, Any]]) -> Check:
+    """(resident, game time, address) of actions: on a weekday in core work hours (10-12, 14-16),
+    the share of a working resident's actions at their workplace (not a doctor at the pub at 10)."""
+    tally = _Tally()
+    for name, when, address in whereabouts:
+        persona = personas.get(name)
+        if not persona or _NO_JOB.search(str(persona.get("occupation", ""))):
+            continue
+        if when.weekday() >= 5 or when.hour not in (10, 11, 14, 15):
+            continue
+        sector = str(persona.get("workplace", "")).split(":")[0].strip().lower()
+        tally.add(bool(sector) and address.lower().startswith(sector), f"{name} at {when:%a %H:%M}: {address}")
+    return tally.check()
+
+
 # ---------------------------------------------------------------------------------------------
 # Actions: does the place fit the action?
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +350,7 @@ def interview_check(answers: Iterable[tuple[str, str, Sequence[str]]], names: Se
 # A run
 # ---------------------------------------------------------------------------------------------
 
-CHECKS = ("plans_at_work", "action_place", "no_degenerate_text", "conversation_answers", "importance_order",
+CHECKS = ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text", "conversation_answers", "importance_order",
           "interview_answers")
 
 
@@ -352,6 +368,7 @@ class RunTexts:
     hourly: dict[str, list[list[str]]] = field(default_factory=dict)
     day_plans: list[str] = field(default_factory=list)
     actions: list[tuple[str, str, str]] = field(default_factory=list)
+    whereabouts: list[tuple[str, datetime, str]] = field(default_factory=list)
     conversations: list[list[tuple[str, str]]] = field(default_factory=list)
     memories: list[tuple[str, str, int]] = field(default_factory=list)
     embedder: str | None = None
@@ -366,9 +383,9 @@ def read_run(conn: sqlite3.Connection) -> RunTexts:
             out.personas[name] = json.loads(persona)
             out.embedder = out.embedder or embedder
     convos: dict[str, list[tuple[str, str]]] = {}
-    rows = conn.execute("SELECT kind, resident, data FROM records WHERE kind IN ('plan', 'action', 'chat', 'memory') "
-                        "ORDER BY tick, seq")
-    for kind, resident, data in rows:
+    rows = conn.execute("SELECT r.kind, r.resident, r.data, t.time FROM records r JOIN ticks t ON t.tick = r.tick "
+                        "WHERE r.kind IN ('plan', 'action', 'chat', 'memory') ORDER BY r.tick, r.seq")
+    for kind, resident, data, when in rows:
         d = json.loads(data)
         if kind == "plan" and d.get("level") == "hourly":
             out.hourly.setdefault(resident or "", []).append(list(d.get("items") or []))
@@ -376,6 +393,7 @@ def read_run(conn: sqlite3.Connection) -> RunTexts:
             out.day_plans.extend(str(i) for i in d.get("items") or [])
         elif kind == "action":
             out.actions.append((resident or "", str(d.get("description", "")), str(d.get("address", ""))))
+            out.whereabouts.append((resident or "", datetime.fromisoformat(when), str(d.get("address", ""))))
         elif kind == "chat":
             key = d.get("conversation_id") or "|".join(sorted([d.get("speaker", ""), d.get("listener", "")]))
             convos.setdefault(key, []).append((str(d.get("speaker", "")), str(d.get("text", ""))))
@@ -393,6 +411,7 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
     model_texts = list(run.day_plans) + [t for c in run.conversations for _, t in c]
     checks = {
         "plans_at_work": plans_at_work_check(run.hourly, run.personas),
+        "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),
         "action_place": action_place_check(run.actions),
         "no_degenerate_text": degenerate_check(model_texts, names),
         "conversation_answers": conversation_check(run.conversations, embed, names,

@@ -21,6 +21,7 @@ from agents.believability import (
 from memory.embeddings import get_embedder
 
 EMBED = get_embedder("hashing").encode
+FRIDAY_10 = datetime(2026, 2, 13, 10, 0)
 PERSONAS = {
     "Maria Alvarez": {"name": "Maria Alvarez", "occupation": "doctor", "workplace": "Riverside Clinic:consulting room"},
     "Lucy Alvarez": {"name": "Lucy Alvarez", "occupation": "nurse", "workplace": "Riverside Clinic:ward"},
@@ -39,6 +40,7 @@ def degenerate_morning() -> RunTexts:
         day_plans=["1. 1. 2. 3. 4.", "Zones 1 ... Zones 7", '{"plan": ["wake up"', "Answer in JSON with the plan"],
         actions=[("Maria Alvarez", "examining a patient", pub), ("Lucy Alvarez", "nursing a patient", pub),
                  ("Tom Alvarez", "sleeping", pub)],
+        whereabouts=[(name, FRIDAY_10, pub) for name in PERSONAS],
         conversations=[[("Lucy Alvarez", "Lucy Alvarez"), ("Maria Alvarez", "Maria Alvarez"),
                         ("Lucy Alvarez", "Lucy Alvarez"), ("Maria Alvarez", "1. 2. 3.")]],
         memories=[("Maria Alvarez", "My father died this morning", 1), ("Maria Alvarez", "Tom is idle", 2),
@@ -60,6 +62,9 @@ def sensible_morning() -> RunTexts:
                    "have dinner with Lucy"],
         actions=[("Maria Alvarez", "examining a patient", clinic), ("Lucy Alvarez", "triage of a patient", "Riverside Clinic:ward"),
                  ("Tom Alvarez", "sleeping", "Oak House:bedroom:bed"), ("Tom Alvarez", "attending a lecture", "Willowbrook College:classroom")],
+        whereabouts=[("Maria Alvarez", FRIDAY_10, clinic), ("Lucy Alvarez", FRIDAY_10, "Riverside Clinic:ward"),
+                     ("Tom Alvarez", FRIDAY_10, "Willowbrook College:classroom"),
+                     ("Tom Alvarez", FRIDAY_10 + timedelta(days=1), "The Crooked Pub:bar room")],  # Saturday: free
         conversations=[[
             ("Lucy Alvarez", "Are you coming to the party at the pub tonight?"),
             ("Maria Alvarez", "Yes, I will come to the party after my shift at the clinic."),
@@ -92,7 +97,8 @@ def test_ordinary_sentences_are_not_degenerate():
 
 def test_the_degenerate_morning_scores_low_on_every_check():
     score = score_texts(degenerate_morning(), EMBED, embedder="hashing")
-    for name in ("plans_at_work", "action_place", "no_degenerate_text", "conversation_answers", "importance_order"):
+    for name in ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text",
+                 "conversation_answers", "importance_order"):
         check = score.checks[name]
         assert check.judged > 0 and check.score is not None and check.score <= 0.25, (name, check)
         assert check.failures, name
@@ -101,7 +107,9 @@ def test_the_degenerate_morning_scores_low_on_every_check():
 
 def test_a_sensible_morning_scores_high():
     score = score_texts(sensible_morning(), EMBED, embedder="hashing")
-    for name in ("plans_at_work", "action_place", "no_degenerate_text", "conversation_answers", "importance_order"):
+    assert score.checks["at_work_in_work_hours"].judged == 3  # Saturday at the pub is not judged
+    for name in ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text",
+                 "conversation_answers", "importance_order"):
         assert score.checks[name].score == 1.0, (name, score.checks[name])
     assert score.checks["interview_answers"].score is None  # no interviews in a run: not judged, not counted
     assert score.overall == 1.0
