@@ -210,6 +210,10 @@ PLACE_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
     for a, p in [
         (r"\b(sleep|sleeping|asleep|nap|napping|going to bed)\b", r"bed|home|house|cottage|apartment|terrace|sofa"),
         (r"\b(shower|showering|bath|bathing|brushing (his|her|their) teeth)\b", r"bath|home|house|cottage|apartment|terrace"),
+        (r"\b(breakfast|lunch|dinner|supper|eating|meal)\b",
+         r"kitchen|dining|table|cafe|pub|grocer|park|home|house|cottage|apartment|terrace"),
+        (r"\b(teeth|toilet|washing (his|her|their) face|getting dressed)\b",
+         r"bath|bed|home|house|cottage|apartment|terrace"),
         (r"\b(cook|cooking|bake|baking)\b", r"kitchen|stove|oven|cafe|pub|home|house|cottage|apartment|terrace"),
         (r"\b(pint|beer|ale|wine|drinking)\b", r"pub|bar|home|house|cottage|apartment|terrace|park"),
         (r"\b(patient|patients|examin|diagnos|prescri|nurse|nursing|triage)\w*", r"clinic|hospital|surgery"),

@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "embedder": embedder.name,
         "overall": round(score.overall, 3) if score.overall is not None else None,
         **{name: _show(check) for name, check in score.checks.items()},
+        "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
         "run_s": round(run_s, 1),
         "probe_and_interviews_s": round(model_s, 1),
     }
