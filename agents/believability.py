@@ -39,6 +39,7 @@ _STOP = frozenset(
 _INSTRUCTION = re.compile(
     r"\b(json|schema|respond (only )?with|answer (only )?with|return (only )?(a |the )?(json|list|object)|"
     r"output format|in the format|example:|worked example|as an ai|language model|instructions?\b|placeholder|"
+    r"in the (first|third) person|original sentence|"
     r"<[a-z_]+>|\{[a-z_]+\})",
     re.I,
 )

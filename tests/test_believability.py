@@ -83,6 +83,9 @@ def sensible_morning() -> RunTexts:
     ("Lucy Alvarez", "a name as a line"),
     ("Maria", "a name as a line"),
     ("...", "no words"),
+    # the default embedded model's interview answer, measured (docs/BENCHMARKS.md)
+    ("Maria Alvarez, in the first person, using only the first person plural of the original sentence,",
+     "echo of the instruction"),
 ])
 def test_degenerate_text_is_named(text, reason):
     assert degenerate_reason(text, list(PERSONAS)) is not None
