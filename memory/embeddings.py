@@ -6,7 +6,10 @@ package (offline; the model is loaded once per process), and ``hashing`` is a de
 bag-of-words feature hasher that needs no torch, for tests and benchmarks that must be fast.
 Both return L2-normalised float32 rows, so an inner product is a cosine similarity, and
 both are wrapped in a cache keyed by a hash of the text, so a sentence seen twice (the same
-observation every few minutes) is embedded once.
+observation every few minutes) is embedded once. The cache also batches across residents:
+memory stores defer their new memories (:meth:`CachedEmbedder.defer`) and the next retrieval
+by anyone embeds all of them, with its query, in one call (:meth:`CachedEmbedder.settle`);
+per-call overhead, not sentence length, was most of MiniLM's cost in a town day.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ import logging
 import os
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol
+from typing import Iterable, Protocol
 
 import numpy as np
 
@@ -158,6 +162,9 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        # per thread, stores with memories to embed: a store is only ever settled by its own thread
+        self._waiting: dict[int, weakref.WeakSet] = {}
+        self.batches = 0  # settle() calls that embedded something
 
     def encode(self, texts: list[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -188,6 +195,34 @@ class CachedEmbedder:
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+    # -- deferred embedding: one batch for every store that shares this embedder -----------------
+
+    def defer(self, owner: "DeferredOwner") -> None:
+        """``owner`` has texts waiting; they are embedded at the next :meth:`settle`, in one batch
+        with every other owner's (all residents who wrote memories since anyone last retrieved)."""
+        with self._lock:
+            self._waiting.setdefault(threading.get_ident(), weakref.WeakSet()).add(owner)
+
+    def settle(self, extra: Iterable[str] = ()) -> None:
+        """Embed the texts of every owner waiting in this thread, and ``extra``, in one batch; then
+        let each owner index its own (from the cache, no further model call)."""
+        with self._lock:
+            owners = list(self._waiting.pop(threading.get_ident(), ()))
+        texts = [t for owner in owners for t in owner.waiting_texts()] + list(extra)
+        if texts:
+            self.encode(texts)
+            self.batches += 1
+        for owner in owners:
+            owner.index_waiting()
+
+
+class DeferredOwner(Protocol):
+    """A memory store whose new memories wait for the shared batch (see :meth:`CachedEmbedder.defer`)."""
+
+    def waiting_texts(self) -> list[str]: ...
+
+    def index_waiting(self) -> None: ...
 
 
 _SHARED: dict[str, CachedEmbedder] = {}

@@ -102,6 +102,8 @@ class RetrievalIndex:
         self._index: faiss.Index = faiss.IndexFlatIP(dim)
         self._hnsw = False  # an approximate index (IVF or HNSW) is in use
         self._built_at = 0
+        self._version = 0  # bumped by every write: keys the cached query-independent part
+        self._prior_cache: tuple | None = None  # (now, version, f) -> best prior positions, bound, ranges
 
     # -- building ---------------------------------------------------------------------------
 
@@ -144,6 +146,7 @@ class RetrievalIndex:
         self._n = stop
         for offset, memory_id in enumerate(ids.tolist()):
             self._pos[memory_id] = start + offset
+        self._version += 1
         order = np.argsort(lasts, kind="stable")
         for offset in order.tolist():
             self._place_in_level(start + offset)
@@ -195,6 +198,7 @@ class RetrievalIndex:
         exactly what the uninterrupted one did.
         """
         touched: set[int] = set()
+        self._version += 1
         for memory_id in memory_ids:
             pos = self._pos.get(int(memory_id))
             if pos is None or now < self._last[pos]:
@@ -213,6 +217,7 @@ class RetrievalIndex:
             level.update((p, None) for p in sorted(ties))
 
     def set_last_access(self, memory_id: int, when: float) -> None:
+        self._version += 1
         pos = self._pos[memory_id]
         self._last[pos] = when
         level = self._levels[int(round(float(self._imp[pos])))]
@@ -261,9 +266,9 @@ class RetrievalIndex:
         for _round in range(cfg.max_rounds):
             rel, positions = self._search(q, c)
             rel_hi = float(rel[0])
-            prior_pos, prior_next = self._best_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
-            cand = np.concatenate([positions, prior_pos])  # may repeat: deduplicated when ranked
-            hits = self._score(cand, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
+            prior = self._cached_prior(f, now, rec_lo, rec_hi, imp_lo, imp_hi)
+            prior_next = prior.bound
+            hits = self._score(positions, rel, prior, q, now, (rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi), k)
             if len(positions) >= n or len(hits) < k:
                 break
             rel_c = cfg.w_relevance * _norm(float(rel[-1]), rel_lo, rel_hi)
@@ -287,8 +292,32 @@ class RetrievalIndex:
         cached = getattr(self, "_floor", None)
         if cached is None or n > 2 * cached[0]:
             picks = np.random.default_rng(n).choice(n, 1024, replace=False)
-            cached = self._floor = (n, np.ascontiguousarray(self._emb[picks]))
-        return float(_dot_rows(cached[1], q).min())
+            sample = faiss.IndexFlatIP(self.dim)
+            sample.add(np.ascontiguousarray(self._emb[picks]))
+            cached = self._floor = (n, sample)
+        # the least similar to q is the most similar to -q: one SIMD pass, no BLAS start-up
+        scores, _ = cached[1].search(-q.reshape(1, -1), 1)
+        return -float(scores[0][0])
+
+    def _cached_prior(self, f: int, now: float, *ranges: float) -> "_Prior":
+        """:meth:`_best_prior` with its rows, recency, importance and partial score, computed once
+        per (time, state): the queries of one retrieval (and every query until the next write or
+        touch) share it, and score it with one product over contiguous rows."""
+        key = (now, self._version, f, ranges)
+        if self._prior_cache is None or self._prior_cache[0] != key:
+            positions, bound = self._best_prior(f, now, *ranges)
+            rec, imp, part = self._partial(positions, now, *ranges)
+            prior = _Prior(positions, bound, np.ascontiguousarray(self._emb[positions]), rec, imp, part)
+            self._prior_cache = (key, prior)
+        return self._prior_cache[1]
+
+    def _partial(self, positions: np.ndarray, now: float, rec_lo, rec_hi, imp_lo, imp_hi):
+        """Recency, importance and their weighted normalised sum (the query-independent score)."""
+        cfg = self.config
+        rec = cfg.decay ** (now - self._last[positions])
+        imp = self._imp[positions].astype(np.float64)
+        part = cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi) + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
+        return rec, imp, part
 
     def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[np.ndarray, float]:
         """The f positions with the best recency+importance, and a bound on everyone else's.
@@ -314,17 +343,18 @@ class RetrievalIndex:
         part = np.argpartition(-prior, f - 1)
         return positions[part[:f]], float(prior[part[f:]].max())
 
-    def _score(self, positions: np.ndarray, q: np.ndarray, now: float, ranges, k: int) -> list[Hit]:
+    def _score(self, near: np.ndarray, near_rel: np.ndarray, prior: "_Prior", q: np.ndarray, now: float,
+               ranges, k: int) -> list[Hit]:
+        """Score the index's neighbours (relevance as the index computed it: exact inner products)
+        and the prior pool (one product over its cached rows); a position in both is ranked once."""
         cfg = self.config
         rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi = ranges
-        rel = _dot_rows(self._emb[positions], q)
-        rec = cfg.decay ** (now - self._last[positions])
-        imp = self._imp[positions].astype(np.float64)
-        score = (
-            cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi)
-            + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
-            + cfg.w_relevance * _norm_vec(rel.astype(np.float64), rel_lo, rel_hi)
-        )
+        rec_a, imp_a, part_a = self._partial(near, now, rec_lo, rec_hi, imp_lo, imp_hi)
+        positions = np.concatenate([near, prior.positions])
+        rel = np.concatenate([near_rel.astype(np.float64), _dot_rows(prior.rows, q).astype(np.float64)])
+        rec = np.concatenate([rec_a, prior.rec])
+        imp = np.concatenate([imp_a, prior.imp])
+        score = np.concatenate([part_a, prior.part]) + cfg.w_relevance * _norm_vec(rel, rel_lo, rel_hi)
         order = _top_order(score, min(len(score), 2 * k))
         hits: list[Hit] = []
         seen: set[int] = set()
@@ -386,6 +416,18 @@ class RetrievalIndex:
         return [
             Hit(int(self._ids[i]), s, raw[i][0], raw[i][1], raw[i][2]) for s, i in scored[:k]
         ]
+
+
+@dataclass
+class _Prior:
+    """The memories with the best recency+importance at one time, ready to score against a query."""
+
+    positions: np.ndarray
+    bound: float  # the best recency+importance of any memory outside the pool
+    rows: np.ndarray  # their embeddings, contiguous
+    rec: np.ndarray
+    imp: np.ndarray
+    part: np.ndarray  # weighted, normalised recency + importance
 
 
 def _dot_rows(rows: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -204,6 +204,7 @@ class MemoryStore:
         self.index = RetrievalIndex(self.embedder.dim, self.config)
         self._records: dict[int, MemoryRecord] = {}
         self._order: list[int] = []  # ids in creation order
+        self._waiting: list[MemoryRecord] = []  # written, not yet embedded and indexed (see settle)
         self._load()
 
     # -- loading ----------------------------------------------------------------------------
@@ -274,6 +275,9 @@ class MemoryStore:
         for rec in records:
             self._records[rec.id] = rec
             self._order.append(rec.id)
+        self._add_to_index(records, vectors)
+
+    def _add_to_index(self, records: list[MemoryRecord], vectors: np.ndarray) -> None:
         self.index.add(
             [r.id for r in records],
             vectors,
@@ -299,7 +303,6 @@ class MemoryStore:
             if d.kind not in MEMORY_KINDS:
                 raise ValueError(f"memory kind {d.kind!r}: expected one of {', '.join(MEMORY_KINDS)}")
         keys = [text_key(d.text) for d in drafts]
-        vectors = self._vectors([d.text for d in drafts], keys)
         stamp = when.replace(tzinfo=None).isoformat()
         out: list[MemoryRecord] = []
         with self.conn:
@@ -320,8 +323,28 @@ class MemoryStore:
                         evidence=list(d.evidence), embedding_key=key, triple=d.triple,
                     )
                 )
-        self._index_records(out, vectors)
+        for rec in out:
+            self._records[rec.id] = rec
+            self._order.append(rec.id)
+        self._waiting.extend(out)
+        self.embedder.defer(self)
         return out
+
+    # -- deferred embedding (one batch across residents: memory.embeddings.CachedEmbedder.settle) --
+
+    def waiting_texts(self) -> list[str]:
+        return [r.text for r in self._waiting]
+
+    def index_waiting(self) -> None:
+        """Embed (from the shared cache) and index the memories written since the last settle."""
+        waiting, self._waiting = self._waiting, []
+        if waiting and self.conn is not None:
+            self._add_to_index(waiting, self._vectors([r.text for r in waiting], [r.embedding_key for r in waiting]))
+
+    def settle(self, extra: Sequence[str] = ()) -> None:
+        """Index every waiting memory (this store's and every other store's on the same embedder)."""
+        self.embedder.settle(extra)
+        self.index_waiting()  # in case another settle took our texts but we were not yet indexed
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -359,6 +382,8 @@ class MemoryStore:
         if not self._order:
             return []
         texts = [queries] if isinstance(queries, str) else list(queries)
+        if not self.frozen:
+            self.settle(texts)  # an interview's read-only view has nothing waiting
         vectors = self.embedder.encode(texts)
         now_h = game_hours(now)
         k = k or self.config.top_k
@@ -406,7 +431,7 @@ class MemoryStore:
                 (self.resident,),
             )
         self.index = RetrievalIndex(self.embedder.dim, self.config)
-        self._records, self._order = {}, []
+        self._records, self._order, self._waiting = {}, [], []
         self._load()
 
     # -- resident registry (for interviews) -----------------------------------------------------
@@ -420,6 +445,8 @@ class MemoryStore:
             )
 
     def close(self) -> None:
+        if self._waiting and not self.frozen:
+            self.settle()  # the run's embedding table keeps every memory's vector
         self.conn.close()
 
 

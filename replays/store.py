@@ -564,6 +564,7 @@ class RunStore:
             "mind_errors": errors,
             "health": health(errors),
             "records_digest": self.records_digest(),
+            "believability": _believability(self.conn),
         }
 
 
@@ -574,3 +575,10 @@ def _untimed(value: Any) -> Any:
     if isinstance(value, list):
         return [_untimed(v) for v in value]
     return value
+
+
+def _believability(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The run's believability checks (agents.believability); imported late: replays stays light."""
+    from agents.believability import summary_block
+
+    return summary_block(conn)

@@ -118,3 +118,59 @@ def test_spatial_memory_offers_only_known_arenas():
     assert spatial.best_object("Home:bedroom", "going to bed") == "Home:bedroom:bed"
     spatial.learn(["Nowhere:at all"])  # not in the town: ignored
     assert "Nowhere:at all" not in spatial.arenas()
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting the batches it is asked for."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[int] = []
+
+    def encode(self, texts):
+        self.calls.append(len(texts))
+        return super().encode(texts)
+
+
+def test_memories_of_many_residents_are_embedded_in_one_batch_before_anyone_retrieves(tmp_path):
+    inner = _CountingEmbedder()
+    shared = CachedEmbedder(inner)
+    stores = [MemoryStore(tmp_path / "run.db", name, embedder=shared) for name in ("Ann", "Ben", "Cy")]
+    for i, store in enumerate(stores):
+        store.add_many([MemoryDraft(kind="observation", text=f"{store.resident} sees the stove {j}", importance=2)
+                        for j in range(3)], i, T0)
+        store.add(MemoryDraft(kind="thought", text=f"{store.resident} wants to bake bread", importance=5), i, T0)
+    assert inner.calls == []  # written (and readable) but not yet embedded
+    assert len(stores[2]) == 4 and stores[2].recent(1)[0].text == "Cy wants to bake bread"
+    hits = stores[1].retrieve("baking bread", T0 + timedelta(hours=1), 5, k=2)
+    assert inner.calls == [13]  # 12 memories of three residents + the query: one batch
+    assert hits[0].text == "Ben wants to bake bread"
+    assert stores[0].retrieve("bread", T0 + timedelta(hours=1), 6, k=1)[0].text == "Ann wants to bake bread"
+    assert inner.calls == [13, 1]  # the others were indexed from the shared batch; only the new query
+    for store in stores:
+        store.close()
+    # every vector reached the run's embedding table: a reopened store needs no model call
+    reopened = MemoryStore(tmp_path / "run.db", "Cy", embedder=shared)
+    assert len(reopened.index) == 4 and inner.calls == [13, 1]
+
+
+def test_cached_recency_and_importance_follow_every_write_and_touch():
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(6000, 32)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    # a flat index with the bound test on: a stale cached prior would miss the touched memories
+    index = RetrievalIndex(32, RetrievalConfig(prior_candidates=64, candidates=64, max_rounds=8,
+                                               hnsw_threshold=10_000))
+    index.add(np.arange(6000), vecs, rng.integers(1, 11, 6000), np.sort(rng.uniform(0, 500, 6000)))
+    q = vecs[7]
+    before = [h.memory_id for h in index.search(q, 600.0, 10)]
+    assert before == [h.memory_id for h in index.search(q, 600.0, 10)]
+    old = [i for i in range(100) if i not in before][:10]
+    index.touch(old, 599.0)  # ten old memories become the most recent: they must show up now
+    after = [h.memory_id for h in index.search(q, 600.0, 10)]
+    exact = [h.memory_id for h in index.full_scan(q, 600.0, 10)]
+    touched_in_exact = set(exact) & set(old)
+    assert touched_in_exact and touched_in_exact <= set(after)
+    assert len(set(after) & set(exact)) >= 9  # the floor of relevance is sampled past 2,048 memories
+    index.add([6000], vecs[7:8] * 1.0, [10], [600.0])  # a new twin of the query, very important and new
+    assert index.search(q, 600.0, 1)[0].memory_id == 6000

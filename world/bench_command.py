@@ -20,6 +20,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "viewer": ("replays.bench_viewer", "headless viewer frames per second"),
     "eval": ("agents.encounters.bench_eval", "encounter episodes per hour by worker count"),
     "models": ("agents.llm.quality", "schema-valid and sensible answers of the embedded models"),
+    "believability": ("agents.bench_believability", "believability checks of a short run on a model"),
 }
 
 

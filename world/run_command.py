@@ -301,6 +301,11 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
             print(f"  {'llm':>18}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in t.items()))
             for purpose, s in (llm.get("by_purpose") or {}).items():
                 print(f"  {purpose:>18}: calls {s.get('calls')}, fallbacks {s.get('fallbacks', 0)}")
+        bel = summary.get("believability")
+        if isinstance(bel, dict):  # agents/believability.py: share per check (judged), None = nothing to judge
+            parts = [f"overall {bel.get('overall')}"] + [
+                f"{k} {v.get('score')} ({v.get('judged')})" for k, v in bel.items() if isinstance(v, dict)]
+            print(f"  {'believability':>18}: " + ", ".join(parts + ([f"error: {bel['error']}"] if bel.get("error") else [])))
     if as_json:
         print(json.dumps(summary, default=str))
 

@@ -1,0 +1,445 @@
+"""A believability score for a run: the automatic checks a reader of the paper would make.
+
+Each check is a share in [0, 1] (``None`` when the run gives it nothing to judge) over what a
+run wrote to ``run.db``: plans, actions, chat lines and memories. No model calls, except the
+embeddings that judge whether a chat line answers the previous one; the importance probe
+(:func:`importance_probe`) and interview answers (:func:`interview_check`) do call a model and
+are run by ``townsfolk bench believability``. The overall score is the mean of the checks
+that could be judged. Pure functions over plain data, so the degenerate examples of issue 11
+are test fixtures that must score low.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
+# a reply at least this similar to the line before it answers it (MiniLM: unrelated sentences ~0.05,
+# a reply ~0.3-0.6; the hashing stand-in only sees shared words, so one shared word must do)
+ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
+ECHO_MAX_COSINE = 0.97  # ... and this similar is a repeat, not an answer
+MAX_CHAT_PAIRS = 400  # bound the embedding work of a long run's summary
+
+_WORD = re.compile(r"[A-Za-z]+")
+_STOP = frozenset(
+    "a an the is are was were be been to of in on at and or for with by it its this that i me my you your he "
+    "she his her they them their we our as from about into than then so do does did has have had will would "
+    "can could just not no yes what who when where how today some there here all very also".split()
+)
+# phrases of our prompts' instructions and worked examples; a model that copies them is echoing
+_INSTRUCTION = re.compile(
+    r"\b(json|schema|respond (only )?with|answer (only )?with|return (only )?(a |the )?(json|list|object)|"
+    r"output format|in the format|example:|worked example|as an ai|language model|instructions?\b|placeholder|"
+    r"in the (first|third) person|original sentence|"
+    r"<[a-z_]+>|\{[a-z_]+\})",
+    re.I,
+)
+_JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"|^\s*"|"\s*,\s*"')
+_DIGIT_TOKEN = re.compile(r"^\(?\d+[.):]?$")
+_NUMBERED_WORD = re.compile(r"\b([A-Za-z]+)\s+\d+\b")
+
+
+class Check(BaseModel):
+    """One check: the share that passed, how many items were judged, and a few failures."""
+
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    judged: int = 0
+    failures: list[str] = Field(default_factory=list, description="up to 3 failing items, for a reader")
+
+
+class Believability(BaseModel):
+    checks: dict[str, Check]
+    overall: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    def as_summary(self) -> dict[str, Any]:
+        """The run summary's ``believability`` block: each check's share, its count, and the overall."""
+        out: dict[str, Any] = {"overall": _round(self.overall)}
+        for name, check in self.checks.items():
+            out[name] = {"score": _round(check.score), "judged": check.judged, "failures": check.failures}
+        return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+@dataclass
+class _Tally:
+    passed: int = 0
+    judged: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, ok: bool, item: str) -> None:
+        self.judged += 1
+        if ok:
+            self.passed += 1
+        elif len(self.failures) < 3:
+            self.failures.append(item[:160])
+
+    def check(self) -> Check:
+        score = self.passed / self.judged if self.judged else None
+        return Check(score=score, judged=self.judged, failures=self.failures)
+
+
+# ---------------------------------------------------------------------------------------------
+# Degenerate text
+# ---------------------------------------------------------------------------------------------
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP}
+
+
+def degenerate_reason(text: str, names: Iterable[str] = ()) -> str | None:
+    """Why a reader would reject this model text (None if they would not).
+
+    Digit lists (``1. 1. 2. 3.``), numbered placeholders (``Zones 1 ... Zones 7``), JSON debris,
+    echoes of an instruction, a bare name (``Lucy Alvarez`` as a chat line), or no words at all.
+    """
+    stripped = text.strip()
+    tokens = stripped.split()
+    words = _WORD.findall(stripped)
+    digits = sum(1 for t in tokens if _DIGIT_TOKEN.match(t))
+    if digits >= 2 and digits * 2 >= len(tokens):
+        return "digit list"
+    if len(words) == 0:
+        return "no words"
+    numbered = [m.group(1).lower() for m in _NUMBERED_WORD.finditer(stripped)]
+    if len(numbered) >= 2 and len(set(numbered)) < len(numbered):
+        return "numbered placeholders"
+    if _JSON_DEBRIS.search(stripped):
+        return "JSON debris"
+    if _INSTRUCTION.search(stripped):
+        return "echo of the instruction"
+    bare = " ".join(w.lower() for w in words)
+    for name in names:
+        parts = [p.lower() for p in _WORD.findall(name)]
+        if parts and (bare == " ".join(parts) or bare in parts):
+            return "a name as a line"
+    if len(set(w.lower() for w in words)) == 1 and len(words) > 2:
+        return "one word repeated"
+    return None
+
+
+def degenerate_check(texts: Iterable[str], names: Sequence[str]) -> Check:
+    tally = _Tally()
+    for text in texts:
+        reason = degenerate_reason(text, names)
+        tally.add(reason is None, f"{reason}: {text}")
+    return tally.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans: the workplace at work hours
+# ---------------------------------------------------------------------------------------------
+
+_NO_JOB = re.compile(r"\b(retired|unemployed|none|homemaker|child)\b", re.I)
+_WORK_WORDS = re.compile(r"\b(work|works|working|shift|job|office|clinic|patients?|class|classes|lecture|teach|"
+                         r"teaching|study|studying|serve|serving|counter|bank|shop|store|till|bar|cafe|college|"
+                         r"school|surgery|rounds|customers?|meeting|desk)\b", re.I)
+
+
+def _work_terms(persona: dict[str, Any]) -> set[str]:
+    place = str(persona.get("workplace", "")).split(":")[0]
+    return content_words(place) | content_words(str(persona.get("occupation", "")))
+
+
+def plans_at_work_check(hourly: dict[str, list[list[str]]], personas: dict[str, dict[str, Any]]) -> Check:
+    """Each resident's hourly plans: is some item in work hours about their work or workplace?
+
+    ``hourly`` maps a resident to its hourly plans (items like ``"09:00 serving coffee (180 min)"``).
+    Residents with no job (retired, a child) are not judged.
+    """
+    tally = _Tally()
+    lo, hi = WORK_HOURS
+    for name, plans in hourly.items():
+        persona = personas.get(name)
+        if not persona or _NO_JOB.search(str(persona.get("occupation", ""))):
+            continue
+        terms = _work_terms(persona)
+        for items in plans:
+            covering = [text for text in items if _covers(text, lo, hi)]
+            ok = any(_WORK_WORDS.search(t) or content_words(t) & terms for t in covering)
+            tally.add(ok, f"{name}: " + "; ".join(covering or items)[:150])
+    return tally.check()
+
+
+_ITEM = re.compile(r"^\s*(\d{1,2}):(\d{2})\s+(.*?)(?:\((\d+) min\))?\s*$")
+
+
+def _covers(item: str, lo: int, hi: int) -> bool:
+    """Does an hourly item ``HH:MM activity (N min)`` overlap the hours [lo, hi)?"""
+    m = _ITEM.match(item)
+    if not m:
+        return False
+    start = int(m.group(1)) * 60 + int(m.group(2))
+    end = start + int(m.group(4) or 60)
+    return start < hi * 60 and end > lo * 60
+
+
+def at_work_check(whereabouts: Iterable[tuple[str, datetime, str]], personas: dict[str, dict[str, Any]]) -> Check:
+    """(resident, game time, address) of actions: on a weekday in core work hours (10-12, 14-16),
+    the share of a working resident's actions at their workplace (not a doctor at the pub at 10)."""
+    tally = _Tally()
+    for name, when, address in whereabouts:
+        persona = personas.get(name)
+        if not persona or _NO_JOB.search(str(persona.get("occupation", ""))):
+            continue
+        if when.weekday() >= 5 or when.hour not in (10, 11, 14, 15):
+            continue
+        sector = str(persona.get("workplace", "")).split(":")[0].strip().lower()
+        tally.add(bool(sector) and address.lower().startswith(sector), f"{name} at {when:%a %H:%M}: {address}")
+    return tally.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# Actions: does the place fit the action?
+# ---------------------------------------------------------------------------------------------
+
+# (what the action says, places where a reader would accept it)
+PLACE_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(
+    (re.compile(a, re.I), re.compile(p, re.I))
+    for a, p in [
+        (r"\b(sleep|sleeping|asleep|nap|napping|going to bed)\b", r"bed|home|house|cottage|apartment|terrace|sofa"),
+        (r"\b(shower|showering|bath|bathing|brushing (his|her|their) teeth)\b", r"bath|home|house|cottage|apartment|terrace"),
+        (r"\b(breakfast|lunch|dinner|supper|eating|meal)\b",
+         r"kitchen|dining|table|cafe|pub|grocer|park|home|house|cottage|apartment|terrace"),
+        (r"\b(teeth|toilet|washing (his|her|their) face|getting dressed)\b",
+         r"bath|bed|home|house|cottage|apartment|terrace"),
+        (r"\b(cook|cooking|bake|baking)\b", r"kitchen|stove|oven|cafe|pub|home|house|cottage|apartment|terrace"),
+        (r"\b(pint|beer|ale|wine|drinking)\b", r"pub|bar|home|house|cottage|apartment|terrace|park"),
+        (r"\b(patient|patients|examin|diagnos|prescri|nurse|nursing|triage)\w*", r"clinic|hospital|surgery"),
+        (r"\b(lecture|lecturing|teach|teaching|seminar|classroom)\w*", r"college|school|classroom|library|lecture"),
+        (r"\b(deposit|withdraw|loan|cashier|teller|atm)\w*", r"bank|atm"),
+        (r"\b(groceries|vegetables|fruit stall|stocking shelves)\b", r"grocer|shop|store|market"),
+        (r"\b(serving coffee|espresso|latte|barista|coffee machine)\b", r"cafe|coffee|kitchen|home|house|cottage|apartment"),
+        (r"\b(council|mayor|town meeting)\b", r"town hall|hall"),
+        (r"\b(jog|jogging|walk in the park|feeding the ducks|picnic)\b", r"park|street|river|garden"),
+    ]
+)
+
+
+def action_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
+    """(resident, description, address) triples: of the actions a rule covers, the share at a fitting place."""
+    tally = _Tally()
+    for name, description, address in actions:
+        for said, places in PLACE_RULES:
+            if said.search(description):
+                tally.add(bool(places.search(address)), f"{name}: {description} @ {address}")
+                break
+    return tally.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversations: does each line answer the one before?
+# ---------------------------------------------------------------------------------------------
+
+
+def conversation_check(
+    conversations: Sequence[Sequence[tuple[str, str]]],
+    embed: Callable[[list[str]], np.ndarray],
+    names: Sequence[str] = (),
+    min_cosine: float = ANSWER_MIN_COSINE["minilm"],
+) -> Check:
+    """Each reply (speaker, text) after the first line of a conversation: not degenerate, not a
+    repeat of the line before, and similar to it (cosine of normalised embeddings)."""
+    pairs: list[tuple[str, str, str]] = []
+    for lines in conversations:
+        for (prev_speaker, prev), (speaker, text) in zip(lines, lines[1:]):
+            if speaker != prev_speaker:
+                pairs.append((prev, text, speaker))
+    pairs = pairs[:MAX_CHAT_PAIRS]
+    tally = _Tally()
+    if not pairs:
+        return tally.check()
+    vecs = embed([t for p in pairs for t in p[:2]])
+    for i, (prev, text, speaker) in enumerate(pairs):
+        cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
+        reason = degenerate_reason(text, names) or degenerate_reason(prev, names)
+        if reason is None and cosine >= ECHO_MAX_COSINE:
+            reason = "repeats the line before"
+        elif reason is None and cosine < min_cosine:
+            reason = f"does not answer (cosine {cosine:.2f})"
+        tally.add(reason is None, f"{reason}: {prev!r} -> {speaker}: {text!r}")
+    return tally.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# Importance: does a death outrank a latte?
+# ---------------------------------------------------------------------------------------------
+
+# (more important, less important): a reader would rank the first higher, whoever it happened to
+PROBE_PAIRS: tuple[tuple[str, str], ...] = (
+    ("My father died this morning", "I bought a latte at the cafe"),
+    ("The cafe kitchen caught fire and two people were hurt", "The cafe floor is being swept"),
+    ("Tom asked Lucy to marry him", "Tom is idle"),
+    ("I lost my job today", "I read the morning newspaper"),
+    ("My daughter was taken to hospital after a car accident", "The bed is made"),
+)
+_SALIENT = re.compile(r"\b(died|death|dead|funeral|fire|accident|injur\w*|hospital|emergency|married|marry|"
+                      r"engaged|pregnant|born|fired|arrested|stolen|robbed|election|running for)\b", re.I)
+_MUNDANE = re.compile(r"\b(is idle|latte|swept|sweeping|newspaper|is made|brushing|tidy\w*)\b", re.I)
+
+
+def importance_pairs_check(pairs: Iterable[tuple[str, int, str, int]]) -> Check:
+    """(salient text, its rating, mundane text, its rating): the share where salient is rated higher."""
+    tally = _Tally()
+    for high, hi_score, low, lo_score in pairs:
+        tally.add(hi_score > lo_score, f"{high!r}={hi_score} vs {low!r}={lo_score}")
+    return tally.check()
+
+
+def importance_from_memories(memories: Sequence[tuple[str, str, int]]) -> Check:
+    """Per resident, salient memories (a death, a fire, a proposal) against mundane ones (idle, a latte).
+
+    ``memories`` are (resident, text, importance). Pairs are matched by keyword, at most 50.
+    """
+    by_resident: dict[str, tuple[list[tuple[str, int]], list[tuple[str, int]]]] = {}
+    for name, text, score in memories:
+        salient, mundane = by_resident.setdefault(name, ([], []))
+        if _SALIENT.search(text):
+            salient.append((text, score))
+        elif _MUNDANE.search(text):
+            mundane.append((text, score))
+    pairs = []
+    for salient, mundane in by_resident.values():
+        for (high, hs), (low, ls) in zip(salient, mundane[: len(salient)]):
+            pairs.append((high, hs, low, ls))
+    return importance_pairs_check(pairs[:50])
+
+
+async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Occupation: teacher.",
+                           name: str = "Alex Smith") -> Check:
+    """Rate the fixed probe pairs through the model's ``importance`` purpose (one batched call)."""
+    from agents.prompts.importance import importance_prompt, ratings_schema
+
+    texts = [t for pair in PROBE_PAIRS for t in pair]
+    schema = ratings_schema(len(texts))
+    answer = await llm.acomplete("importance", importance_prompt(summary, name, texts), schema,
+                                 schema(ratings=[3] * len(texts)), temperature=0.0, max_tokens=16 + 4 * len(texts))
+    scores = list(answer.ratings) + [3] * len(texts)
+    return importance_pairs_check(
+        (high, int(scores[2 * i]), low, int(scores[2 * i + 1])) for i, (high, low) in enumerate(PROBE_PAIRS)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Interviews: does the answer mention something the resident remembers?
+# ---------------------------------------------------------------------------------------------
+
+
+def interview_check(answers: Iterable[tuple[str, str, Sequence[str]]], names: Sequence[str] = ()) -> Check:
+    """(resident, answer, that resident's memory texts): not degenerate, and sharing at least two
+    content words (besides the resident's own name) with what the resident remembers."""
+    tally = _Tally()
+    for name, answer, memories in answers:
+        own = content_words(name)
+        known = set().union(*(content_words(m) for m in memories)) - own if memories else set()
+        shared = content_words(answer) & known
+        reason = degenerate_reason(answer, names)
+        ok = reason is None and len(shared) >= 2
+        tally.add(ok, f"{name}: {reason or 'mentions nothing remembered'}: {answer!r}")
+    return tally.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# A run
+# ---------------------------------------------------------------------------------------------
+
+CHECKS = ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text", "conversation_answers", "importance_order",
+          "interview_answers")
+
+
+def combine(checks: dict[str, Check]) -> Believability:
+    """The overall score: the mean of the checks that judged something."""
+    scores = [c.score for c in checks.values() if c.score is not None]
+    return Believability(checks=checks, overall=sum(scores) / len(scores) if scores else None)
+
+
+@dataclass
+class RunTexts:
+    """What the checks read from a run: plain data, so fixtures can be built by hand."""
+
+    personas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hourly: dict[str, list[list[str]]] = field(default_factory=dict)
+    day_plans: list[str] = field(default_factory=list)
+    actions: list[tuple[str, str, str]] = field(default_factory=list)
+    whereabouts: list[tuple[str, datetime, str]] = field(default_factory=list)
+    conversations: list[list[tuple[str, str]]] = field(default_factory=list)
+    memories: list[tuple[str, str, int]] = field(default_factory=list)
+    embedder: str | None = None
+
+
+def read_run(conn: sqlite3.Connection) -> RunTexts:
+    """Plans, actions, chats and memories of a run database (memory tables may be absent)."""
+    out = RunTexts()
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "memory_residents" in tables:
+        for name, persona, embedder in conn.execute("SELECT name, persona, embedder FROM memory_residents"):
+            out.personas[name] = json.loads(persona)
+            out.embedder = out.embedder or embedder
+    convos: dict[str, list[tuple[str, str]]] = {}
+    rows = conn.execute("SELECT r.kind, r.resident, r.data, t.time FROM records r JOIN ticks t ON t.tick = r.tick "
+                        "WHERE r.kind IN ('plan', 'action', 'chat', 'memory') ORDER BY r.tick, r.seq")
+    for kind, resident, data, when in rows:
+        d = json.loads(data)
+        if kind == "plan" and d.get("level") == "hourly":
+            out.hourly.setdefault(resident or "", []).append(list(d.get("items") or []))
+        elif kind == "plan" and d.get("level") in ("day", "decomposed"):
+            out.day_plans.extend(str(i) for i in d.get("items") or [])
+        elif kind == "action":
+            out.actions.append((resident or "", str(d.get("description", "")), str(d.get("address", ""))))
+            out.whereabouts.append((resident or "", datetime.fromisoformat(when), str(d.get("address", ""))))
+        elif kind == "chat":
+            key = d.get("conversation_id") or "|".join(sorted([d.get("speaker", ""), d.get("listener", "")]))
+            convos.setdefault(key, []).append((str(d.get("speaker", "")), str(d.get("text", ""))))
+        elif kind == "memory":
+            out.memories.append((resident or "", str(d.get("text", "")), int(d.get("importance", 3))))
+    out.conversations = list(convos.values())
+    return out
+
+
+def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
+                extra: dict[str, Check] | None = None, embedder: str = "minilm") -> Believability:
+    """Every check over a run's texts; ``extra`` adds (or replaces) model-backed checks."""
+    names = sorted(set(run.personas) | {n for n, *_ in run.actions} | {s for c in run.conversations for s, _ in c})
+    names = [n for n in names if n]
+    model_texts = list(run.day_plans) + [t for c in run.conversations for _, t in c]
+    checks = {
+        "plans_at_work": plans_at_work_check(run.hourly, run.personas),
+        "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),
+        "action_place": action_place_check(run.actions),
+        "no_degenerate_text": degenerate_check(model_texts, names),
+        "conversation_answers": conversation_check(run.conversations, embed, names,
+                                                   ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"])),
+        "importance_order": importance_from_memories(run.memories),
+        "interview_answers": Check(),
+    }
+    checks.update(extra or {})
+    return combine(checks)
+
+
+def score_run_db(conn: sqlite3.Connection) -> Believability:
+    """The run summary's score: every check that needs no model, with the run's own embedder."""
+    from memory.embeddings import get_embedder
+
+    run = read_run(conn)
+    embedder = get_embedder(run.embedder) if run.embedder else get_embedder()
+    return score_texts(run, embedder.encode, embedder=embedder.name)
+
+
+def summary_block(conn: sqlite3.Connection) -> dict[str, Any]:
+    """``believability`` for ``RunStore.summary()``; a failure to score is shown, never raised."""
+    try:
+        return score_run_db(conn).as_summary()
+    except Exception as exc:  # noqa: BLE001 - the summary must still print; the error is in it
+        return {"overall": None, "error": f"{type(exc).__name__}: {exc}"}
