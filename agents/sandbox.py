@@ -14,9 +14,9 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from agents.interfaces import ChatLine, Intent, Mind, PerceivedEvent, Perception
+from maps.contracts import ChatLine, Intent, Mind, PerceivedEvent, Perception
 from memory.spatial import arena_of, split_address
-from replays.records import Record
+from maps.contracts import Record
 
 
 @dataclass
@@ -151,7 +151,7 @@ def demo_home(name: str) -> list[str]:
 
 
 def demo_persona(name: str, workplace: str, occupation: str, *, wake: int = 7, sleep: int = 22, **extra):
-    from agents.interfaces import Persona
+    from maps.contracts import Persona
 
     return Persona(
         name=name, age=extra.pop("age", 30), traits=extra.pop("traits", ["friendly", "curious"]),

@@ -7,7 +7,7 @@ rooms. They are plain personas, so every mind works with them.
 
 from __future__ import annotations
 
-from agents.interfaces import Persona
+from maps.contracts import Persona
 from maps.town import Town, load_town, residents_files
 
 FIRST = ["Ada", "Bruno", "Carmen", "Dev", "Elsa", "Farid", "Gwen", "Hiro", "Ines", "Jonas", "Kira", "Luis",

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.interfaces import Persona, Relationship
+from maps.contracts import Persona, Relationship
 from maps.town import Town
 
 SCRATCH = Path("bootstrap_memory") / "scratch.json"

@@ -1,7 +1,7 @@
 """Load and validate a town: a Tiled-compatible JSON map plus a residents file.
 
 A town is a folder holding ``town.json`` (a Tiled map, orthogonal, JSON format) and one or
-more residents files (``residents.json``: a JSON list of :class:`agents.interfaces.Persona`).
+more residents files (``residents.json``: a JSON list of :class:`maps.contracts.Persona`).
 
 The map format, all of it readable and editable in Tiled:
 
@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.interfaces import Persona
-from agents.plain_text import NAME_MAX, SHORT_MAX, control_problem, escape_controls
+from maps.contracts import Persona
+from maps.contracts import NAME_MAX, SHORT_MAX, control_problem, escape_controls
 
 TOWNS_DIR = Path(__file__).resolve().parent / "towns"
 MAP_FILE = "town.json"

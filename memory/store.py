@@ -127,7 +127,7 @@ def truncate_after(db_path: Path | str, tick: int) -> None:
     try:
         with conn:
             roll_back(conn, tick)
-        from agents.social import truncate_social_after  # social edges live in the same file
+        from memory.social import truncate_social_after  # social edges live in the same file
 
         truncate_social_after(conn, tick)
     finally:
@@ -143,7 +143,7 @@ def roll_back(conn: sqlite3.Connection, tick: int) -> None:
 
 
 def recompute_last_access(conn: sqlite3.Connection) -> None:
-    """After rows were cut (replays.store.RunStore.truncate_after rolls the whole run file
+    """After rows were cut (memory.runfile.RunStore.truncate_after rolls the whole run file
     back in one transaction): drop accesses of forgotten memories, and set each memory's
     last access from the accesses that remain."""
     conn.execute("DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)")

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from replays.when import parse_at
+from maps.contracts import parse_at
 
 
 def init_headless() -> None:

@@ -1,6 +1,6 @@
 """Where the viewer's ticks come from: a recorded run folder, or a live engine.
 
-Both feeds hand the viewer :class:`~replays.records.TickRecords`, which it folds into its
+Both feeds hand the viewer :class:`~maps.contracts.TickRecords`, which it folds into its
 frame with :func:`replays.frames.apply`; that is the one drawing path for live and replay.
 A replay feed can also seek; a live feed can change the engine's pace, pause it, and take
 injected commands.
@@ -19,7 +19,7 @@ from typing import Any
 
 from replays.frames import FrameState
 from replays.reader import RunReader
-from replays.records import TickRecords
+from maps.contracts import TickRecords
 
 GAP_SKIP_S = 300.0  # a jump in game time longer than this (night fast-forward) is not waited out
 

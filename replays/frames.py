@@ -2,7 +2,7 @@
 
 A :class:`FrameState` is everything drawn for one moment of a run: where each resident
 stands and what they do, speech bubbles, object states, the clock, encounter badges.
-:func:`apply` folds one :class:`~replays.records.TickRecords` into a frame and returns a new
+:func:`apply` folds one :class:`~maps.contracts.TickRecords` into a frame and returns a new
 frame, leaving the old one untouched. Live watching and replay both go through this one
 function, so a recorded day is drawn exactly as it was drawn live.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
-from replays.records import (
+from maps.contracts import (
     ActionPayload,
     ChatPayload,
     EncounterPayload,

@@ -1,6 +1,6 @@
 """Reading a run folder as frames: exact seeking, time lookups, and following a live run.
 
-:class:`RunReader` sits on a :class:`replays.store.RunStore` (or anything with the same
+:class:`RunReader` sits on a :class:`memory.runfile.RunStore` (or anything with the same
 read methods) and answers "what does the town look like at tick T" by taking the nearest
 starting point at or before T and applying the records after it with
 :func:`replays.frames.apply`. Starting points are the reader's own keyframes (complete
@@ -33,7 +33,7 @@ from replays.frames import (
     apply_in_place,
     frame_from_snapshot,
 )
-from replays.records import MemoryPayload, PlanPayload, Record, TickRecords
+from maps.contracts import MemoryPayload, PlanPayload, Record, TickRecords
 
 KEYFRAME_EVERY = 60  # ticks between the reader's own keyframes (10 game minutes at 10 s/tick)
 LOOKBACK = max(BUBBLE_TICKS, INJECT_TICKS) + 1  # ticks whose bubbles/toasts may still show
@@ -61,7 +61,7 @@ def open_store(run_dir: str | Path) -> TickStore:
     if not path.exists():
         raise ReaderError(f"no run folder at {path}")
     try:
-        from replays.store import RunStore
+        from memory.runfile import RunStore
     except ImportError as exc:  # pragma: no cover - the store ships with the package
         raise ReaderError(f"the run store is not available: {exc}") from exc
     try:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from agents.plain_text import escape_controls
+from maps.contracts import escape_controls
 from replays.frames import risk_of
-from replays.records import TickRecords
+from maps.contracts import TickRecords
 
 CONVERSATION_GAP = timedelta(minutes=10)
 MAX_TRANSCRIPT_LINES = 24

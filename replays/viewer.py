@@ -275,7 +275,7 @@ class Viewer:
         interviewer = self._interviewer
         if interviewer is None:
             try:
-                from agents.interview import interview as interviewer  # type: ignore[no-redef]
+                from agents.minds.interview import interview as interviewer  # type: ignore[no-redef]
             except ImportError:
                 self.notify("interviews are not available in this version", False)
                 return

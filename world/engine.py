@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from agents.interfaces import ChatLine, Intent, Mind, Perception, PerceivedEvent, Persona
+from maps.contracts import ChatLine, Intent, Mind, Perception, PerceivedEvent, Persona
 from maps.town import Town
-from replays.records import Record, TickRecords
-from replays.store import TIMING_KEYS, RunStore, Snapshot
+from maps.contracts import Record, TickRecords
+from memory.runfile import TIMING_KEYS, RunStore, Snapshot
 from world import injections
 from world.clock import Clock
-from world.fastmodel import build
+from maps.contracts import build
 from world.injections import AnnounceCommand, EncounterCommand, InjectResult, ObjectCommand, WhisperCommand
 from world.pathfinding import PathFinder
 from world.perception import Attention, ObjectSight, Sight, SpatialIndex, choose
@@ -947,7 +947,7 @@ def _world_view(records: list[Record]) -> list[tuple]:
 
 
 def _full_view(records: list[Record]) -> list[tuple]:
-    """Every record as stored and digested (replays.store.RunStore.records_digest): no latencies."""
+    """Every record as stored and digested (memory.runfile.RunStore.records_digest): no latencies."""
     return [(r.kind, r.resident, _norm(json.loads(json.dumps(r.data, default=str)))) for r in records]
 
 

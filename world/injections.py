@@ -19,9 +19,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-# Bounded, control-character-free text (agents.plain_text): what a command carries ends up in
+# Bounded, control-character-free text (maps.contracts): what a command carries ends up in
 # prompts and on terminals, so the limit and the refusal are part of the schema.
-from agents.plain_text import Address, Message, Name, Short
+from maps.contracts import Address, Name, Paragraph, Short
 
 
 class WhisperCommand(BaseModel):
@@ -30,7 +30,7 @@ class WhisperCommand(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     kind: Literal["whisper"] = "whisper"
     resident: Name = Field(validation_alias=AliasChoices("resident", "name"))
-    text: Message
+    text: Paragraph
 
 
 class ObjectCommand(BaseModel):
@@ -47,7 +47,7 @@ class AnnounceCommand(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["announce"] = "announce"
-    text: Message
+    text: Paragraph
 
 
 class EncounterCommand(BaseModel):

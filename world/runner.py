@@ -15,6 +15,8 @@ the run says how many ticks differed.
 
 from __future__ import annotations
 
+import errno
+
 import importlib
 import logging
 import os
@@ -27,11 +29,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agents.interfaces import MindOptions, Persona
+from maps.contracts import MindOptions, Persona
 from maps.crowd import crowd
 from maps.town import Town, load_town, residents_files, town_folder
 from replays.lock import RunFolderBusy, RunLock
-from replays.store import DB_NAME, RunStore, StoreError
+from memory.runfile import DB_NAME, RunStore, StoreError
 from world.clock import parse_duration, parse_start
 from world.engine import Engine
 
@@ -177,13 +179,13 @@ def mind_factory(kind: str):
     """(factory, kind actually used). 'auto' prefers the generative mind when it is installed."""
     if kind in ("auto", "generative"):
         try:
-            mod = importlib.import_module("agents.resident")
+            mod = importlib.import_module("agents.minds.generative")
             return mod.make_mind, "generative"
         except ModuleNotFoundError as exc:
             if kind == "generative" or not (exc.name or "").startswith("agents"):
                 raise RunError(f"--mind generative: the generative mind is not available ({exc})") from None
-            log.warning("agents.resident is not available; using the routine (LLM-free) mind")
-    from agents.routine import make_mind
+            log.warning("agents.minds.generative is not available; using the routine (LLM-free) mind")
+    from agents.minds.routine import make_mind
 
     return make_mind, "routine"
 
@@ -209,6 +211,10 @@ def lock_run_folder(run_dir: Path, option: str) -> RunLock:
     except RunFolderBusy as exc:
         raise RunError(f"{option}: {exc}") from None
     except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise StoreError(f"{option} {run_dir}: the run folder is read-only ({exc.strerror}); a run is continued "
+                             f"in place, so make it writable, or branch it elsewhere with --fork {run_dir} --at T "
+                             f"--out NEW") from None
         raise RunError(f"{option} {run_dir}: cannot lock the run folder for writing ({exc.strerror or exc})") from None
 
 
@@ -235,8 +241,8 @@ def replay_answers(store: RunStore, restored: int, last: int) -> None:
 
 
 def _versions() -> dict[str, Any]:
-    from replays.records import SCHEMA_VERSION
-    from replays.store import STORE_SCHEMA_VERSION
+    from maps.contracts import SCHEMA_VERSION
+    from memory.runfile import STORE_SCHEMA_VERSION
 
     try:
         from importlib.metadata import version
@@ -528,7 +534,7 @@ def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None
     A time after ``end`` (the run's end) gives the tick after the last one, so that callers
     refuse it rather than silently take the last tick."""
     try:
-        from replays.when import parse_at
+        from maps.contracts import parse_at
     except ModuleNotFoundError:  # pragma: no cover - the viewer package ships with townsfolk
         parse_at = None  # type: ignore[assignment]
     try:

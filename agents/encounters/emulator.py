@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from agents.encounters.scenario import Scenario, ToolkitSpec
 from agents.encounters.services import ServiceSession
 from agents.encounters.specs import ToolCallError, check_arguments, parse_action_input, tool_index
-from agents.interfaces import LanguageModel
+from maps.contracts import LanguageModel
 from agents.prompts import encounters_emulator as prompts
 
 EmulatorMode = Literal["standard", "adversarial"]

@@ -30,7 +30,7 @@ from agents.encounters.services import (
     state_summary,
 )
 from agents.encounters.specs import SpecLibrary
-from agents.interfaces import LanguageModel, Message
+from maps.contracts import LanguageModel, Message
 
 T = TypeVar("T", bound=BaseModel)
 Emit = Callable[[str, dict[str, Any]], Awaitable[None] | None]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.interfaces import LanguageModel, Message
+from maps.contracts import LanguageModel, Message
 from agents.prompts import encounters_synthesis as prompts
 from agents.prompts.encounters_roles import RESPOND, AssistantStep, format_step
 

@@ -17,7 +17,7 @@ from agents.encounters.emulator import ToolCallRecord
 from agents.encounters.roles import Turn
 from agents.encounters.scenario import Scenario
 from agents.encounters.services import CheckResult
-from agents.interfaces import LanguageModel
+from maps.contracts import LanguageModel
 from agents.prompts import encounters_judges as prompts
 from agents.prompts.encounters_judges import (
     DIMENSIONS,

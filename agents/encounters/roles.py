@@ -17,7 +17,7 @@ from pydantic import BaseModel, create_model
 from agents.encounters.emulator import ToolCallRecord, ToolRouter
 from agents.encounters.scenario import Scenario
 from agents.encounters.specs import describe_tools
-from agents.interfaces import LanguageModel, Message
+from maps.contracts import LanguageModel, Message
 from agents.prompts import encounters_roles as prompts
 
 

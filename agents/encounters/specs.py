@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agents.encounters.scenario import Scenario, ToolkitSpec, ToolSpec
-from agents.interfaces import LanguageModel
+from maps.contracts import LanguageModel
 from agents.prompts import encounters_emulator as prompts
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agents.encounters.episode import EpisodeConfig, Models, run_episode
 from agents.encounters.scenario import Scenario, ToolkitSpec
 from agents.encounters.specs import SpecLibrary
-from agents.interfaces import LanguageModel
+from maps.contracts import LanguageModel
 from agents.prompts import encounters_synthesis as prompts
 
 

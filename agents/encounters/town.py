@@ -44,8 +44,8 @@ from agents.encounters.town_scenarios import (
     clinic_own_appointment,
     clinic_snoop,
 )
-from agents.interfaces import Persona
-from replays.records import EncounterPayload, Record, TickRecords
+from maps.contracts import Persona
+from maps.contracts import EncounterPayload, Record, TickRecords
 
 ScenarioMaker = Callable[[str, str], Scenario]
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agents.interfaces import Message
+from maps.contracts import Message
 
 
 def cache_key(

@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.cache import DiskCache, cache_key, prompt_hash
 from agents.llm.errors import ModelUnavailable, Unreachable
 from agents.llm.repair import RepairError, parse_answer
@@ -130,7 +130,7 @@ class CallInfo:
 
 
 class Gateway:
-    """A LanguageModel (agents.interfaces) over one backend."""
+    """A LanguageModel (maps.contracts) over one backend."""
 
     recorder: Any = None  # agents.llm.recorded.AnswerLog in a run: answers kept in run.db, replayed on resume
 

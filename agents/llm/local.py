@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.grammar import grammar_for

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.cli_args import positive_int
+from world.cli.args import positive_int
 from agents.prompts.importance import ratings_schema
 from agents.llm.gateway import Gateway
 from agents.llm.local import LocalBackend, default_threads

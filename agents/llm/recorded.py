@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agents.interfaces import Message
+from maps.contracts import Message
 
 
 @dataclass(frozen=True)

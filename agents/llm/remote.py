@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.litellm_setup import load_litellm

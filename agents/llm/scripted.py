@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.schemas import json_schema_of
 
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]

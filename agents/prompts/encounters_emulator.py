@@ -23,7 +23,7 @@ from agents.encounters.scenario import (
     ToolReturn,
     ToolSpec,
 )
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.scripted import last_user_text, scripted_responder
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.encounters_roles import looks_like_refusal
 

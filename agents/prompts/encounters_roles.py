@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.scripted import scripted_responder
 
 # ---------------------------------------------------------------------------

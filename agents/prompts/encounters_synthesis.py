@@ -14,7 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from agents.encounters.scenario import Domain, ToolkitSpec
-from agents.interfaces import Message
+from maps.contracts import Message
 from agents.llm.scripted import last_user_text, scripted_responder
 
 # ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from agents.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
+from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import copied_from, fits_place
 from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, fact, facts, make_model, messages, section

@@ -1,0 +1,153 @@
+"""Conversations through the engine's say/heard mechanism.
+
+A conversation is a bounded exchange (at most ``max_lines`` lines, 8 by default, counting
+both sides). Before each line the speaker retrieves memories about the other person and what
+is on its mind; each line is an Intent(kind='say'), and the engine delivers it into the
+listener's next Perception.heard. When either side ends it, the partner leaves, no answer
+comes, or the line budget is spent, each side writes a summary memory (and a planning
+thought when there is one) and updates its tie to the other in the social graph.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from maps.contracts import ChatLine, Intent, Perception
+from agents.prompts.conversation import (
+    ChatSummary,
+    Line,
+    chat_summary_fallback,
+    converse_prompt,
+    line_fallback,
+    line_schema,
+    summary_prompt,
+)
+from maps.contracts import ChatPayload
+
+if TYPE_CHECKING:
+    from agents.minds.generative import Resident
+
+
+class Conversation(BaseModel):
+    partner: str
+    conversation_id: str
+    lines: list[str] = Field(default_factory=list, description="'Name: text', in order")
+    last_tick: int
+    started: datetime
+    ended_by_me: bool = False
+
+
+async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:
+    other = convo.partner
+    queries = [other, f"{other} news plans party events"]
+    memories = [m.text for m in mind.memory_for(queries, 6)]
+    relation = mind.social.describe(other)
+    current = mind.current.description if mind.current else "nothing in particular"
+    previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
+    return await mind.caller.ask(
+        "converse",
+        converse_prompt(
+            mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
+            memories, convo.lines, mind.tuning.max_chat_lines,
+        ),
+        line_schema(mind.name, other, previous),
+        line_fallback(other, len(convo.lines), mind.name, previous),
+        max_tokens=160,
+    )
+
+
+def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Intent:
+    text = " ".join(text.split())[:400] or "..."
+    convo.lines.append(f"{mind.name}: {text}")
+    convo.last_tick = p.tick
+    mind.learn_places_from(text)
+    return Intent(
+        kind="say", to=convo.partner, utterance=text, description=f"talking with {convo.partner}",
+        emoji="💬", event=(mind.name, "talking with", convo.partner),
+    )
+
+
+async def open_conversation(mind: "Resident", partner: str, p: Perception) -> Intent:
+    convo = Conversation(
+        partner=partner, conversation_id=f"{mind.name}>{partner}@{p.tick}", last_tick=p.tick, started=p.time,
+    )
+    mind.convo = convo
+    mind.last_talk[partner] = p.time
+    line = await _next_line(mind, convo, p)
+    if line.end and len(convo.lines) == 0:
+        line.end = False  # an opener never ends a conversation before the partner speaks
+    return _say(mind, convo, line.utterance, p)
+
+
+async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> Intent | None:
+    """Lines addressed to me: join or continue the conversation, answer or close it."""
+    speakers = [h.speaker for h in heard]
+    if mind.convo is not None and mind.convo.partner not in speakers:
+        return None  # busy talking with someone else: their line goes unanswered (they will give up)
+    partner = mind.convo.partner if mind.convo is not None else speakers[0]
+    if mind.convo is None:
+        recent = mind.last_talk.get(partner)
+        if recent is not None and mind.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
+            return None  # a parting line after I closed: nothing to answer
+        mind.convo = Conversation(
+            partner=partner, conversation_id=f"{partner}>{mind.name}@{p.tick}", last_tick=p.tick, started=p.time,
+        )
+        mind.last_talk[partner] = p.time
+    convo = mind.convo
+    for h in heard:
+        if h.speaker == partner:
+            convo.lines.append(f"{h.speaker}: {h.text}")
+            mind.learn_places_from(h.text)
+    convo.last_tick = p.tick
+    if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
+        await close_conversation(mind, p)  # budget spent, or they walked off: no answer
+        return None
+    line = await _next_line(mind, convo, p)
+    intent = _say(mind, convo, line.utterance, p)
+    if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
+        convo.ended_by_me = True
+        await close_conversation(mind, p)
+    return intent
+
+
+def timed_out(mind: "Resident", p: Perception) -> bool:
+    convo = mind.convo
+    if convo is None:
+        return False
+    if convo.partner not in p.nearby and p.tick > convo.last_tick:
+        return True
+    return p.tick - convo.last_tick > mind.tuning.reply_timeout_ticks
+
+
+async def close_conversation(mind: "Resident", p: Perception) -> None:
+    """Summary memory (+ planning thought) and a stronger tie; no-op without a conversation."""
+    convo = mind.convo
+    if convo is None:
+        return
+    mind.convo = None
+    mind.recently_closed[convo.partner] = p.tick
+    mind.last_talk[convo.partner] = p.time
+    mind.last_chat_end = p.time
+    if not convo.lines:
+        return
+    answer = await mind.caller.ask(
+        "chat_summary",
+        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines),
+        ChatSummary,
+        chat_summary_fallback(convo.partner, convo.lines),
+        max_tokens=200,
+    )
+    mind.remember_fixed("chat", answer.summary.strip()[:500] or f"I talked with {convo.partner}", answer.importance)
+    if answer.thought.strip():
+        mind.remember_fixed("thought", answer.thought.strip()[:300], answer.importance)
+    mind.social.met(convo.partner, p.tick, answer.summary.strip()[:200])
+    if answer.thought.strip() and answer.importance >= 6:
+        mind.replan_reason = answer.thought.strip()
+
+
+def chat_record(mind: "Resident", convo: Conversation, text: str) -> dict:
+    return ChatPayload(speaker=mind.name, listener=convo.partner, text=text,
+                       conversation_id=convo.conversation_id).model_dump()

@@ -1,0 +1,78 @@
+"""Importance of new memories: rated in one batched call per decision, never one by one.
+
+Memories wait in a small queue; when the mind next decides anything (or the queue is full
+or old) every waiting memory is rated in a single ``importance`` call. Texts rated before
+reuse their rating, and idle-object observations are 1 without asking (as in the original
+code), so a resident watching a quiet room costs nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from agents.minds.cognition.calls import Caller
+from agents.prompts.importance import importance_prompt, ratings_fallback, ratings_schema_for
+
+
+class PendingMemory(BaseModel):
+    """A memory waiting for its importance (or carrying a fixed one)."""
+
+    kind: str
+    text: str
+    tick: int
+    time: datetime
+    importance: int | None = Field(default=None, ge=1, le=10)
+    triple: tuple[str, str, str] | None = None
+    evidence: list[int] = Field(default_factory=list)
+
+
+def obvious_importance(text: str) -> int | None:
+    lower = text.lower()
+    if lower.endswith(" is idle") or " is idle " in lower:
+        return 1
+    return None
+
+
+class ImportanceRater:
+    """Rates pending memories in batches; remembers what it has rated."""
+
+    def __init__(self, caller: Caller, summary: str, name: str, batch_max: int = 12):
+        self.caller = caller
+        self.summary = summary
+        self.name = name
+        self.batch_max = batch_max
+        self.known: dict[str, int] = {}
+
+    def settle(self, pending: list[PendingMemory]) -> list[PendingMemory]:
+        """Fill importances that need no model; return those that still do."""
+        unrated = []
+        for item in pending:
+            if item.importance is None:
+                item.importance = self.known.get(item.text) or obvious_importance(item.text)
+            if item.importance is None:
+                unrated.append(item)
+        return unrated
+
+    async def rate(self, pending: list[PendingMemory]) -> None:
+        """Give every pending memory an importance: cache, rules, then one call per batch."""
+        unrated = self.settle(pending)
+        for start in range(0, len(unrated), self.batch_max):
+            batch = unrated[start : start + self.batch_max]
+            texts = list(dict.fromkeys(item.text for item in batch))
+            schema = ratings_schema_for(texts)
+            answer = await self.caller.ask(
+                "importance",
+                importance_prompt(self.summary, self.name, texts),
+                schema,
+                ratings_fallback(texts),
+                temperature=0.0,
+                max_tokens=16 + 4 * len(texts),
+            )
+            scores = list(answer.ratings)[: len(texts)]
+            scores += [3] * (len(texts) - len(scores))
+            for text, score in zip(texts, scores):
+                self.known[text] = min(10, max(1, int(score)))
+            for item in batch:
+                item.importance = self.known[item.text]

@@ -1,0 +1,267 @@
+"""Hierarchical planning: day plan on waking -> hourly schedule -> just-in-time steps.
+
+On waking (first decision of a new day) the resident revises its status and writes a broad
+plan in 5-8 parts (``plan_day``), then an hourly schedule (``schedule``); consecutive hours
+with the same activity form a block. Only the block under way is decomposed, in windows of
+at most two hours, into 5-15 minute steps (``decompose``) — each with a known place (an
+enumeration), an object picked there without a model call, an emoji, an event triple and
+the object's new state. Sleep is never decomposed.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from agents.minds.cognition.plan_times import strip_time
+from agents.prompts.common import clip
+from agents.prompts.planning import (
+    day_plan_fallback,
+    day_plan_prompt,
+    decompose_prompt,
+    decomposition_fallback,
+    decomposition_schema,
+    emoji_for,
+    pick_place,
+    schedule_fallback,
+    schedule_from_plan,
+    plan_from_skeleton,
+    day_skeleton,
+    schedule_schema,
+    skeleton_work_hours,
+    schedule_prompt,
+)
+
+if TYPE_CHECKING:
+    from agents.minds.generative import Resident
+
+
+class Block(BaseModel):
+    """A stretch of the hourly schedule with one activity."""
+
+    start: datetime
+    minutes: int
+    activity: str
+    sleep: bool = False
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+
+class Step(BaseModel):
+    """One 5-15 minute action: what, where, with which object, shown how."""
+
+    start: datetime
+    minutes: int = Field(ge=1)
+    description: str
+    arena: str
+    object: str | None = None
+    emoji: str = ""
+    object_state: str | None = None
+    event: tuple[str, str, str]
+    sleep: bool = False
+    reaction: bool = False
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+    def label(self) -> str:
+        return f"{self.start:%H:%M} {self.description} @ {self.object or self.arena}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Day boundaries
+# ---------------------------------------------------------------------------------------------
+
+
+def waking_hours(wake: int, sleep: int) -> list[int]:
+    """Hours of the waking day in order (sleep may fall after midnight)."""
+    span = (sleep - wake) % 24 or 16
+    return [(wake + i) % 24 for i in range(span)]
+
+
+def day_key(wake: int, now: datetime) -> date:
+    """The 'day' a moment belongs to: days start at the wake hour."""
+    return (now - timedelta(hours=wake)).date()
+
+
+def day_start(wake: int, now: datetime) -> datetime:
+    key = day_key(wake, now)
+    return datetime(key.year, key.month, key.day, wake, tzinfo=now.tzinfo)
+
+
+def is_awake(wake: int, sleep: int, now: datetime) -> bool:
+    return now.hour in waking_hours(wake, sleep)
+
+
+def _verb(description: str) -> str:
+    words = re.findall(r"[A-Za-z']+", description.lower())
+    return words[0] if words else "doing"
+
+
+def event_triple(name: str, description: str, obj: str | None, arena: str) -> tuple[str, str, str]:
+    """(subject, predicate, object) for an action, derived without a model call."""
+    target = (obj or arena).split(":")[-1]
+    return (name, _verb(description), target)
+
+
+# ---------------------------------------------------------------------------------------------
+# Day plan and schedule
+# ---------------------------------------------------------------------------------------------
+
+
+async def plan_day(mind: "Resident", now: datetime) -> None:
+    """New day: revise status, plan the day, make the hourly schedule, build the blocks."""
+    p = mind.persona
+    hours = waking_hours(p.wake_hour, p.sleep_hour)
+    start = day_start(p.wake_hour, now)
+    home, work = mind.home_arena(), mind.work_arena()
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work)
+    fallback = day_plan_fallback(p.name, p.occupation, mind.currently or p.lifestyle, p.wake_hour, p.sleep_hour,
+                                 home, work)
+    if mind.options.ablation in ("no_reflection_planning", "no_observation"):
+        # No planning: the day is one open block per waking hour, decided step by step.
+        entries = [(h, f"what {p.name.split()[0]} would usually do at {h}:00") for h in hours]
+        mind.day_plan, mind.currently = [], mind.currently or p.lifestyle
+    else:
+        memories = [m.text for m in mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
+        answer = await mind.caller.ask(
+            "plan_day",
+            day_plan_prompt(
+                mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work,
+                mind.currently or p.lifestyle, memories, skeleton,
+            ),
+            type(fallback),
+            fallback,
+            max_tokens=400,
+        )
+        # the skeleton sets every time and the work hours; the model words the open parts
+        plan = plan_from_skeleton(skeleton, list(answer.parts))
+        mind.day_plan = plan
+        mind.currently = answer.currently.strip()[:300] or mind.currently
+        sched = await mind.caller.ask(
+            "schedule",
+            schedule_prompt(mind.summary, p.name, hours, plan),
+            schedule_schema(tuple(hours)),
+            schedule_fallback(plan, hours),
+            max_tokens=600,
+        )
+        given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
+        derived = dict(schedule_from_plan(plan, hours))
+        work_hours = skeleton_work_hours(skeleton, hours)
+        # every waking hour gets an activity: the skeleton's at work hours, else the model's,
+        # else the plan's item for that hour
+        entries = [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
+                   for h in hours]
+        mind.remember_fixed("plan", f"Currently: {mind.currently}", 5)
+        mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
+        mind.emit_plan("status", [mind.currently])
+        mind.emit_plan("day", plan)
+    mind.blocks = blocks_from_entries(start, entries)
+    mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.blocks])
+    mind.day = day_key(p.wake_hour, now)
+    mind.steps = []
+
+
+def blocks_from_entries(start: datetime, entries: list[tuple[int, str]]) -> list[Block]:
+    """Merge consecutive hours with the same activity into blocks."""
+    blocks: list[Block] = []
+    for offset, (_hour, activity) in enumerate(entries):
+        begin = start + timedelta(hours=offset)
+        if blocks and blocks[-1].activity.lower() == activity.lower():
+            blocks[-1].minutes += 60
+        else:
+            blocks.append(Block(start=begin, minutes=60, activity=activity))
+    return blocks
+
+
+def block_at(mind: "Resident", now: datetime) -> Block | None:
+    for block in mind.blocks:
+        if block.start <= now < block.end:
+            return block
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Decomposition
+# ---------------------------------------------------------------------------------------------
+
+
+def make_step(mind: "Resident", start: datetime, minutes: int, description: str, arena: str,
+              emoji: str = "", object_state: str | None = None, reaction: bool = False) -> Step:
+    obj = mind.spatial.best_object(arena, description)
+    return Step(
+        start=start, minutes=max(1, minutes), description=description.strip()[:120] or "keeping busy",
+        arena=arena, object=obj, emoji=(emoji or emoji_for(description)).strip()[:8],
+        object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
+        event=event_triple(mind.name, description, obj, arena), reaction=reaction,
+    )
+
+
+def fit_minutes(lengths: list[int], total: int) -> list[int]:
+    """Scale step lengths so they fill ``total`` minutes exactly (at least 1 each)."""
+    lengths = [max(1, int(x)) for x in lengths] or [total]
+    scale = total / sum(lengths)
+    out = [max(1, int(round(x * scale))) for x in lengths]
+    while sum(out) > total and len(out) > 1:
+        out.pop()
+    out[-1] += total - sum(out)
+    if out[-1] < 1:
+        out = out[:-1]
+        out[-1] += 1
+    return out
+
+
+async def decompose(mind: "Resident", activity: str, start: datetime, end: datetime,
+                    context: list[str] | None = None) -> list[Step]:
+    """Steps of 5-15 minutes for [start, end) of an activity, at known places."""
+    minutes = max(1, int((end - start).total_seconds() // 60))
+    places = mind.spatial.arenas()
+    home, work = mind.home_arena(), mind.work_arena()
+    default_place = pick_place(activity, places, home, work)
+    schema = decomposition_schema(tuple(places))
+    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)
+    notes = list(context or [])
+    if mind.currently:
+        notes.insert(0, f"Status: {mind.currently}")
+    notes += [m.text for m in mind.memory_for(activity, 4)]
+    answer = await mind.caller.ask(
+        "decompose",
+        decompose_prompt(mind.summary, mind.persona.name, activity, start, minutes, places, home, work, notes[:8]),
+        schema,
+        fallback,
+        max_tokens=900,
+    )
+    raw = [s for s in answer.steps if s.action.strip()] or list(fallback.steps)
+    lengths = fit_minutes([s.minutes for s in raw], minutes)
+    steps: list[Step] = []
+    at = start
+    for s, length in zip(raw, lengths):
+        steps.append(make_step(mind, at, length, s.action, s.place, s.emoji, s.object_state))
+        at += timedelta(minutes=length)
+    mind.emit_plan("decomposed", [s.label() for s in steps])
+    return steps
+
+
+def sleep_step(mind: "Resident", now: datetime) -> Step:
+    """Sleeping until the next wake hour, in bed at home (never decomposed)."""
+    wake = mind.persona.wake_hour
+    nxt = now.replace(hour=wake, minute=0, second=0, microsecond=0)
+    if nxt <= now:
+        nxt += timedelta(days=1)
+    home = mind.home_arena()
+    bedroom = home if "bed" in home.split(":")[-1].lower() else next(
+        (a for a in mind.spatial.arenas() if a.startswith(home.split(":")[0]) and "bed" in a.lower()), home)
+    step = make_step(mind, now, max(1, int((nxt - now).total_seconds() // 60)), "sleeping", bedroom, "😴",
+                     "being slept in")
+    if step.object is None:
+        bed = mind.spatial.best_object(bedroom, "bed")
+        if bed:
+            step = step.model_copy(update={"object": bed, "object_state": "being slept in",
+                                           "event": (mind.name, "sleeping", bed.split(":")[-1])})
+    return step.model_copy(update={"sleep": True})

@@ -1,0 +1,494 @@
+"""The generative resident: a Mind (maps.contracts) built on the paper's architecture.
+
+Each tick the engine calls :meth:`Resident.decide_fast`. It takes in the perception (new
+events become observation memories waiting for importance, whispers become the resident's
+own high-importance thought, places seen are learned) and, when nothing needs judgement,
+follows the current step with no model call: walk to the step's place, use its object,
+carry on, sleep. It returns None only at a decision point — a line heard, something worth
+reacting to, a new day, the end of the decomposed steps, a conversation gone quiet, or
+memories waiting too long for importance — and then the engine awaits :meth:`decide`,
+which makes the model calls (importance batch, reflection, planning, reaction,
+conversation) and returns the Intent.
+
+Everything a mind writes or plans is handed to the engine through :meth:`drain_records`;
+:meth:`snapshot` / :meth:`restore` carry the rest of its state across checkpoints.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from agents.minds.cognition.calls import Caller
+from agents.minds.cognition.conversation import Conversation, close_conversation, on_heard, timed_out
+from agents.minds.cognition.importance import ImportanceRater, PendingMemory
+from agents.minds.cognition.planning import (
+    Block,
+    Step,
+    block_at,
+    day_key,
+    decompose,
+    is_awake,
+    plan_day,
+    sleep_step,
+)
+from agents.minds.cognition.reacting import react
+from agents.minds.cognition.reflection import reflect
+from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
+from memory.social import SocialMemory
+from memory.embeddings import CachedEmbedder, get_embedder
+from memory.retrieval import RetrievalConfig
+from memory.spatial import SpatialMemory, arena_of, split_address
+from memory.store import MemoryDraft, MemoryRecord, MemoryStore
+from maps.contracts import MemoryPayload, PlanPayload, Record
+
+_URGENT = ("fire", "burning", "emergency", "help!", "hurt", "injured", "screaming", "flood")
+_PUBLIC = ("cafe", "café", "pub", "bar", "park", "store", "shop", "market", "college", "school",
+           "library", "clinic", "hospital", "bank", "plaza", "square", "town hall", "church", "bakery",
+           "grocer", "supply", "post office")
+
+
+class Tuning(BaseModel):
+    """Budgets and cadences of a resident (paper values where the paper gives one)."""
+
+    max_chat_lines: int = Field(default=8, ge=2, description="lines per conversation, both sides")
+    reply_timeout_ticks: int = Field(default=6, ge=1)
+    talk_cooldown_min: int = Field(default=180, ge=0, description="before talking to the same person again")
+    chat_gap_min: int = Field(default=45, ge=0, description="after any conversation before starting another")
+    react_cooldown_min: int = Field(default=30, ge=0, description="per subject seen")
+    importance_batch_max: int = Field(default=12, ge=1)
+    importance_max_age_min: int = Field(default=30, ge=1)
+    reflection_threshold: float = Field(default=150.0, gt=0)
+    window_min: int = Field(default=120, ge=15, description="decomposition window (just in time)")
+    seen_window_min: int = Field(default=60, ge=0, description="an identical observation is skipped")
+
+
+class Resident:
+    """One resident's mind; holds its own memory, never touches world state."""
+
+    def __init__(
+        self,
+        persona: Persona,
+        llm: LanguageModel,
+        run_db: Path | str | None,
+        options: MindOptions,
+        *,
+        embedder: CachedEmbedder | None = None,
+        retrieval: RetrievalConfig | None = None,
+        tuning: Tuning | None = None,
+    ):
+        self.name = persona.name
+        self.persona = persona
+        self.options = options
+        self.tuning = tuning or Tuning()
+        self.summary = persona.summary()
+        self.run_db = Path(run_db) if run_db is not None else None
+        self.caller = Caller(llm, self.name)
+        self.memory_on = options.ablation != "no_observation"
+        self.reflection_on = options.ablation == "full"
+        self.memory = MemoryStore(self.run_db, self.name, embedder=embedder or get_embedder(), config=retrieval)
+        self.memory.register_resident(persona.model_dump_json(), options.model_dump_json())
+        self.spatial = SpatialMemory(options.places, self._initial_places(options.places))
+        self.social = SocialMemory(persona, self.memory.conn)
+        self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max)
+        # plan state
+        self.day: date | None = None
+        self.currently: str = ""
+        self.day_plan: list[str] = []
+        self.blocks: list[Block] = []
+        self.steps: list[Step] = []
+        self.current: Step | None = None
+        self.phase: str = "idle"
+        self.replan_reason: str = ""
+        self._sleep: Step | None = None
+        # social state
+        self.convo: Conversation | None = None
+        self.last_talk: dict[str, datetime] = {}
+        self.recently_closed: dict[str, int] = {}
+        self.last_chat_end: datetime | None = None
+        self.last_reaction: datetime | None = None
+        self.react_seen: dict[str, datetime] = {}
+        # memory intake
+        self.pending: list[PendingMemory] = []
+        self.importance_since_reflection: float = 0.0
+        self._seen: dict[str, datetime] = {}
+        self._triggers: list[str] = []
+        self._records: list[Record] = []
+        self._absorbed_tick: int | None = None
+        self._started = False
+        self.now: datetime = options.start_time or datetime(2023, 2, 13, 0, 0)
+        self.tick: int = 0
+
+    # -- places ----------------------------------------------------------------------------------
+
+    def _initial_places(self, town: list[str]) -> list[str]:
+        """Home, workplace, the town's public places, and places the persona mentions."""
+        p = self.persona
+        if not town:
+            return [p.home, p.workplace]
+        known = [split_address(p.home)[0], split_address(p.workplace)[0]]
+        blob = " ".join([p.lifestyle, *p.seed_memories]).lower()
+        for address in town:
+            sector = split_address(address)[0]
+            lower = sector.lower()
+            if any(word in lower for word in _PUBLIC) or (lower and lower in blob):
+                known.append(sector)
+        return known
+
+    def home_arena(self) -> str:
+        return self._arena_for(self.persona.home, prefer=("bed", "living", "kitchen"))
+
+    def work_arena(self) -> str:
+        return self._arena_for(self.persona.workplace, prefer=())
+
+    def _arena_for(self, address: str, prefer: tuple[str, ...]) -> str:
+        arenas = self.spatial.arenas()
+        if address in arenas:
+            return address
+        under = [a for a in arenas if a.startswith(split_address(address)[0] + ":")]
+        for word in prefer:
+            for a in under:
+                if word in a.lower():
+                    return a
+        return under[0] if under else (arenas[0] if arenas else address)
+
+    def arena_here(self, p: Perception) -> str:
+        return arena_of(p.address) if p.address else ""
+
+    def learn_places_from(self, text: str) -> None:
+        self.spatial.learn_sectors_named_in(text)
+
+    @staticmethod
+    def _at(p: Perception, arena: str) -> bool:
+        if not p.address:
+            return False
+        return arena_of(p.address) == arena or p.address == arena or p.address.startswith(arena + ":")
+
+    # -- memory helpers ----------------------------------------------------------------------------
+
+    def memory_for(self, queries: str | list[str], k: int) -> list[MemoryRecord]:
+        if not self.memory_on or not queries:
+            return []
+        return self.memory.retrieve(queries, self.now, self.tick, k)
+
+    def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None) -> None:
+        if self.memory_on and text.strip():
+            self.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.tick, time=self.now, triple=triple))
+
+    def remember_fixed(self, kind: str, text: str, importance: int, evidence: list[int] | None = None) -> int | None:
+        """Write a memory whose importance is already known (no model call)."""
+        if not self.memory_on or not text.strip():
+            return None
+        draft = MemoryDraft(kind=kind, text=text.strip(), importance=min(10, max(1, int(importance))),
+                            evidence=list(evidence or []))
+        record = self.memory.add(draft, self.tick, self.now)
+        self._emit_memory(record)
+        return record.id
+
+    def _emit_memory(self, record: MemoryRecord) -> None:
+        if record.kind != "reflection":
+            self.importance_since_reflection += record.importance
+        payload = MemoryPayload(memory_id=record.id, kind=record.kind, text=record.text,
+                                importance=record.importance, evidence=record.evidence)
+        self._records.append(Record(kind="memory", resident=self.name, data=payload.model_dump()))
+
+    def emit_plan(self, level: str, items: list[str]) -> None:
+        self._records.append(Record(kind="plan", resident=self.name, data=PlanPayload(level=level, items=items).model_dump()))
+
+    async def flush(self) -> None:
+        """Rate every waiting memory (one batched call) and write them all."""
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        await self.rater.rate(pending)
+        by_time: dict[tuple[int, datetime], list[PendingMemory]] = {}
+        for item in pending:
+            by_time.setdefault((item.tick, item.time), []).append(item)
+        for (tick, when), items in by_time.items():
+            drafts = [MemoryDraft(kind=i.kind, text=i.text, importance=i.importance or 3, triple=i.triple,
+                                  evidence=i.evidence) for i in items]
+            for record in self.memory.add_many(drafts, tick, when):
+                self._emit_memory(record)
+
+    def _flush_due(self) -> bool:
+        if not self.pending:
+            return False
+        if len(self.pending) >= self.tuning.importance_batch_max:
+            return True
+        age = self.now - self.pending[0].time
+        return age >= timedelta(minutes=self.tuning.importance_max_age_min)
+
+    # -- perception --------------------------------------------------------------------------------
+
+    def can_talk_to(self, other: str, now: datetime) -> bool:
+        if self.convo is not None:
+            return False
+        if self.last_chat_end and now - self.last_chat_end < timedelta(minutes=self.tuning.chat_gap_min):
+            return False
+        last = self.last_talk.get(other)
+        return last is None or now - last >= timedelta(minutes=self.tuning.talk_cooldown_min)
+
+    def _awake(self, now: datetime) -> bool:
+        return is_awake(self.persona.wake_hour, self.persona.sleep_hour, now)
+
+    def _absorb(self, p: Perception) -> None:
+        """Take in a perception once per tick (decide_fast and decide may both see it)."""
+        if self._absorbed_tick == p.tick:
+            return
+        self._absorbed_tick = p.tick
+        self.now, self.tick = p.time, p.tick
+        if not self._started:
+            self._started = True
+            self.social.record_start(p.tick)
+            if not len(self.memory):
+                for text in self.persona.seed_memories:
+                    self.remember_pending("thought", text)
+        if p.known_places:
+            self.spatial.learn(p.known_places)
+        if p.address:
+            self.spatial.learn([arena_of(p.address)])
+        for whisper in p.whispers:
+            # the inner voice is taken as the resident's own, high-importance thought
+            self.remember_fixed("whisper", whisper, 9)
+            self.learn_places_from(whisper)
+            self._triggers.append(f"A thought: {whisper}")
+        for text in p.announcements:
+            self.remember_pending("observation", f"Announcement: {text}")
+            self.learn_places_from(text)
+            self._triggers.append(f"Town announcement: {text}")
+        for text in p.memories:
+            self.remember_pending("encounter", text)
+        recent = {m.text for m in self.memory.recent(5)} | {m.text for m in self.pending[-5:]}
+        awake = self._awake(p.time)
+        for event in p.events:
+            if event.subject == self.name:
+                continue
+            text = event.description.strip()
+            seen = self._seen.get(text)
+            if text in recent or (seen and p.time - seen < timedelta(minutes=self.tuning.seen_window_min)):
+                continue
+            self._seen[text] = p.time
+            if self.options.ablation != "no_observation":
+                self.remember_pending("observation", text, (event.subject, event.predicate, event.object))
+            if self._worth_reacting(event, p, awake):
+                self._triggers.append(text)
+        if len(self._seen) > 500:
+            cutoff = p.time - timedelta(minutes=self.tuning.seen_window_min)
+            self._seen = {t: w for t, w in self._seen.items() if w >= cutoff}
+
+    def _worth_reacting(self, event: PerceivedEvent, p: Perception, awake: bool) -> bool:
+        lower = event.description.lower()
+        if any(word in lower for word in _URGENT):
+            return True
+        if not awake or self.convo is not None:
+            return False
+        subject = event.subject
+        if subject not in p.nearby or not self.can_talk_to(subject, p.time):
+            return False
+        seen = self.react_seen.get(subject)
+        if seen and p.time - seen < timedelta(minutes=self.tuning.react_cooldown_min):
+            return False
+        self.react_seen[subject] = p.time
+        return True
+
+    # -- the Mind protocol -----------------------------------------------------------------------------
+
+    def decide_fast(self, perception: Perception) -> Intent | None:
+        """Follow the current step with no model call, or None at a decision point."""
+        self._absorb(perception)
+        if self._needs_decision(perception):
+            return None
+        return self._follow(perception)
+
+    def _needs_decision(self, p: Perception) -> bool:
+        if any(h.listener == self.name for h in p.heard):
+            return True
+        if self.convo is not None:
+            return timed_out(self, p)
+        if self._triggers or self._flush_due():
+            return True
+        if self.reflection_on and self.importance_since_reflection >= self.tuning.reflection_threshold:
+            return True
+        if self._awake(p.time):
+            if self.day != day_key(self.persona.wake_hour, p.time) or self.replan_reason:
+                return True
+            if self._step_at(p.time) is None:
+                return True
+        return False
+
+    async def decide(self, perception: Perception) -> Intent:
+        """A decision point: the model calls, then the Intent for this tick."""
+        p = perception
+        self._absorb(p)
+        await self.flush()
+        if self.reflection_on and self.importance_since_reflection >= self.tuning.reflection_threshold:
+            await reflect(self)
+        heard = [h for h in p.heard if h.listener == self.name]
+        if heard:
+            intent = await on_heard(self, heard, p)
+            if intent is not None:
+                return intent
+        elif self.convo is not None and timed_out(self, p):
+            await close_conversation(self, p)
+        if self.convo is not None:
+            return Intent(kind="wait", description=f"talking with {self.convo.partner}", emoji="💬")
+        awake = self._awake(p.time)
+        if awake and self.day != day_key(self.persona.wake_hour, p.time):
+            await plan_day(self, p.time)
+        if self._triggers:
+            observed, self._triggers = self._triggers[-3:], []
+            intent = await react(self, p, observed)
+            if intent is not None:
+                return intent
+        if awake and self.replan_reason:
+            await self._replan_rest(p.time, self.replan_reason)
+        if awake and self._step_at(p.time) is None:
+            await self._extend_steps(p.time)
+        return self._follow(p)
+
+    def drain_records(self) -> list[Record]:
+        out = self._records + self.caller.records
+        self._records, self.caller.records = [], []
+        return out
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _step_at(self, now: datetime) -> Step | None:
+        if not self._awake(now):
+            if self._sleep is None or not (self._sleep.start <= now < self._sleep.end):
+                self._sleep = sleep_step(self, now)
+            return self._sleep
+        for step in self.steps:
+            if step.start <= now < step.end:
+                return step
+        return None
+
+    async def _extend_steps(self, now: datetime) -> None:
+        start = now.replace(second=0, microsecond=0)
+        block = block_at(self, now)
+        if block is None:  # past the schedule's end while still awake: one open block
+            block = Block(start=start, minutes=60, activity="winding down for the day")
+        end = min(block.end, start + timedelta(minutes=self.tuning.window_min))
+        if block.end - end < timedelta(minutes=15):
+            end = block.end  # no stub window at the end of a block
+        if end <= start:
+            end = start + timedelta(minutes=15)
+        self.steps = await decompose(self, block.activity, start, end)
+
+    async def _replan_rest(self, now: datetime, reason: str) -> None:
+        """After a conversation that matters, the rest of the window is planned again."""
+        self.replan_reason = ""
+        step = self._step_at(now)
+        block = block_at(self, now)
+        if block is None or step is None or step.sleep:
+            return
+        start = now.replace(second=0, microsecond=0)
+        end = max(self.steps[-1].end if self.steps else block.end, start + timedelta(minutes=15))
+        self.steps = await decompose(self, block.activity, start, end, context=[f"On my mind: {reason}"])
+        self.current = None
+
+    def _follow(self, p: Perception) -> Intent:
+        """The no-model path: walk to the step's place, use its object, carry on."""
+        step = self._step_at(p.time)
+        if step is None:
+            return Intent(kind="wait", description="thinking about what to do next", emoji="🤔")
+        base = {"description": step.description, "emoji": step.emoji, "event": step.event}
+        if self.current is None or (self.current.start, self.current.description) != (step.start, step.description):
+            self.current = step
+            if self._at(p, step.arena):
+                self.phase = "doing"
+                return self._use(step, base)
+            self.phase = "walking"
+            return Intent(kind="go", target=step.object or step.arena, **base)
+        if self.phase == "walking":
+            if p.arrived or self._at(p, step.arena):
+                self.phase = "doing"
+                return self._use(step, base)
+            return Intent(kind="continue", **base)
+        return Intent(kind="sleep" if step.sleep else "continue", **base)
+
+    @staticmethod
+    def _use(step: Step, base: dict) -> Intent:
+        if step.object:
+            return Intent(kind="use", target=step.object, object_state=step.object_state, **base)
+        return Intent(kind="sleep" if step.sleep else "continue", **base)
+
+    # -- checkpoints ------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        """Everything but the memory rows (those are in the run file, cut back by tick)."""
+        state = {
+            "name": self.name, "tick": self.tick, "now": self.now.isoformat(),
+            "day": self.day.isoformat() if self.day else None, "currently": self.currently,
+            "day_plan": self.day_plan,
+            "blocks": [b.model_dump(mode="json") for b in self.blocks],
+            "steps": [s.model_dump(mode="json") for s in self.steps],
+            "current": self.current.model_dump(mode="json") if self.current else None,
+            "phase": self.phase, "replan_reason": self.replan_reason,
+            "convo": self.convo.model_dump(mode="json") if self.convo else None,
+            "last_talk": {k: v.isoformat() for k, v in self.last_talk.items()},
+            "recently_closed": self.recently_closed,
+            "last_chat_end": self.last_chat_end.isoformat() if self.last_chat_end else None,
+            "last_reaction": self.last_reaction.isoformat() if self.last_reaction else None,
+            "react_seen": {k: v.isoformat() for k, v in self.react_seen.items()},
+            "pending": [m.model_dump(mode="json") for m in self.pending],
+            "importance_since_reflection": self.importance_since_reflection,
+            "seen": {k: v.isoformat() for k, v in self._seen.items()},
+            "triggers": self._triggers, "started": self._started,
+            "spatial": self.spatial.to_dict(), "social": self.social.to_dict(),
+            "rated": self.rater.known,
+            "sleep": self._sleep.model_dump(mode="json") if self._sleep else None,  # its end is rounded from its start
+        }
+        return json.loads(json.dumps(state))
+
+    def restore(self, state: dict) -> None:
+        """Back to a snapshot; memory is reloaded as it was at the snapshot's tick."""
+        if state.get("name") not in (None, self.name):
+            raise ValueError(f"snapshot is of {state.get('name')!r}, not {self.name!r}")
+        dt = datetime.fromisoformat
+        self.tick = int(state["tick"])
+        self.now = dt(state["now"])
+        self.memory.rollback_to(self.tick)
+        self.day = date.fromisoformat(state["day"]) if state.get("day") else None
+        self.currently = state.get("currently", "")
+        self.day_plan = list(state.get("day_plan", []))
+        self.blocks = [Block.model_validate(b) for b in state.get("blocks", [])]
+        self.steps = [Step.model_validate(s) for s in state.get("steps", [])]
+        self.current = Step.model_validate(state["current"]) if state.get("current") else None
+        self.phase = state.get("phase", "idle")
+        self.replan_reason = state.get("replan_reason", "")
+        self.convo = Conversation.model_validate(state["convo"]) if state.get("convo") else None
+        self.last_talk = {k: dt(v) for k, v in state.get("last_talk", {}).items()}
+        self.recently_closed = {k: int(v) for k, v in state.get("recently_closed", {}).items()}
+        self.last_chat_end = dt(state["last_chat_end"]) if state.get("last_chat_end") else None
+        self.last_reaction = dt(state["last_reaction"]) if state.get("last_reaction") else None
+        self.react_seen = {k: dt(v) for k, v in state.get("react_seen", {}).items()}
+        self.pending = [PendingMemory.model_validate(m) for m in state.get("pending", [])]
+        self.importance_since_reflection = float(state.get("importance_since_reflection", 0.0))
+        self._seen = {k: dt(v) for k, v in state.get("seen", {}).items()}
+        self._triggers = list(state.get("triggers", []))
+        self._started = bool(state.get("started", True))
+        self.spatial.restore(state.get("spatial", {}))
+        self.social.restore(state.get("social", {}))
+        self.rater.known = dict(state.get("rated", {}))
+        self._sleep = Step.model_validate(state["sleep"]) if state.get("sleep") else None
+        self._absorbed_tick = None
+        self._records, self.caller.records = [], []
+
+
+def make_mind(
+    persona: Persona,
+    llm: LanguageModel,
+    run_db: Path | str | None,
+    options: MindOptions,
+    **kwargs,
+) -> Resident:
+    """The MindFactory the engine uses: one generative resident per persona.
+
+    Extra keyword arguments (embedder, retrieval, tuning) are for tests and benchmarks; the
+    embedder defaults to $TOWNSFOLK_EMBEDDER (minilm unless set to hashing).
+    """
+    return Resident(persona, llm, run_db, options, **kwargs)

@@ -1,0 +1,189 @@
+"""Interviews: ask a resident a question and get an answer from its memory as it was.
+
+The resident's memory is opened as a frozen view of the run file (rows written up to the
+chosen tick, last-access times as they were then, read-only connection), the question is
+embedded and matched with the usual retrieval, and the model answers in character. Nothing
+is written anywhere: not a memory, not a last-access time, not a record.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from maps.contracts import Persona
+from agents.prompts.interview import Answer, answer_fallback, interview_prompt
+from memory.embeddings import get_embedder
+from memory.store import MemoryStore, registered_residents
+from maps.contracts import TimeError
+from maps.contracts import parse_at as parse_when
+
+_FULL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+DB_NAME = "run.db"
+
+
+class InterviewError(ValueError):
+    """The run folder, resident or time cannot be used; the message says which and why."""
+
+
+def run_db_path(run_dir: Path | str) -> Path:
+    path = Path(run_dir)
+    db = path if path.suffix == ".db" else path / DB_NAME
+    if not db.exists():
+        raise InterviewError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
+    return db
+
+
+def _span(conn: sqlite3.Connection) -> tuple[datetime | None, datetime | None]:
+    for sql in ("SELECT MIN(time), MAX(time) FROM ticks", "SELECT MIN(created), MAX(created) FROM memory_records"):
+        try:
+            lo, hi = conn.execute(sql).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if lo:
+            return datetime.fromisoformat(lo).replace(tzinfo=None), datetime.fromisoformat(hi).replace(tzinfo=None)
+    return None, None
+
+
+def parse_at(text: str, first: datetime | None) -> datetime | int:
+    """--at as every command reads it (maps.contracts): '14:00', 'day 2 14:00', '2023-02-13 14:00',
+    '+2h' (after the run's start) or 'tick:N' (an int). ``first`` is the run's first recorded time."""
+    try:
+        when = parse_when(text, first or datetime(2000, 1, 1))
+    except TimeError as exc:
+        raise InterviewError(f"--at {text.strip()!r}: {exc}") from None
+    if first is None and not (isinstance(when, int) or _FULL_DATE.match(text.strip())):
+        raise InterviewError(f"--at {text.strip()!r}: the run has no recorded time to count from; give a full date")
+    return when if isinstance(when, int) else when.replace(tzinfo=None)
+
+
+def check_run_db(db: Path) -> None:
+    """Refuse a run database whose pages are damaged, naming the file (not a traceback later)."""
+    from memory.runfile import StoreError, check_integrity
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise InterviewError(f"{db}: cannot open the run database ({exc})") from None
+    try:
+        check_integrity(conn, db)
+    except StoreError as exc:
+        raise InterviewError(str(exc)) from None
+    finally:
+        conn.close()
+
+
+def _last_tick(conn: sqlite3.Connection) -> int | None:
+    for sql in ("SELECT MAX(tick) FROM ticks", "SELECT MAX(tick) FROM memory_records"):
+        try:
+            row = conn.execute(sql).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row and row[0] is not None:
+            return int(row[0])
+    return None
+
+
+def _time_of(conn: sqlite3.Connection, tick: int) -> datetime | None:
+    for sql in ("SELECT time FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+                "SELECT created FROM memory_records WHERE tick <= ? ORDER BY tick DESC LIMIT 1"):
+        try:
+            row = conn.execute(sql, (tick,)).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row:
+            return datetime.fromisoformat(row[0]).replace(tzinfo=None)
+    return None
+
+
+def _tick_at(conn: sqlite3.Connection, when: datetime | None) -> tuple[int, datetime | None]:
+    """The last tick at or before ``when`` (or the last tick), and its time."""
+    big = 2**62
+    for table, col in (("ticks", "time"), ("memory_records", "created")):
+        try:
+            if when is None:
+                row = conn.execute(f"SELECT tick, {col} FROM {table} ORDER BY tick DESC LIMIT 1").fetchone()
+            else:
+                row = conn.execute(
+                    f"SELECT tick, {col} FROM {table} WHERE {col} <= ? ORDER BY tick DESC LIMIT 1",
+                    (when.isoformat(),),
+                ).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row:
+            return int(row[0]), datetime.fromisoformat(row[1]).replace(tzinfo=None)
+    return (big if when is None else -1), when
+
+
+def interview(run_dir: Path | str, name: str, question: str, at: str | datetime | None = None,
+              model: str = "local", *, llm=None, k: int = 12) -> str:
+    """Answer ``question`` as resident ``name`` from its memory at time ``at`` (default: the end).
+
+    Writes nothing to any memory. ``llm`` overrides ``model`` (an existing gateway).
+    """
+    if not question.strip():
+        raise InterviewError("the question is empty")
+    db = run_db_path(run_dir)
+    check_run_db(db)
+    try:
+        return _interview(db, name, question, at, model, llm=llm, k=k)
+    except sqlite3.DatabaseError as exc:  # damage that the quick check did not see
+        raise InterviewError(f"{db}: the run database is damaged or unreadable ({exc})") from None
+
+
+def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
+    residents = registered_residents(db)
+    if not residents:
+        raise InterviewError(f"{db}: the run holds no resident memories to answer from (a run with "
+                             "--mind routine keeps none; interviews need the generative mind)")
+    if name not in residents:
+        known = ", ".join(sorted(residents))
+        raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
+    entry = residents[name]
+    persona = Persona.model_validate(entry["persona"])
+    if llm is None:  # before any work: a model that cannot be built is the user's to fix
+        from agents.llm.gateway import make_llm
+
+        try:
+            llm = make_llm(model)
+        except Exception as exc:
+            raise InterviewError(f"--model {model}: {exc}") from None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        first, last = _span(conn)
+        when = parse_at(at, first) if isinstance(at, str) else at
+        if isinstance(when, int):  # tick:N
+            final = _last_tick(conn)
+            if final is None or when > final:
+                raise InterviewError(f"--at {at}: after the run's last tick ({final})")
+            tick, when = when, _time_of(conn, when)
+            tick_time = when
+        else:
+            typed = f"{at} ({when:%Y-%m-%d %H:%M})" if isinstance(at, str) and when is not None else f"{when}"
+            if when is not None and first is not None and when < first.replace(hour=0, minute=0):
+                raise InterviewError(f"--at {typed}: before the run started ({first:%Y-%m-%d %H:%M})")
+            if when is not None and last is not None and when > last + timedelta(hours=1):
+                raise InterviewError(f"--at {typed}: after the run's end ({last:%Y-%m-%d %H:%M}); "
+                                     "memories exist only up to then")
+            tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
+    finally:
+        conn.close()
+    now = when or tick_time or last or datetime(2023, 2, 13)
+    memory = MemoryStore(db, name, embedder=get_embedder(entry.get("embedder") or None), as_of_tick=tick)
+    try:
+        hits = memory.retrieve(question, now, tick, k=k, touch=False)
+        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
+    finally:
+        memory.close()
+    answer = llm.complete(
+        "interview",
+        interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
+                         [m.text for m in hits], question.strip()),
+        Answer,
+        answer_fallback(),
+        max_tokens=300,
+    )
+    return answer.answer.strip()

@@ -1,0 +1,281 @@
+"""A deterministic, LLM-free resident: home at night, work by day, real places, greetings.
+
+It is the engine's test double and the fallback mind when the generative one is not
+available, and it is what `townsfolk bench engine` measures the engine with. Its day is a
+schedule of blocks derived from the persona (wake and sleep hours, home, workplace) with a
+little per-day variety drawn from a seeded hash, so the same seed gives the same day.
+It satisfies :class:`maps.contracts.Mind`; build it with :func:`make_mind`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from maps.contracts import Intent, LanguageModel, MindOptions, Perception, Persona
+from maps.contracts import Record
+
+CONTINUE = Intent()
+STRANGER_GREETINGS = 6  # people without a relationship greeted per day, at most
+
+
+@dataclass(frozen=True)
+class Block:
+    """One stretch of the day: where to be and what to do there."""
+
+    label: str
+    start: int  # minute of day
+    end: int
+    target: str  # address to go to
+    use: str | None  # object to use there, if any
+    state: str
+    description: str
+    emoji: str
+    sleep: bool = False
+
+
+def _h(*parts: object) -> int:
+    return zlib.crc32("|".join(str(p) for p in parts).encode())
+
+
+class RoutineMind:
+    """See module docstring. ``decide_fast`` answers every tick except at block changes and
+    when someone speaks to it; ``decide`` handles those decision points."""
+
+    def __init__(self, persona: Persona, options: MindOptions | None = None) -> None:
+        self.persona = persona
+        self.name = persona.name
+        self.options = options or MindOptions()
+        places = self.options.places
+        self._places = places
+        self._home_sector = persona.home.split(":")[0]
+        self.bed = self._find(persona.home, ("bed",)) or persona.home
+        # a home may be one's own bedroom in a shared house: eat and sit in the house's rooms
+        self.kitchen = (self._find(persona.home, ("stove", "fridge", "kitchen table", "table"))
+                        or self._find(self._home_sector, ("stove", "fridge", "kitchen table", "table")) or persona.home)
+        self.lounge = (self._find(persona.home, ("sofa", "armchair", "tv", "radio", "table"))
+                       or self._find(self._home_sector, ("sofa", "armchair", "tv", "radio", "table")) or persona.home)
+        self.work = self._find(persona.workplace, ()) or persona.workplace
+        self.lunch = self._first(("Willow Cafe:dining room", "Willow Cafe")) or persona.workplace
+        self.leisure = [a for a in (self._first(("Willow Park:lawn", "Willow Park")),
+                                    self._first(("The Crooked Pub:bar room", "The Crooked Pub"))) if a]
+        self._day: date | None = None
+        self._blocks: list[Block] = []
+        self._block: str = ""
+        self._asleep = False
+        self._going_to_bed = False
+        self._greeted: set[str] = set()
+        self._friends = frozenset(rel.name for rel in persona.relationships)
+        self._strangers = 0  # strangers greeted today
+        self._sleepers: set[str] = set()
+        self._detour: tuple[int, str] | None = None  # (until minute of day, address)
+        self._said = False
+        self._memo_key: tuple | None = None  # the block is recomputed once per game minute
+        self._memo_block: Block | None = None
+        self._records: list[Record] = []
+
+    # -- places --------------------------------------------------------------
+
+    def _first(self, candidates: tuple[str, ...]) -> str | None:
+        if not self._places:
+            return None
+        known = set(self._places)
+        for c in candidates:
+            if c in known:
+                return c
+        return None
+
+    def _find(self, base: str, names: tuple[str, ...]) -> str | None:
+        """An object under ``base`` (by preferred names, else the first one)."""
+        prefix = base + ":"
+        under = [a for a in self._places if a.startswith(prefix) and a.count(":") == 2]
+        for n in names:
+            for a in under:
+                if a.rsplit(":", 1)[1] == n:
+                    return a
+        if names:
+            return None
+        return under[0] if under else None
+
+    # -- the day ---------------------------------------------------------------
+
+    def _awake_at(self, minute: int) -> bool:
+        w, s = self.persona.wake_hour * 60, self.persona.sleep_hour * 60
+        if s > w:
+            return w <= minute < s
+        return minute >= w or minute < s
+
+    def _plan(self, day: date) -> list[Block]:
+        p = self.persona
+        w = p.wake_hour * 60
+        s = p.sleep_hour * 60 if p.sleep_hour > p.wake_hour else 24 * 60 - 1
+        r = _h(self.options.seed, self.name, day.isoformat())
+        blocks: list[Block] = []
+
+        def add(label: str, start: int, end: int, target: str, use: str | None, state: str, desc: str, emoji: str) -> None:
+            if end > start:
+                blocks.append(Block(label, start, end, target, use, state, desc, emoji))
+
+        breakfast_end = w + 45 + r % 20
+        add("breakfast", w, breakfast_end, self.kitchen, self.kitchen if self.kitchen.count(":") == 2 else None,
+            "cooking breakfast", "having breakfast", "🍳")
+        work_end = min(breakfast_end + 8 * 60 + (r >> 4) % 60, s - 120)
+        lunch = 12 * 60 + (r >> 8) % 30
+        if breakfast_end < lunch < work_end - 60 and self.lunch.split(":")[0] != self.persona.workplace.split(":")[0]:
+            add("work", breakfast_end, lunch, self.work, self._obj(self.work), "in use", f"working as {p.occupation}", "💼")
+            add("lunch", lunch, lunch + 45, self.lunch, None, "", "having lunch", "🥪")
+            add("work2", lunch + 45, work_end, self.work, self._obj(self.work), "in use", f"working as {p.occupation}", "💼")
+        else:
+            add("work", breakfast_end, work_end, self.work, self._obj(self.work), "in use", f"working as {p.occupation}", "💼")
+        evening_end = max(work_end, s - 60)
+        if self.leisure and (r >> 12) % 3:
+            spot = self.leisure[(r >> 14) % len(self.leisure)]
+            add("leisure", work_end, evening_end, spot, None, "",
+                "relaxing in the park" if "Park" in spot else "having a drink at the pub", "🌳" if "Park" in spot else "🍺")
+        else:
+            add("evening", work_end, evening_end, self.lounge, self._obj(self.lounge), "in use", "relaxing at home", "🛋️")
+        add("home", evening_end, s, self.lounge, None, "", "getting ready for bed", "🏠")
+        return blocks
+
+    @staticmethod
+    def _obj(address: str) -> str | None:
+        return address if address.count(":") == 2 else None
+
+    def _current(self, when: datetime) -> Block:
+        key = (when.date(), when.hour, when.minute)
+        if key == self._memo_key:
+            return self._memo_block  # type: ignore[return-value]
+        block = self._compute(when)
+        self._memo_key, self._memo_block = key, block
+        return block
+
+    def _compute(self, when: datetime) -> Block:
+        minute = when.hour * 60 + when.minute
+        if not self._awake_at(minute):
+            return Block("sleep", 0, 0, self.bed, None, "", "sleeping", "😴", sleep=True)
+        day = when.date() if minute >= self.persona.wake_hour * 60 or self.persona.sleep_hour > self.persona.wake_hour \
+            else date.fromordinal(when.date().toordinal() - 1)
+        if day != self._day:
+            self._day = day
+            self._blocks = self._plan(day)
+            self._greeted.clear()
+            self._strangers = 0
+            self._records.append(Record(kind="plan", resident=self.name, data={
+                "level": "day", "items": [f"{b.start // 60:02d}:{b.start % 60:02d} {b.description}" for b in self._blocks]}))
+        if self._detour is not None and minute < self._detour[0]:
+            return Block(f"detour:{self._detour[1]}", 0, 0, self._detour[1], None, "", f"going to {self._detour[1]}", "🚶")
+        self._detour = None
+        for b in self._blocks:
+            if b.start <= minute < b.end:
+                return b
+        return Block("home", 0, 0, self.lounge, None, "", "at home", "🏠")
+
+    # -- Mind protocol ---------------------------------------------------------
+
+    def decide_fast(self, p: Perception) -> Intent | None:
+        for ev in p.events:
+            if ev.subject != self.name and "sleep" in ev.description:
+                self._sleepers.add(ev.subject)
+            elif ev.subject in self._sleepers:
+                self._sleepers.discard(ev.subject)
+        if p.heard or p.whispers or p.announcements:
+            return None
+        block = self._current(p.time)
+        if block.label != self._block:
+            return None
+        if block.sleep:
+            if self._asleep:
+                return CONTINUE
+            if p.arrived:
+                self._asleep = True
+                return Intent(kind="sleep", description="sleeping", emoji="😴")
+            return CONTINUE
+        for other in p.nearby:
+            if other in self._greeted or other in self._sleepers:
+                continue
+            stranger = other not in self._friends
+            if stranger and self._strangers >= STRANGER_GREETINGS:
+                continue  # one does not greet every stranger in a crowd
+            self._strangers += stranger
+            self._greeted.add(other)
+            self._said = True
+            part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
+            return Intent(kind="say", to=other, utterance=f"Good {part}, {other.split()[0]}!",
+                          description=f"greeting {other}", emoji="👋")
+        if self._said:  # back to what I was doing before I spoke
+            self._said = False
+            return Intent(kind="continue", description=block.description, emoji=block.emoji)
+        return CONTINUE
+
+    async def decide(self, p: Perception) -> Intent:
+        block = self._current(p.time)
+        if block.sleep and self._asleep:
+            return CONTINUE  # asleep: hears nothing
+        for text in list(p.whispers) + list(p.announcements):
+            spot = self._mentioned_place(text)
+            if spot:
+                minute = p.time.hour * 60 + p.time.minute
+                self._detour = (min(minute + 60, 24 * 60 - 1), spot)
+                self._memo_key = None
+                self._records.append(Record(kind="note", resident=self.name, data={"text": f"{self.name} decides to go to {spot}"}))
+        block = self._current(p.time)
+        for line in p.heard:
+            if line.speaker in p.nearby and line.speaker not in self._greeted:
+                self._greeted.add(line.speaker)
+                self._strangers += line.speaker not in self._friends
+                self._said = True
+                return Intent(kind="say", to=line.speaker, utterance=f"Hello {line.speaker.split()[0]}, nice to see you!",
+                              description=f"chatting with {line.speaker}", emoji="💬")
+        self._block = block.label
+        if block.sleep:
+            self._going_to_bed = True
+            if self._asleep:
+                return CONTINUE
+            return Intent(kind="go", target=block.target, description="going to bed", emoji="🛏️")
+        self._asleep = False
+        self._going_to_bed = False
+        if block.use:
+            return Intent(kind="use", target=block.use, object_state=block.state, description=block.description,
+                          emoji=block.emoji)
+        return Intent(kind="go", target=block.target, description=block.description, emoji=block.emoji)
+
+    def _mentioned_place(self, text: str) -> str | None:
+        low = text.lower()
+        for a in self._places:
+            if ":" not in a and a.lower() in low:
+                return a
+        return None
+
+    def drain_records(self) -> list[Record]:
+        out, self._records = self._records, []
+        return out
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "day": self._day.isoformat() if self._day else None, "block": self._block, "asleep": self._asleep,
+            "going_to_bed": self._going_to_bed, "greeted": sorted(self._greeted), "sleepers": sorted(self._sleepers),
+            "detour": list(self._detour) if self._detour else None, "said": self._said,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._day = date.fromisoformat(state["day"]) if state.get("day") else None
+        self._blocks = self._plan(self._day) if self._day else []
+        self._block = state["block"]
+        self._asleep = state["asleep"]
+        self._going_to_bed = state["going_to_bed"]
+        self._greeted = set(state["greeted"])
+        self._strangers = len(self._greeted - self._friends)
+        self._sleepers = set(state["sleepers"])
+        self._detour = tuple(state["detour"]) if state.get("detour") else None  # type: ignore[assignment]
+        self._said = bool(state.get("said", False))
+        self._memo_key = None
+        self._records = []
+
+
+def make_mind(persona: Persona, llm: LanguageModel | None = None, run_db: Path | None = None,
+              options: MindOptions | None = None) -> RoutineMind:
+    """A :class:`maps.contracts.MindFactory` (the LLM and the database are not used)."""
+    return RoutineMind(persona, options)

@@ -1,0 +1,528 @@
+"""The contracts every layer codes against, in one module that imports nothing of the project.
+
+maps, memory, agents, replays and world all import down to this file; it imports only the
+standard library and pydantic. Here live: bounded plain-text types (what may reach a prompt or
+a terminal), the record stream (Record kinds and payloads, TickRecords), Persona, Perception,
+Intent, Mind, MindFactory and LanguageModel, the parsing of times people type, and `build`
+(trusted models without validation). Change a contract here and every layer sees the same
+shape; docs/ARCHITECTURE.md says which layer owns what.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, time, timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+
+
+# ===============================================================================================
+# Bounded plain text: every string that reaches a prompt or a terminal
+# -----------------------------------------------------------------------------------------------
+# Text that crosses a boundary into the town: bounded in length, free of control characters.
+#
+# Names, addresses, persona fields, whispers, announcements and object states go into every
+# prompt (a 10 MB lifestyle is a real bill on a paid model) and onto terminals (an ESC in a
+# whisper is a terminal escape when a timeline is printed). The pydantic types here are used
+# by the models at the boundaries (residents files, town maps, injected commands), so bad text
+# is refused with the field's name and the limit, before anything is applied.
+# ===============================================================================================
+
+# Limits, in characters. The built-in towns use a fraction of each (longest lifestyle: 74).
+NAME_MAX = 80  # a resident, sector, room, object or spawn name
+ADDRESS_MAX = 250  # 'sector:arena:object'
+SHORT_MAX = 200  # an occupation, a relation, a trait, an object's state, a scenario id
+MEMORY_MAX = 500  # one seed memory
+LIFESTYLE_MAX = 2000  # a persona's lifestyle paragraph
+MESSAGE_MAX = 1000  # a whisper or an announcement
+LIST_MAX = 50  # traits, relationships, seed memories of one persona
+
+# C0 controls, DEL and C1 controls: what a terminal may read as an escape sequence.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_IN_PARAGRAPH = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tabs and newlines allowed
+
+
+_CONTROL_NAMES = {0x00: "NUL", 0x07: "BEL", 0x08: "BACKSPACE", 0x09: "TAB", 0x0A: "NEWLINE", 0x0D: "CARRIAGE RETURN",
+                  0x1B: "ESC", 0x7F: "DEL", 0x9B: "CSI"}
+
+
+def char_name(ch: str) -> str:
+    """'U+001B (ESC)': how an error names a character it refuses."""
+    name = _CONTROL_NAMES.get(ord(ch)) or unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+def _refuse(pattern: re.Pattern[str]) -> AfterValidator:
+    def check(value: str) -> str:
+        found = pattern.search(value)
+        if found is not None:
+            raise ValueError(
+                f"contains the control character {char_name(found.group())} at position {found.start()}; "
+                "control characters (terminal escapes) are not allowed"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def escape_controls(text: str) -> str:
+    """Show control characters (except newlines) as ``\\x1b``-style escapes, for output of
+    text that was recorded before the boundary checked it."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() == "\n" else m.group().encode("unicode_escape").decode(), text)
+
+
+_LINE = _refuse(_CONTROL)  # one line: no control characters at all
+_PARAGRAPH = _refuse(_CONTROL_IN_PARAGRAPH)  # free text: tabs and newlines allowed
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=NAME_MAX), _LINE]
+Address = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=ADDRESS_MAX), _LINE]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=SHORT_MAX), _LINE]
+Memory = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MEMORY_MAX), _PARAGRAPH]
+Lifestyle = Annotated[str, StringConstraints(strip_whitespace=True, max_length=LIFESTYLE_MAX), _PARAGRAPH]
+Paragraph = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MESSAGE_MAX), _PARAGRAPH]
+
+
+def control_problem(text: str) -> str | None:
+    """Why ``text`` is not a plain line (a control character), or None when it is."""
+    found = _CONTROL.search(text)
+    if found is None:
+        return None
+    return f"contains the control character {char_name(found.group())} at position {found.start()}"
+
+
+# ===============================================================================================
+# The record stream: one ordered list of records per committed tick
+# -----------------------------------------------------------------------------------------------
+# The one ordered record stream a run emits.
+#
+# The engine produces a :class:`TickRecords` per committed tick; the recorder writes it to the
+# run's SQLite database; the viewer draws it live or from the file. There is no second
+# format for replay. Each record kind has a small payload model so that readers and writers
+# agree on field names; payloads are stored as JSON.
+# ===============================================================================================
+
+SCHEMA_VERSION = 1
+
+RecordKind = Literal[
+    "move",  # resident moved: MovePayload
+    "action",  # resident's current action/emoji changed: ActionPayload
+    "chat",  # one line said: ChatPayload
+    "object",  # an object's state changed: ObjectPayload
+    "memory",  # a memory was written: MemoryPayload
+    "plan",  # a day plan / schedule / decomposition was made: PlanPayload
+    "inject",  # an injected command was applied (or refused): InjectPayload
+    "encounter",  # an encounter step or its scores: EncounterPayload
+    "llm",  # an LLM call behind a decision: LLMPayload
+    "note",  # anything else worth showing in a timeline: {"text": ...}
+    "mind_error",  # a resident's decision raised; it carried on: MindErrorPayload
+]
+
+
+class MovePayload(BaseModel):
+    tile: tuple[int, int]
+    address: str = ""
+
+
+class ActionPayload(BaseModel):
+    description: str
+    emoji: str = ""
+    address: str = ""
+    event: tuple[str, str, str] | None = None
+
+
+class ChatPayload(BaseModel):
+    speaker: str
+    listener: str
+    text: str
+    conversation_id: str = ""
+
+
+class ObjectPayload(BaseModel):
+    address: str
+    old_state: str
+    new_state: str
+    by: str = Field(default="", description="resident name, 'inject', or 'engine'")
+
+
+class MemoryPayload(BaseModel):
+    memory_id: int
+    kind: str  # observation | chat | plan | reflection | thought | whisper | encounter
+    text: str
+    importance: int = Field(ge=1, le=10)
+    evidence: list[int] = Field(default_factory=list)
+
+
+class PlanPayload(BaseModel):
+    level: Literal["day", "hourly", "decomposed", "status"]
+    items: list[str]
+
+
+class InjectPayload(BaseModel):
+    command: dict[str, Any]
+    accepted: bool
+    message: str = ""
+
+
+class EncounterPayload(BaseModel):
+    encounter_id: str
+    step: Literal["start", "turn", "tool", "end", "score"]
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class LLMPayload(BaseModel):
+    purpose: str
+    call_id: str
+    prompt_hash: str
+    ok: bool
+    fallback: bool = False
+    latency_s: float = 0.0
+    error: str = Field(default="", description="why the call fell back (the last attempt's error), if it did")
+
+
+class MindErrorPayload(BaseModel):
+    """A resident's decision raised an exception; the engine let it carry on with 'continue'."""
+
+    error: str = Field(description="exception type, e.g. ValidationError")
+    message: str = Field(description="one line; equal messages are the same error")
+
+
+class Record(BaseModel):
+    """One entry of the stream. ``resident`` is None for town-level records."""
+
+    kind: RecordKind
+    resident: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TickRecords(BaseModel):
+    """All records of one committed tick, in the order they were applied."""
+
+    tick: int
+    time: datetime
+    records: list[Record] = Field(default_factory=list)
+
+
+# ===============================================================================================
+# Residents, perception, intents, minds and the language model
+# -----------------------------------------------------------------------------------------------
+# The data contracts between the layers, gathered in one place.
+#
+# The world hands each resident a :class:`Perception` and gets back an :class:`Intent`;
+# neither side reaches into the other. Every model call goes through an object that
+# satisfies :class:`LanguageModel`. Keeping these small and plain is what lets cognition be
+# tested on data and lets the engine stay the single owner of state.
+# ===============================================================================================
+
+# ---------------------------------------------------------------------------
+# Residents as data (loaded by maps/, used by agents/)
+# ---------------------------------------------------------------------------
+
+
+class Relationship(BaseModel):
+    """How one resident sees another, as written in the residents file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    relation: Short = Field(description="e.g. 'wife', 'coworker', 'neighbour'")
+    closeness: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class Persona(BaseModel):
+    """Who a resident is. Read from a town's residents file; never mutated by the engine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    age: int = Field(ge=0, le=120)
+    traits: list[Short] = Field(default_factory=list, max_length=LIST_MAX, description="innate traits, e.g. 'kind'")
+    occupation: Short
+    workplace: Address = Field(description="place address, e.g. 'Willow Cafe' or 'Willow Cafe:kitchen'")
+    home: Address = Field(description="place address of the resident's home")
+    lifestyle: Lifestyle = Field(default="", description="habits, e.g. wakes at 7, sleeps at 23")
+    wake_hour: int = Field(default=7, ge=0, le=23)
+    sleep_hour: int = Field(default=23, ge=0, le=23)
+    relationships: list[Relationship] = Field(default_factory=list, max_length=LIST_MAX)
+    seed_memories: list[Memory] = Field(default_factory=list, max_length=LIST_MAX)
+    spawn: Name | None = Field(default=None, description="name of a spawn point in the map")
+    intentions: list[Memory] = Field(default_factory=list, max_length=LIST_MAX,
+                                     description="what I mean to do each day, first person")
+
+    def summary(self) -> str:
+        """A one-paragraph description used at the top of prompts."""
+        traits = ", ".join(self.traits) or "ordinary"
+        return (
+            f"{self.name} ({self.age}) is {traits}. Occupation: {self.occupation} at "
+            f"{self.workplace}. Lives at {self.home}. {self.lifestyle}".strip()
+        ) + (" Intends: " + " ".join(self.intentions) if self.intentions else "")
+
+
+# ---------------------------------------------------------------------------
+# What a resident perceives each tick
+# ---------------------------------------------------------------------------
+
+
+class PerceivedEvent(BaseModel):
+    """An event in view, as an event triple plus a sentence (paper: subject, predicate, object)."""
+
+    subject: str
+    predicate: str
+    object: str
+    description: str
+    address: str = Field(description="where it happens, 'sector:arena[:object]'")
+    distance: float = 0.0
+
+
+class ChatLine(BaseModel):
+    """One utterance of a conversation, as heard by a participant."""
+
+    speaker: str
+    listener: str
+    text: str
+
+
+class Perception(BaseModel):
+    """Everything a resident may know of the world this tick. Pure data."""
+
+    resident: str
+    tick: int
+    time: datetime
+    tile: tuple[int, int]
+    address: str = Field(description="current 'sector:arena' ('' when outdoors/in the street)")
+    events: list[PerceivedEvent] = Field(
+        default_factory=list,
+        description="new events in view, already cut to the attention bandwidth",
+    )
+    nearby: list[str] = Field(default_factory=list, description="other residents in view")
+    heard: list[ChatLine] = Field(default_factory=list, description="lines addressed to me")
+    whispers: list[str] = Field(default_factory=list, description="injected inner voice")
+    announcements: list[str] = Field(default_factory=list, description="town-wide events")
+    arrived: bool = Field(default=False, description="reached the destination of the last move")
+    known_places: list[str] = Field(
+        default_factory=list,
+        description="addresses this resident knows (spatial memory); only set when it changes",
+    )
+    memories: list[str] = Field(
+        default_factory=list,
+        description="things the world says happened to me, to remember (e.g. an encounter's outcome)",
+    )
+
+
+# ---------------------------------------------------------------------------
+# What a resident wants to do
+# ---------------------------------------------------------------------------
+
+IntentKind = Literal["continue", "go", "use", "say", "wait", "sleep"]
+
+
+class Intent(BaseModel):
+    """A resident's decision for this tick; the world validates and applies it.
+
+    - ``go``: walk towards ``target`` (an address); the engine paths one tile per tick.
+    - ``use``: act on the object at ``target`` and set its state to ``object_state``.
+    - ``say``: say ``utterance`` to the resident named ``to`` (must be in view).
+    - ``continue``: keep doing the current action (no model call was needed).
+    - ``wait`` / ``sleep``: stay put.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: IntentKind = "continue"
+    description: str = Field(default="", description="the current action in words")
+    emoji: str = ""
+    target: str | None = Field(default=None, description="address for go/use")
+    object_state: str | None = None
+    to: str | None = Field(default=None, description="listener for say")
+    utterance: str | None = None
+    event: tuple[str, str, str] | None = Field(
+        default=None, description="(subject, predicate, object) triple for this action"
+    )
+
+
+# ---------------------------------------------------------------------------
+# The language model seen by every role
+# ---------------------------------------------------------------------------
+
+T = TypeVar("T", bound=BaseModel)
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """One entry point for every model call.
+
+    ``purpose`` names the decision (plan_day, importance, converse, judge ...) for
+    accounting; ``schema`` is the pydantic model the answer must validate against;
+    ``fallback`` is returned (and counted) when every attempt failed, so a caller always
+    gets a value of the right type and a simulation never stops on a bad answer.
+    """
+
+    async def acomplete(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        fallback: T,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+    ) -> T: ...
+
+    def complete(
+        self,
+        purpose: str,
+        messages: list[Message],
+        schema: type[T],
+        fallback: T,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+    ) -> T: ...
+
+
+# ---------------------------------------------------------------------------
+# A resident's mind, as the engine sees it
+# ---------------------------------------------------------------------------
+
+
+class MindOptions(BaseModel):
+    """How a mind is built. Ablations follow the paper's evaluation conditions."""
+
+    ablation: Literal["full", "no_reflection", "no_reflection_planning", "no_observation"] = "full"
+    seed: int = 0
+    places: list[str] = Field(
+        default_factory=list,
+        description="every 'sector:arena:object' address in the town (the place tree)",
+    )
+    start_time: datetime | None = None
+
+
+@runtime_checkable
+class Mind(Protocol):
+    """A resident's cognition. Holds its own memory; never touches world state.
+
+    Each tick the engine first calls :meth:`decide_fast`; only when it returns ``None``
+    (a decision point: waking, a new event, a finished action, a line heard) does it
+    await :meth:`decide`. Memory writes and plans made inside are handed to the engine
+    through :meth:`drain_records` so that they join the run's one record stream.
+    """
+
+    name: str
+
+    def decide_fast(self, perception: Perception) -> Intent | None: ...
+
+    async def decide(self, perception: Perception) -> Intent: ...
+
+    def drain_records(self) -> list["Record"]: ...
+
+    def snapshot(self) -> dict: ...
+
+    def restore(self, state: dict) -> None: ...
+
+
+class MindFactory(Protocol):
+    def __call__(
+        self,
+        persona: Persona,
+        llm: LanguageModel,
+        run_db: "Path | None",
+        options: MindOptions,
+    ) -> Mind: ...
+
+
+# ===============================================================================================
+# Times people type (--at 14:00, +7h, tick:N) as moments of a run
+# -----------------------------------------------------------------------------------------------
+# Reading the times people type (``--at 14:00``) as a moment of a recorded run.
+# ===============================================================================================
+
+_OFFSET = re.compile(r"^\+(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_TICK = re.compile(r"^(?:tick[:=]?|#)(\d+)$", re.I)
+_DAY = re.compile(r"^d(?:ay)?\s*(\d+)\s+(\d{1,2}:\d{2}(?::\d{2})?)$", re.I)
+
+
+class TimeError(ValueError):
+    """A time the user typed cannot be read; the message says what forms are accepted."""
+
+
+FORMS = ("'14:00' or '14:00:30' (on the run's first day, or the next day if that is "
+         "before the start), 'day 2 14:00', '2024-02-13 14:00', '+2h30m' (after the start), or 'tick:123'")
+
+
+def parse_at(text: str, start: datetime) -> datetime | int:
+    """A datetime for clock or date forms, an int for 'tick:N'. ``start`` is the run's start.
+
+    The one reader of --at/--from/--to for every command (run --fork, replay, interview)."""
+    s = str(text).strip()
+    m = _TICK.match(s)
+    if m:
+        return int(m.group(1))
+    try:
+        m = _OFFSET.match(s)
+        if m and any(m.groups()):
+            d, h, mi, se = (int(g) if g else 0 for g in m.groups())
+            return start + timedelta(days=d, hours=h, minutes=mi, seconds=se)
+        m = _DAY.match(s)
+        if m:
+            day = int(m.group(1))
+            if day < 1:
+                raise TimeError(f"cannot read the time {text!r}: days count from 'day 1' (the run's first day)")
+            return datetime.combine(start.date(), _clock(m.group(2), text), tzinfo=start.tzinfo) + timedelta(days=day - 1)
+    except OverflowError:
+        raise TimeError(f"the time {text!r} is too far from the run's start ({start:%Y-%m-%d %H:%M})") from None
+    if re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", s):
+        when = datetime.combine(start.date(), _clock(s, text), tzinfo=start.tzinfo)
+        if when < start:
+            when += timedelta(days=1)  # "07:00" in a run that starts at 08:00: next morning
+        return when
+    try:
+        when = datetime.fromisoformat(s)
+    except ValueError:
+        raise TimeError(f"cannot read the time {text!r}: expected {FORMS}") from None
+    if when.tzinfo is not None and start.tzinfo is None:
+        raise TimeError(f"the time {text!r} has a time zone; runs keep local game time: write it without one")
+    if when.tzinfo is None and start.tzinfo is not None:
+        when = when.replace(tzinfo=start.tzinfo)
+    return when
+
+
+def _clock(s: str, text: str) -> time:
+    for fmt in ("%H:%M", "%H:%M:%S"):
+        try:
+            return datetime.strptime(s, fmt).time()
+        except ValueError:
+            continue
+    raise TimeError(f"cannot read the time {text!r}: hours are 0-23, minutes and seconds 0-59")
+
+
+def clock(t: time | datetime) -> str:
+    return t.strftime("%H:%M")
+
+
+# ===============================================================================================
+# Building trusted models without validation, cheaply
+# -----------------------------------------------------------------------------------------------
+# Building trusted pydantic models without validation, cheaply.
+#
+# The engine makes a Perception per resident per tick and a Record per change; the data is
+# its own, already valid, so validation is skipped. ``BaseModel.model_construct`` walks every
+# field and alias on each call (~20 µs); :func:`build` sets the same internals directly
+# (~1 µs). All fields must be passed; the result behaves as a normally built model.
+# ===============================================================================================
+
+M = TypeVar("M", bound=BaseModel)
+_set = object.__setattr__
+
+
+def build(cls: type[M], fields: dict[str, Any]) -> M:
+    m = cls.__new__(cls)
+    _set(m, "__dict__", fields)
+    _set(m, "__pydantic_fields_set__", set(fields))
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m

@@ -1,0 +1,584 @@
+"""The run folder's one database: ``run.db`` (SQLite, WAL).
+
+It holds the run's metadata, every committed tick and its records, and full state snapshots
+every N ticks (the engine's state plus each mind's ``snapshot()``). Each tick is committed in
+one transaction, so a run killed at any moment leaves a gap-free prefix of ticks. Readers
+(the viewer, ``replay --summary``) open their own connection and can read while the run is
+writing. Memory tables of the residents live in the same file, owned by ``memory.store``.
+Every model answer of a committed tick is kept in ``llm_answers`` (written in that tick's
+transaction by the answer logs of agents/llm/recorded.py), so resume and fork re-run
+ticks with the run's own answers. One process writes a run folder (replays/lock.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from replays.health import health, mind_errors
+from maps.contracts import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
+from maps.contracts import Record, TickRecords
+from maps.contracts import build  # stored data was valid when written: no re-validation
+
+STORE_SCHEMA_VERSION = 1
+
+DB_NAME = "run.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ticks (
+    tick INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    n_records INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    tick INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    resident TEXT,
+    data TEXT NOT NULL,
+    PRIMARY KEY (tick, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_kind ON records(kind, tick);
+CREATE TABLE IF NOT EXISTS snapshots (
+    tick INTEGER PRIMARY KEY,
+    time TEXT NOT NULL,
+    state BLOB NOT NULL,
+    minds BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_answers (
+    tick INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    call_no INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    request TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    info TEXT NOT NULL,
+    PRIMARY KEY (tick, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshot_marks (
+    tick INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL,
+    PRIMARY KEY (tick, name)
+) WITHOUT ROWID;
+"""
+
+# the run's own tables, cut back to the last kept tick; every other table with a ``tick``
+# column holds minds' state (memory, its access log, social ties, ...) and is cut back to
+# the restored snapshot: to the rows it held then (snapshot_marks: the highest rowid of each
+# such table when the snapshot was taken; a memory written later may carry an older tick)
+_RUN_TABLES = ("ticks", "records", "snapshots", "llm_answers", "snapshot_marks")
+# wall-clock measurements inside record payloads: not part of what a run did
+TIMING_KEYS = frozenset({"latency_s", "duration_s", "wall_s", "elapsed_s"})
+
+# metadata keys that must never be written (API keys and the like)
+_SECRET = re.compile(r"(api[_-]?key|secret|token|password|credential|authorization)", re.I)
+
+
+class StoreError(RuntimeError):
+    """The run database is missing, damaged, of another version, or misused."""
+
+
+# (path, size, mtime) of files that passed the check: a viewer opens one file several times
+_SOUND: set[tuple[str, int, int]] = set()
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a run database whose pages are damaged (SQLite's quick_check), naming the file.
+
+    A damaged page otherwise shows up late as a traceback, or silently as missing rows."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    if key is not None and key in _SOUND:
+        return
+    try:
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3])
+        raise StoreError(f"{path}: the run database is damaged ({shown}); restore it from a copy, or "
+                         f"recover what is readable with `sqlite3 {path} .recover`")
+    if key is not None:
+        _SOUND.add(key)
+
+
+@dataclass
+class Snapshot:
+    """A full state snapshot: ``state`` is the engine's (a superset of Engine.state()),
+    ``minds`` maps resident name -> that mind's ``snapshot()``."""
+
+    tick: int
+    time: datetime
+    state: dict[str, Any]
+    minds: dict[str, Any]
+
+
+def _pack(obj: Any) -> bytes:
+    return zlib.compress(json.dumps(obj, separators=(",", ":"), default=str).encode(), 1)
+
+
+def _unpack(blob: bytes) -> Any:
+    return json.loads(zlib.decompress(blob).decode())
+
+
+def scrub(meta: dict[str, Any]) -> dict[str, Any]:
+    """Drop anything that looks like a credential, at any depth."""
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if _SECRET.search(str(k)):
+            continue
+        out[k] = scrub(v) if isinstance(v, dict) else v
+    return out
+
+
+class RunStore:
+    """Read and write one run's database. Use :meth:`create` or :meth:`open`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool) -> None:
+        self.path = path
+        self.conn = conn
+        self.readonly = readonly
+        self._last_tick: int | None = None
+        self._last_known = False
+        self._answer_logs: list[Any] = []  # agents.llm.recorded.AnswerLog, one per gateway
+        self.lock: Any = None  # replays.lock.RunLock of a writer, released on close
+
+    # -- opening ----------------------------------------------------------------
+
+    @staticmethod
+    def db_path(run_dir: str | Path) -> Path:
+        p = Path(run_dir)
+        return p if p.suffix == ".db" else p / DB_NAME
+
+    @classmethod
+    def create(cls, run_dir: str | Path, meta: dict[str, Any]) -> "RunStore":
+        """Make a new run database; refuses to overwrite one that already holds ticks."""
+        path = cls.db_path(run_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            existing = cls.open(path, readonly=False)
+            if existing.last_tick() is not None:
+                existing.close()
+                raise StoreError(f"{path}: a run already exists here (use --resume to continue it, or another --out)")
+            existing.close()
+        conn = cls._connect(path, readonly=False)
+        with conn:
+            conn.executescript(_SCHEMA)
+            rows = {
+                "store_schema": STORE_SCHEMA_VERSION,
+                "record_schema": RECORD_SCHEMA_VERSION,
+                **scrub(meta),
+            }
+            conn.executemany(
+                "INSERT OR REPLACE INTO run_meta(key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, default=str)) for k, v in rows.items()],
+            )
+        return cls(path, conn, readonly=False)
+
+    @classmethod
+    def open(cls, run_dir: str | Path, readonly: bool = True) -> "RunStore":
+        """Open an existing run database, checking that it is one and of a known version."""
+        path = cls.db_path(run_dir)
+        if not path.exists():
+            raise StoreError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
+        conn = cls._connect(path, readonly=readonly)
+        try:
+            check_integrity(conn, path)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "run_meta" not in tables or "ticks" not in tables or "records" not in tables:
+                raise StoreError(f"{path}: not a townsfolk run database (tables run_meta/ticks/records missing)")
+            row = conn.execute("SELECT value FROM run_meta WHERE key='store_schema'").fetchone()
+            version = json.loads(row[0]) if row else None
+            if version != STORE_SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path}: run database schema version {version!r} is not supported by this townsfolk "
+                    f"(expected {STORE_SCHEMA_VERSION}); use a matching townsfolk version to read it"
+                )
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
+        except StoreError:
+            conn.close()
+            raise
+        return cls(path, conn, readonly=readonly)
+
+    @staticmethod
+    def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+        if not readonly:
+            for p, what in ((path.parent, "folder"), (path, "file")):
+                if p.exists() and not os.access(p, os.W_OK):
+                    raise StoreError(f"{path}: the run {what} {p} is read-only; a run is continued in place, so "
+                                     f"make it writable, or branch it elsewhere with --fork {path.parent} --at T --out NEW")
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=10.0)
+            else:
+                conn = sqlite3.connect(str(path), check_same_thread=False, timeout=10.0)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
+        return conn
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:  # pragma: no cover
+            pass
+        if self.lock is not None:
+            self.lock.release()
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- metadata ---------------------------------------------------------------
+
+    def meta(self) -> dict[str, Any]:
+        return {k: json.loads(v) for k, v in self.conn.execute("SELECT key, value FROM run_meta")}
+
+    def set_meta(self, **values: Any) -> None:
+        self._check_writable()
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO run_meta(key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, default=str)) for k, v in scrub(values).items()],
+            )
+
+    # -- writing ----------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only")
+
+    def commit_tick(self, tick_records: TickRecords, snapshot: Snapshot | None = None) -> None:
+        """Write one tick (and optionally a snapshot of the state after it) atomically.
+
+        Ticks must follow one another without gaps; a tick already stored is refused.
+        """
+        self._check_writable()
+        tick = tick_records.tick
+        last = self.last_tick()
+        if last is not None and tick != last + 1:
+            raise StoreError(f"{self.path}: tick {tick} does not follow the last committed tick {last}")
+        rows = [
+            (tick, seq, r.kind, r.resident, json.dumps(r.data, separators=(",", ":"), default=str))
+            for seq, r in enumerate(tick_records.records)
+        ]
+        answers = [
+            (tick, seq, log.source, a.call_no, a.call_id, a.purpose, a.request, a.answer, a.info)
+            for seq, (log, a) in enumerate((log, a) for log in self._answer_logs for a in log.take())
+        ]
+        try:
+            with self.conn:
+                self.conn.execute(
+                    "INSERT INTO ticks(tick, time, n_records) VALUES (?, ?, ?)",
+                    (tick, tick_records.time.isoformat(), len(rows)),
+                )
+                if rows:
+                    self.conn.executemany(
+                        "INSERT INTO records(tick, seq, kind, resident, data) VALUES (?, ?, ?, ?, ?)", rows
+                    )
+                if answers:
+                    self.conn.executemany(
+                        "INSERT INTO llm_answers(tick, seq, source, call_no, call_id, purpose, request, answer, info)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", answers,
+                    )
+                if snapshot is not None:
+                    self._write_snapshot(snapshot)
+        except sqlite3.IntegrityError:
+            raise StoreError(f"{self.path}: tick {tick} is already committed") from None
+        self._last_tick = tick
+        self._last_known = True
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Store (or replace) a snapshot of an already committed tick."""
+        self._check_writable()
+        with self.conn:
+            self._write_snapshot(snapshot)
+
+    def _write_snapshot(self, s: Snapshot) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO snapshots(tick, time, state, minds) VALUES (?, ?, ?, ?)",
+            (s.tick, s.time.isoformat(), _pack(s.state), _pack(s.minds)),
+        )
+        if self._has_table("snapshot_marks"):
+            marks = [(s.tick, t, self.conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{t}"').fetchone()[0])
+                     for t in self._state_tables()]
+            self.conn.execute("DELETE FROM snapshot_marks WHERE tick = ?", (s.tick,))
+            self.conn.executemany("INSERT INTO snapshot_marks(tick, name, max_rowid) VALUES (?, ?, ?)", marks)
+
+    def _state_tables(self) -> list[str]:
+        """Tables of the minds' state in this file: every table with a ``tick`` column (and
+        rowids) that is not one of the run's own."""
+        out = []
+        for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
+            if table in _RUN_TABLES:
+                continue
+            if "tick" in {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}:
+                try:
+                    self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
+                except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
+                    continue
+                out.append(table)
+        return out
+
+    def ensure_tables(self) -> None:
+        """Add tables a run database of this schema version may lack (made by an older townsfolk)."""
+        self._check_writable()
+        self.conn.executescript(_SCHEMA)
+
+    def truncate_after(self, tick: int, state_tick: int | None = None) -> None:
+        """Roll the whole file back, in one transaction: every tick, record, snapshot and
+        recorded model answer after ``tick``, and every row of the minds' tables (memory,
+        its access log, social ties: any other table with a ``tick`` column) after
+        ``state_tick`` (default ``tick``). A resume restores the snapshot of ``state_tick``
+        and re-runs the ticks up to ``tick``, which write those rows again. Content-keyed
+        caches (embeddings) and the resident registry are kept: they hold no tick's state.
+        """
+        self._check_writable()
+        state_tick = tick if state_tick is None else state_tick
+        tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        marks: dict[str, int] | None = None
+        if "snapshot_marks" in tables and state_tick >= 0:
+            found = dict(self.conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
+            marks = found or None  # a snapshot of an older townsfolk: cut back by tick
+        state = self._state_tables()
+        with self.conn:
+            for table in tables:
+                columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}
+                if "tick" not in columns:
+                    continue
+                if table in _RUN_TABLES:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
+                elif table in state and marks is not None:  # a table made after the snapshot held nothing then
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
+                else:
+                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
+            if "memory_records" in tables:
+                from memory.store import recompute_last_access  # the memory tables' own rule
+
+                recompute_last_access(self.conn)
+        self._last_known = False
+
+    # -- recorded model answers (agents/llm/recorded.py) ------------------------------------
+
+    def add_answer_log(self, log: Any) -> None:
+        """Write this log's answers with every committed tick (it has ``source`` and ``take()``)."""
+        self._answer_logs.append(log)
+
+    @property
+    def answer_logs(self) -> list[Any]:
+        return list(self._answer_logs)
+
+    def discard_pending(self) -> None:
+        """A tick was re-run without being committed: drop the answers it made."""
+        for log in self._answer_logs:
+            log.discard()
+
+    def end_replay(self) -> None:
+        """The re-run after a restore is over: answer logs go back to asking the model."""
+        for log in self._answer_logs:
+            log.end_replay()
+
+    def recorded_answers(self, source: str, after: int, upto: int) -> list[dict[str, Any]]:
+        """Answers of ticks ``after+1..upto`` made through ``source``, in call order."""
+        if not self._has_table("llm_answers"):
+            return []
+        cur = self.conn.execute(
+            "SELECT call_no, call_id, purpose, request, answer, info FROM llm_answers"
+            " WHERE source = ? AND tick > ? AND tick <= ? ORDER BY tick, seq", (source, after, upto))
+        keys = ("call_no", "call_id", "purpose", "request", "answer", "info")
+        return [dict(zip(keys, row)) for row in cur]
+
+    def last_call_no(self, source: str, upto: int) -> int:
+        """The highest call number ``source`` recorded up to tick ``upto`` (0: none)."""
+        if not self._has_table("llm_answers"):
+            return 0
+        row = self.conn.execute(
+            "SELECT MAX(call_no) FROM llm_answers WHERE source = ? AND tick <= ?", (source, upto)).fetchone()
+        return int(row[0] or 0)
+
+    def _has_table(self, name: str) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
+
+    # -- reading ----------------------------------------------------------------
+
+    def last_tick(self) -> int | None:
+        if self._last_known and not self.readonly:
+            return self._last_tick
+        row = self.conn.execute("SELECT MAX(tick) FROM ticks").fetchone()
+        self._last_tick = row[0] if row else None
+        self._last_known = True
+        return self._last_tick
+
+    def first_tick(self) -> int | None:
+        row = self.conn.execute("SELECT MIN(tick) FROM ticks").fetchone()
+        return row[0] if row else None
+
+    def tick_time(self, tick: int) -> datetime | None:
+        row = self.conn.execute("SELECT time FROM ticks WHERE tick = ?", (tick,)).fetchone()
+        return datetime.fromisoformat(row[0]) if row else None
+
+    def tick_at_time(self, when: datetime) -> int | None:
+        """The last committed tick whose time is at or before ``when``."""
+        row = self.conn.execute(
+            "SELECT tick FROM ticks WHERE time <= ? ORDER BY tick DESC LIMIT 1", (when.isoformat(),)
+        ).fetchone()
+        return row[0] if row else None
+
+    def iter_ticks(self, start: int = 0, end: int | None = None) -> Iterator[TickRecords]:
+        """Committed ticks ``start..end`` (inclusive), in order, with their records."""
+        hi = end if end is not None else (1 << 62)
+        ticks = self.conn.execute(
+            "SELECT tick, time FROM ticks WHERE tick BETWEEN ? AND ? ORDER BY tick", (start, hi)
+        ).fetchall()
+        if not ticks:
+            return
+        cur = self.conn.execute(
+            "SELECT tick, kind, resident, data FROM records WHERE tick BETWEEN ? AND ? ORDER BY tick, seq",
+            (ticks[0][0], ticks[-1][0]),
+        )
+        pending = cur.fetchone()
+        for tick, time in ticks:
+            recs: list[Record] = []
+            while pending is not None and pending[0] < tick:
+                pending = cur.fetchone()
+            while pending is not None and pending[0] == tick:
+                recs.append(build(Record, {"kind": pending[1], "resident": pending[2], "data": json.loads(pending[3])}))
+                pending = cur.fetchone()
+            yield build(TickRecords, {"tick": tick, "time": datetime.fromisoformat(time), "records": recs})
+
+    def snapshot_ticks(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT tick FROM snapshots ORDER BY tick")]
+
+    def snapshot_at_or_before(self, tick: int) -> Snapshot | None:
+        row = self.conn.execute(
+            "SELECT tick, time, state, minds FROM snapshots WHERE tick <= ? ORDER BY tick DESC LIMIT 1", (tick,)
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return Snapshot(tick=row[0], time=datetime.fromisoformat(row[1]), state=_unpack(row[2]), minds=_unpack(row[3]))
+        except (zlib.error, ValueError) as exc:
+            raise StoreError(f"{self.path}: snapshot of tick {row[0]} is damaged ({exc})") from None
+
+    def missing_ticks(self) -> list[int]:
+        """Tick numbers absent between the first and the last committed tick."""
+        out: list[int] = []
+        prev: int | None = None
+        for (t,) in self.conn.execute("SELECT tick FROM ticks ORDER BY tick"):
+            if prev is not None and t != prev + 1:
+                out.extend(range(prev + 1, t))
+            prev = t
+        return out
+
+    def count(self, kind: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0]
+
+    def records_digest(self) -> str:
+        """A hash of the ordered committed records (tick, game time, kind, resident, payload)
+        without wall-clock measurements (latencies): two runs that did the same have the
+        same digest, however long their calls took or however often they were resumed."""
+        h = hashlib.sha256()
+        cur = self.conn.execute(
+            "SELECT t.tick, t.time, r.kind, r.resident, r.data FROM ticks t"
+            " LEFT JOIN records r ON r.tick = t.tick ORDER BY t.tick, r.seq")
+        for tick, time, kind, resident, data in cur:
+            if data is not None and any(k in data for k in TIMING_KEYS):
+                data = json.dumps(_untimed(json.loads(data)), sort_keys=True, separators=(",", ":"))
+            h.update(f"{tick}\x1f{time}\x1f{kind}\x1f{resident}\x1f{data}\x1e".encode())
+        return h.hexdigest()
+
+    def summary(self) -> dict[str, Any]:
+        """What a run holds, for ``replay --summary``.
+
+        events counts world events (actions, object changes, chat lines, injections,
+        encounter steps, notes); conversations counts distinct conversation ids; injected
+        counts accepted injected commands (refused ones are under injected_refused).
+        """
+        meta = self.meta()
+        n, first, last = self.conn.execute("SELECT COUNT(*), MIN(tick), MAX(tick) FROM ticks").fetchone()
+        start_time = self.tick_time(first) if first is not None else None
+        end_time = self.tick_time(last) if last is not None else None
+        by_kind = dict(self.conn.execute("SELECT kind, COUNT(*) FROM records GROUP BY kind").fetchall())
+        conv_ids: set[str] = set()
+        injected = refused = 0
+        for kind, data in self.conn.execute("SELECT kind, data FROM records WHERE kind IN ('chat', 'inject')"):
+            d = json.loads(data)
+            if kind == "chat":
+                conv_ids.add(d.get("conversation_id") or f"{min(d.get('speaker',''), d.get('listener',''))}|{max(d.get('speaker',''), d.get('listener',''))}")
+            elif d.get("accepted"):
+                injected += 1
+            else:
+                refused += 1
+        errors = mind_errors(self.conn.execute("SELECT kind, resident, data FROM records WHERE kind IN ('llm', 'mind_error')"))
+        names = list(meta.get("resident_names") or [])
+        if not names:
+            names = sorted(
+                r[0] for r in self.conn.execute("SELECT DISTINCT resident FROM records WHERE resident IS NOT NULL")
+            )
+        return {
+            "run": str(self.path.parent),
+            "town": meta.get("town_name", meta.get("town")),
+            "model": meta.get("model"),
+            "seed": meta.get("seed"),
+            "forked_from": meta.get("forked_from"),
+            "ticks": n,
+            "first_tick": first,
+            "last_tick": last,
+            "missing_ticks": self.missing_ticks(),
+            "start_time": start_time.isoformat() if start_time else None,
+            "end_time": end_time.isoformat() if end_time else None,
+            "residents": len(names),
+            "resident_names": names,
+            "events": sum(by_kind.get(k, 0) for k in ("action", "object", "chat", "inject", "encounter", "note")),
+            "conversations": len(conv_ids),
+            "chat_lines": by_kind.get("chat", 0),
+            "injected": injected,
+            "injected_refused": refused,
+            "llm_calls": by_kind.get("llm", 0),
+            "memories": by_kind.get("memory", 0),
+            "records_by_kind": by_kind,
+            "snapshots": len(self.snapshot_ticks()),
+            "mind_errors": errors,
+            "health": health(errors),
+            "records_digest": self.records_digest(),
+            "believability": _believability(self.conn),
+        }
+
+
+def _untimed(value: Any) -> Any:
+    """``value`` without wall-clock keys (see TIMING_KEYS), at any depth."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _believability(conn: sqlite3.Connection) -> dict[str, Any]:
+    """The run's believability checks (agents.believability); imported late: replays stays light."""
+    from agents.believability import summary_block
+
+    return summary_block(conn)

@@ -1,0 +1,170 @@
+"""Relationships: who knows whom and how well, as a networkx graph that goes with the run.
+
+Each mind keeps its own out-edges (:class:`SocialMemory`): the relationships its persona
+starts with, and every resident it has talked to since. Every change is appended, with its
+tick, to the ``social_edges`` table of the run file, so the town's graph can be rebuilt as it
+was at any tick (:func:`load_graph`), exported (:func:`export_graph`) and measured
+(:func:`density`, the paper's 2|E| / (|V|(|V|-1)) over who-knows-whom).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import networkx as nx
+from pydantic import BaseModel, Field
+
+from maps.contracts import Persona
+
+SOCIAL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS social_edges (
+    resident TEXT NOT NULL,
+    other TEXT NOT NULL,
+    tick INTEGER NOT NULL,
+    relation TEXT NOT NULL,
+    closeness REAL NOT NULL,
+    interactions INTEGER NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS social_edges_pair ON social_edges(resident, other, tick);
+"""
+
+
+class Tie(BaseModel):
+    """One resident's view of another."""
+
+    relation: str = "acquaintance"
+    closeness: float = Field(default=0.3, ge=0.0, le=1.0)
+    interactions: int = 0
+    last_tick: int = -1
+    note: str = ""
+
+
+class SocialMemory:
+    """A resident's relationships; every change is logged to the run file (if any)."""
+
+    def __init__(self, persona: Persona, conn: sqlite3.Connection | None = None):
+        self.name = persona.name
+        self.conn = conn
+        if conn is not None:
+            conn.executescript(SOCIAL_SCHEMA)
+        self.ties: dict[str, Tie] = {
+            r.name: Tie(relation=r.relation, closeness=r.closeness) for r in persona.relationships
+        }
+
+    def knows(self, other: str) -> bool:
+        return other in self.ties
+
+    def tie(self, other: str) -> Tie | None:
+        return self.ties.get(other)
+
+    def describe(self, other: str) -> str:
+        tie = self.ties.get(other)
+        if tie is None:
+            return f"{other} is a stranger to {self.name}"
+        text = f"{other} is {self.name}'s {tie.relation} (closeness {tie.closeness:.1f}"
+        text += f", talked {tie.interactions} times)" if tie.interactions else ")"
+        return text + (f"; last time: {tie.note}" if tie.note else "")
+
+    def record_start(self, tick: int) -> None:
+        """Log the initial ties once (tick of the first decision), so the graph has them."""
+        for other, tie in self.ties.items():
+            self._log(other, tie, tick)
+
+    def met(self, other: str, tick: int, note: str = "") -> Tie:
+        """A conversation happened: strangers become acquaintances, ties grow closer."""
+        tie = self.ties.get(other) or Tie()
+        tie.interactions += 1
+        tie.closeness = min(1.0, tie.closeness + 0.05)
+        tie.last_tick = tick
+        tie.note = note[:200]
+        self.ties[other] = tie
+        self._log(other, tie, tick)
+        return tie
+
+    def _log(self, other: str, tie: Tie, tick: int) -> None:
+        if self.conn is None:
+            return
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO social_edges (resident, other, tick, relation, closeness, interactions, note)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (self.name, other, tick, tie.relation, tie.closeness, tie.interactions, tie.note),
+            )
+
+    def to_dict(self) -> dict:
+        return {other: tie.model_dump() for other, tie in self.ties.items()}
+
+    def restore(self, state: dict) -> None:
+        self.ties = {other: Tie.model_validate(t) for other, t in state.items()}
+
+
+def truncate_social_after(conn: sqlite3.Connection, tick: int) -> None:
+    conn.executescript(SOCIAL_SCHEMA)
+    with conn:
+        conn.execute("DELETE FROM social_edges WHERE tick > ?", (tick,))
+
+
+def graph_from_ties(ties: dict[str, dict[str, Tie]]) -> nx.DiGraph:
+    """A directed graph from {resident: {other: Tie}} (live minds)."""
+    graph = nx.DiGraph()
+    for name, out in ties.items():
+        graph.add_node(name)
+        for other, tie in out.items():
+            graph.add_edge(name, other, **tie.model_dump())
+    return graph
+
+
+def load_graph(db_path: Path | str, at_tick: int | None = None) -> nx.DiGraph:
+    """The town's who-knows-whom graph from a run file, as it was at ``at_tick`` (or last)."""
+    path = Path(db_path)
+    if not path.exists():
+        raise FileNotFoundError(f"run database not found: {path}")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        try:
+            rows = conn.execute(
+                "SELECT resident, other, tick, relation, closeness, interactions, note FROM social_edges"
+                " WHERE tick <= ? ORDER BY tick, rowid",
+                (at_tick if at_tick is not None else 2**62,),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            rows = []
+        try:
+            names = [r[0] for r in conn.execute("SELECT name FROM memory_residents")]
+        except sqlite3.OperationalError:
+            names = []
+    finally:
+        conn.close()
+    latest: dict[str, dict[str, Tie]] = {n: {} for n in names}
+    for resident, other, tick, relation, closeness, interactions, note in rows:
+        latest.setdefault(resident, {})[other] = Tie(
+            relation=relation, closeness=closeness, interactions=interactions, last_tick=tick, note=note
+        )
+    return graph_from_ties(latest)
+
+
+def density(graph: nx.DiGraph, residents: list[str] | None = None) -> float:
+    """2|E| / (|V|(|V|-1)) over undirected who-knows-whom among ``residents`` (default: all)."""
+    nodes = residents if residents is not None else list(graph.nodes)
+    if len(nodes) < 2:
+        return 0.0
+    undirected = graph.subgraph(nodes).to_undirected()
+    return 2 * undirected.number_of_edges() / (len(nodes) * (len(nodes) - 1))
+
+
+def export_graph(db_path: Path | str, out: Path | str, at_tick: int | None = None) -> Path:
+    """Write the graph as node-link JSON (``.json``) or GraphML (``.graphml``)."""
+    graph = load_graph(db_path, at_tick)
+    out = Path(out)
+    if out.suffix == ".graphml":
+        nx.write_graphml(graph, out)
+    elif out.suffix == ".json":
+        data = nx.node_link_data(graph, edges="edges")
+        data["density"] = density(graph)
+        out.write_text(json.dumps(data, indent=1))
+    else:
+        raise ValueError(f"export_graph: {out}: expected a .json or .graphml file name")
+    return out

@@ -1,0 +1,186 @@
+"""The believability score is honest: issue 11's degenerate morning scores low, a sensible one high,
+and every run summary carries the score."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agents.believability import (
+    RunTexts,
+    degenerate_reason,
+    importance_pairs_check,
+    interview_check,
+    read_run,
+    score_texts,
+)
+from memory.embeddings import get_embedder
+
+EMBED = get_embedder("hashing").encode
+FRIDAY_10 = datetime(2026, 2, 13, 10, 0)
+PERSONAS = {
+    "Maria Alvarez": {"name": "Maria Alvarez", "occupation": "doctor", "workplace": "Riverside Clinic:consulting room"},
+    "Lucy Alvarez": {"name": "Lucy Alvarez", "occupation": "nurse", "workplace": "Riverside Clinic:ward"},
+    "Tom Alvarez": {"name": "Tom Alvarez", "occupation": "student", "workplace": "Willowbrook College:classroom"},
+}
+
+
+def degenerate_morning() -> RunTexts:
+    """What issue 11 saw on SmolLM2-135M: digit lists, numbered zones, a doctor, a nurse and a
+    17-year-old at the pub at 09:00 on a Friday, a conversation of names, counting importances."""
+    pub = "The Crooked Pub:bar room"
+    return RunTexts(
+        personas=PERSONAS,
+        hourly={name: [["07:00 1. 1. 2. 3. 4. (120 min)", "09:00 Zones 1 Zones 2 Zones 7 (600 min)",
+                        "19:00 sleeping (240 min)"]] for name in PERSONAS},
+        day_plans=["1. 1. 2. 3. 4.", "Zones 1 ... Zones 7", '{"plan": ["wake up"', "Answer in JSON with the plan"],
+        actions=[("Maria Alvarez", "examining a patient", pub), ("Lucy Alvarez", "nursing a patient", pub),
+                 ("Tom Alvarez", "sleeping", pub)],
+        whereabouts=[(name, FRIDAY_10, pub) for name in PERSONAS],
+        conversations=[[("Lucy Alvarez", "Lucy Alvarez"), ("Maria Alvarez", "Maria Alvarez"),
+                        ("Lucy Alvarez", "Lucy Alvarez"), ("Maria Alvarez", "1. 2. 3.")]],
+        memories=[("Maria Alvarez", "My father died this morning", 1), ("Maria Alvarez", "Tom is idle", 2),
+                  ("Lucy Alvarez", "The clinic caught fire", 3), ("Lucy Alvarez", "I bought a latte", 4)],
+    )
+
+
+def sensible_morning() -> RunTexts:
+    clinic = "Riverside Clinic:consulting room"
+    return RunTexts(
+        personas=PERSONAS,
+        hourly={
+            "Maria Alvarez": [["07:00 waking up and having breakfast (60 min)", "08:00 seeing patients at the clinic (540 min)",
+                               "17:00 walking home (60 min)"]],
+            "Lucy Alvarez": [["07:00 breakfast at home (90 min)", "08:30 nursing shift on the ward (510 min)"]],
+            "Tom Alvarez": [["08:00 walking to college (60 min)", "09:00 lecture on chemistry (420 min)"]],
+        },
+        day_plans=["wake up at seven and have breakfast", "see patients at Riverside Clinic until five",
+                   "have dinner with Lucy"],
+        actions=[("Maria Alvarez", "examining a patient", clinic), ("Lucy Alvarez", "triage of a patient", "Riverside Clinic:ward"),
+                 ("Tom Alvarez", "sleeping", "Oak House:bedroom:bed"), ("Tom Alvarez", "attending a lecture", "Willowbrook College:classroom")],
+        whereabouts=[("Maria Alvarez", FRIDAY_10, clinic), ("Lucy Alvarez", FRIDAY_10, "Riverside Clinic:ward"),
+                     ("Tom Alvarez", FRIDAY_10, "Willowbrook College:classroom"),
+                     ("Tom Alvarez", FRIDAY_10 + timedelta(days=1), "The Crooked Pub:bar room")],  # Saturday: free
+        conversations=[[
+            ("Lucy Alvarez", "Are you coming to the party at the pub tonight?"),
+            ("Maria Alvarez", "Yes, I will come to the party after my shift at the clinic."),
+            ("Lucy Alvarez", "Great, the clinic shift ends at five, so the party starts at six."),
+        ]],
+        memories=[("Maria Alvarez", "My father died this morning", 9), ("Maria Alvarez", "Tom is idle", 1),
+                  ("Lucy Alvarez", "The clinic caught fire", 8), ("Lucy Alvarez", "I bought a latte", 2)],
+    )
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("1. 1. 2. 3. 4.", "digit list"),
+    ("Zones 1 ... Zones 7", "numbered placeholders"),
+    ('{"plan": ["wake up"', "JSON debris"),
+    ("Respond with JSON in the format below", "JSON debris"),
+    ("Lucy Alvarez", "a name as a line"),
+    ("Maria", "a name as a line"),
+    ("...", "no words"),
+    # the default embedded model's interview answer, measured (docs/BENCHMARKS.md)
+    ("Maria Alvarez, in the first person, using only the first person plural of the original sentence,",
+     "echo of the instruction"),
+])
+def test_degenerate_text_is_named(text, reason):
+    assert degenerate_reason(text, list(PERSONAS)) is not None
+    assert degenerate_reason(text, list(PERSONAS)) in (reason, "echo of the instruction")
+
+
+def test_ordinary_sentences_are_not_degenerate():
+    for text in ["see patients at Riverside Clinic until five", "Yes, I will come to the party after my shift.",
+                 "Lucy said the clinic opens at 9 on Monday"]:
+        assert degenerate_reason(text, list(PERSONAS)) is None, text
+
+
+def test_the_degenerate_morning_scores_low_on_every_check():
+    score = score_texts(degenerate_morning(), EMBED, embedder="hashing")
+    for name in ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text",
+                 "conversation_answers", "importance_order"):
+        check = score.checks[name]
+        assert check.judged > 0 and check.score is not None and check.score <= 0.25, (name, check)
+        assert check.failures, name
+    assert score.overall is not None and score.overall < 0.2
+
+
+def test_a_sensible_morning_scores_high():
+    score = score_texts(sensible_morning(), EMBED, embedder="hashing")
+    assert score.checks["at_work_in_work_hours"].judged == 3  # Saturday at the pub is not judged
+    for name in ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text",
+                 "conversation_answers", "importance_order"):
+        assert score.checks[name].score == 1.0, (name, score.checks[name])
+    assert score.checks["interview_answers"].score is None  # no interviews in a run: not judged, not counted
+    assert score.overall == 1.0
+
+
+def test_importance_that_counts_upwards_fails_the_pairs():
+    counting = importance_pairs_check([("My father died", 1, "I bought a latte", 2), ("A fire", 3, "Tom is idle", 4)])
+    assert counting.score == 0.0
+    assert importance_pairs_check([("My father died", 9, "I bought a latte", 2)]).score == 1.0
+
+
+def test_an_interview_answer_must_mention_what_the_resident_remembers():
+    memories = ["I saw patients at Riverside Clinic", "Lucy invited me to the party at the pub"]
+    bad = interview_check([("Maria Alvarez", "Maria Alvarez", memories), ("Maria Alvarez", "I like turtles.", memories)],
+                          list(PERSONAS))
+    assert bad.score == 0.0
+    good = interview_check([("Maria Alvarez", "I saw patients at the clinic, and Lucy invited me to a party.", memories)])
+    assert good.score == 1.0
+
+
+def test_every_run_summary_has_a_believability_block(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
+    from world.runner import RunOptions, build_engine
+
+    start = datetime(2026, 2, 13, 7, 0)
+    engine = build_engine(RunOptions(town="default", agents=2, start=start, duration=timedelta(minutes=30), seed=0,
+                                     mind="generative", model="scripted", out=tmp_path / "run"))
+    asyncio.run(engine.run(engine.until))
+    block = engine.store.summary()["believability"]
+    engine.store.close()
+    assert "error" not in block, block
+    assert 0.0 <= block["overall"] <= 1.0
+    assert block["plans_at_work"]["judged"] >= 1  # both residents planned their day
+    assert block["no_degenerate_text"]["judged"] >= 1
+    for name in ("plans_at_work", "action_place", "no_degenerate_text", "conversation_answers", "importance_order"):
+        assert name in block
+    conn = sqlite3.connect(tmp_path / "run" / "run.db")
+    try:
+        assert set(read_run(conn).personas) == set(engine.residents)
+    finally:
+        conn.close()
+
+
+def _bench_args(argv: list[str]):
+    import argparse
+
+    from world.cli import bench_believability
+
+    parser = argparse.ArgumentParser()
+    bench_believability.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_the_bench_refuses_bad_options_by_name(capsys):
+    with pytest.raises(SystemExit):
+        _bench_args(["--agents", "0"])
+    assert "--agents" in capsys.readouterr().err
+    from world.cli import bench_believability
+
+    with pytest.raises(SystemExit, match="expected a duration"):
+        bench_believability.run(_bench_args(["--duration", "soon"]))
+
+
+def test_the_bench_scores_a_short_scripted_town_with_the_model_checks(monkeypatch):
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
+    from world.cli import bench_believability
+
+    out = bench_believability.run(_bench_args(["--agents", "2", "--duration", "20m"]))
+    assert out["model"] == "scripted" and 0.0 <= out["overall"] <= 1.0
+    assert out["scores"]["importance_order"] is not None  # the probe ran through the model
+    assert out["scores"]["interview_answers"] is not None  # and each resident was interviewed

@@ -1,0 +1,99 @@
+"""Every role's typed fallback is valid against its schema, whatever the persona holds.
+
+A fallback that fails its own schema froze residents for a whole game hour (issue 9): the
+decomposition's 'being used for {activity}' outgrew object_state's 60 characters before any
+model was called. Here each fallback is built for long names, long activities and long
+addresses, re-validated, and every resident purpose is checked to be covered.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+import agents.prompts.conversation as conversation
+import agents.prompts.importance as importance
+import agents.prompts.interview as interview
+import agents.prompts.planning as planning
+import agents.prompts.reacting as reacting
+import agents.prompts.reflection as reflection
+from agents.minds.cognition.planning import waking_hours
+from agents.llm.scripted import _RESPONDERS
+
+LONG_NAME = "Priya " + "Shah-" * 40 + "Venkataraman"
+LONG_ACTIVITY = "prepare the big surprise party for the whole town " * 12
+LONG_ADDRESS = "The Very Long Named Community Centre of Oak Hill " * 3 + ":main hall:stage"
+DIGITS = "16,2022,2021,2020 ... 1 2 3"
+PLACES = (LONG_ADDRESS, "Oak House:kitchen", "Willow Cafe:counter")
+
+
+def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[type[BaseModel], BaseModel]]]:
+    places = (address,) + PLACES[1:]
+    hours = waking_hours(9, 0)
+    day = planning.day_plan_fallback(name, "bartender " * 30, activity, 9, 0, address, address)
+    skeleton = planning.day_skeleton(9, 0, address, address)
+    decomposition = planning.decomposition_fallback(places, activity, address, 120)
+    react = reacting.reaction_fallback((name, "Tom Alvarez"), places, address)
+    return {
+        "plan_day": [(planning.day_plan_schema(len(day.parts)), day)],
+        "schedule": [(planning.schedule_schema(tuple(hours)),
+                      planning.schedule_fallback(planning.plan_from_skeleton(skeleton, day.parts)
+                                                 + [f"13:00 {activity}"], hours))],
+        "decompose": [(planning.decomposition_schema(places), decomposition)],
+        "importance": [(importance.ratings_schema_for(texts), importance.ratings_fallback(texts))
+                       for texts in ([activity], [activity, "the chair is idle", "Tom died in a fire"] * 4)],
+        "react": [(reacting.reaction_schema((name, "Tom Alvarez"), places), react)],
+        "converse": [(conversation.line_schema(name, "Tom Alvarez", prev),
+                      conversation.line_fallback("Tom Alvarez", n, name, prev))
+                     for n, prev in ((0, ""), (3, "Nice to see you, Tom."), (4, "Good to see you. Take care!"))],
+        "chat_summary": [(conversation.ChatSummary,
+                          conversation.chat_summary_fallback(name, [f"{name}: {activity}"] * 8))],
+        "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
+        "reflect_insights": [(reflection.Insights, reflection.insights_fallback())],
+        "interview": [(interview.Answer, interview.answer_fallback())],
+    }
+
+
+@pytest.mark.parametrize("activity", [LONG_ACTIVITY, DIGITS, "x", "   ", "work"])
+@pytest.mark.parametrize("name", [LONG_NAME, "Al", "R2 D2 3PO 4"])
+def test_every_fallback_is_valid_against_its_schema(activity: str, name: str) -> None:
+    for purpose, pairs in _fallbacks(activity, name, LONG_ADDRESS).items():
+        for schema, fallback in pairs:
+            assert isinstance(fallback, schema), purpose
+            again = schema.model_validate(fallback.model_dump())  # re-validated from plain data
+            assert again == fallback, purpose
+
+
+def test_every_resident_purpose_has_a_tested_fallback() -> None:
+    import importlib
+    import pkgutil
+
+    import agents.prompts
+
+    for module in pkgutil.iter_modules(agents.prompts.__path__):  # every role registers its purposes
+        importlib.import_module(f"agents.prompts.{module.name}")
+    tested = set(_fallbacks("work", "Al", LONG_ADDRESS))
+    # the resident's roles (encounter prompts belong to the assistants and judges, not to minds)
+    resident_purposes = {p for p, fn in _RESPONDERS.items() if not fn.__module__.startswith("agents.prompts.encounters")}
+    assert resident_purposes, "no scripted purposes registered"
+    assert resident_purposes <= tested, f"purposes without a tested fallback: {resident_purposes - tested}"
+
+
+def test_decomposition_fallback_keeps_the_activity_within_bounds() -> None:
+    fb = planning.decomposition_fallback(PLACES, LONG_ACTIVITY, "nowhere", 200)
+    assert 1 <= len(fb.steps) <= planning.MAX_STEPS
+    for step in fb.steps:
+        assert step.action.startswith("prepare the big surprise party")
+        assert len(step.action) <= planning.ACTION_MAX and len(step.object_state) <= planning.OBJECT_STATE_MAX
+        assert step.place == PLACES[0]  # an unknown place falls back to a known one
+
+
+def test_scripted_decomposition_of_a_long_block_is_valid() -> None:
+    """The scripted backend answers within the bounds too (it is what tests and CI run)."""
+    from agents.llm.scripted import scripted_answer
+
+    schema = planning.decomposition_schema(PLACES)
+    msgs = planning.decompose_prompt("", LONG_NAME, LONG_ACTIVITY, __import__("datetime").datetime(2026, 2, 13, 9),
+                                     120, list(PLACES), LONG_ADDRESS, LONG_ADDRESS, [])
+    answer = schema.model_validate_json(scripted_answer("decompose", msgs, schema))
+    assert all(len(s.object_state) <= planning.OBJECT_STATE_MAX for s in answer.steps)

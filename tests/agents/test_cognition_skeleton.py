@@ -1,0 +1,95 @@
+"""The day's skeleton comes from the persona; the model only words the open parts (issue 11 §1)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from agents.minds.cognition.planning import waking_hours
+from agents.prompts.planning import (
+    DAY_PLAN_INSTRUCTION,
+    day_plan_schema,
+    day_skeleton,
+    plan_from_skeleton,
+    schedule_schema,
+    skeleton_work_hours,
+)
+
+
+def test_skeleton_has_work_hours_at_the_workplace_and_sleep_after_midnight() -> None:
+    sk = day_skeleton(9, 0, "Rose Terrace:apartment 1", "The Crooked Pub:kitchen")
+    assert [p.kind for p in sk] == ["wake", "breakfast", "work", "lunch", "work", "dinner", "evening", "bed"]
+    assert all(0 <= p.hour <= 23 for p in sk) and sk[-1].hour == 0
+    assert [p.text for p in sk if p.kind == "work"] == ["work at The Crooked Pub kitchen"] * 2
+    assert {p.kind for p in sk if p.fixed} == {"wake", "work", "bed"}
+    work = skeleton_work_hours(sk, waking_hours(9, 0))
+    assert work and all(11 <= h <= 17 for h in work)
+
+
+def test_the_model_words_open_parts_but_never_sets_times_or_work() -> None:
+    sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")
+    schema = day_plan_schema(sum(not p.fixed for p in sk))
+    answer = schema(currently="Ada is getting ready for the party.",
+                    parts=["coffee and toast", "lunch with Tom", "cook pasta", "go to the party at the cafe"])
+    plan = plan_from_skeleton(sk, answer.parts)
+    assert plan[0].startswith("7:00 wake up") and "9:00 work at Willow Cafe" in plan
+    assert "19:00 go to the party at the cafe" in plan and plan[-1] == "23:00 go to bed at Oak House"
+    bad_parts = (
+        ["1. 2. 3.", "lunch", "dinner", "relax"],  # a digit list
+        ["1:00 prepare for the party", "lunch", "dinner", "relax"],  # a time, which the skeleton sets
+        [DAY_PLAN_INSTRUCTION.format(name="Ada")[:90], "lunch", "dinner", "relax"],  # the instruction copied
+        ["lunch", "dinner"],  # too few parts
+    )
+    for parts in bad_parts:
+        with pytest.raises(ValidationError):
+            schema(currently="Ada is fine.", parts=parts)
+
+
+def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
+    schema = schedule_schema(tuple(waking_hours(7, 23)))
+    schema.model_validate({"hours": [{"hour": 9, "activity": "work at the cafe"}]})
+    with pytest.raises(ValidationError):
+        schema.model_validate({"hours": [{"hour": 3, "activity": "raid the fridge"}]})
+    assert schema.model_json_schema()["$defs"]["HourEntry"]["properties"]["hour"]["enum"][0] == 7
+
+
+class PubModel:
+    """A model that wants to spend every hour at the pub; everything else is scripted."""
+
+    def __init__(self) -> None:
+        from agents.llm.gateway import make_llm
+
+        self.inner = make_llm("scripted")
+
+    async def acomplete(self, purpose, messages, schema, fallback, **kw):
+        if purpose == "schedule":
+            hours = schema.model_json_schema()["$defs"]["HourEntry"]["properties"]["hour"]["enum"]
+            return schema.model_validate({"hours": [{"hour": h, "activity": "drinking at the pub"} for h in hours]})
+        if purpose == "plan_day":
+            return schema.model_validate({"currently": "Klaus loves the pub.",
+                                          "parts": ["drinking at the pub"] * len(fallback.parts)})
+        return await self.inner.acomplete(purpose, messages, schema, fallback, **kw)
+
+
+def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> None:
+    import asyncio
+    from datetime import datetime
+
+    from maps.contracts import MindOptions
+    from agents.minds.generative import make_mind
+    from agents.sandbox import DEMO_PLACES, demo_home, demo_persona
+    from memory.embeddings import get_embedder
+
+    persona = demo_persona("Klaus Mueller", "Hobbs Cafe:counter", "barista")
+    start = datetime(2023, 2, 13, 9, 0)
+    mind = make_mind(persona, PubModel(), tmp_path / "run.db",
+                     MindOptions(places=DEMO_PLACES + demo_home(persona.name), start_time=start),
+                     embedder=get_embedder("hashing"))
+    from agents.minds.cognition.planning import plan_day
+
+    asyncio.run(plan_day(mind, start))
+    by_hour = {b.start.hour: b.activity for b in mind.blocks}
+    work = [a for h, a in by_hour.items() if a.startswith("work at Hobbs Cafe")]
+    assert work, by_hour  # the workplace kept its hours
+    assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
+    assert all(item[0].isdigit() for item in mind.day_plan)

@@ -1,0 +1,83 @@
+"""Interviews answer from memory as it was, and write nothing to any memory."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from datetime import datetime, timedelta
+
+import pytest
+
+from maps.contracts import MindOptions
+from agents.minds.interview import InterviewError, interview, parse_at
+from world.cli.interview import add_arguments, main
+from agents.llm.gateway import make_llm
+from agents.minds.generative import make_mind
+from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from memory.embeddings import get_embedder
+
+FACT = "Isabella is throwing a Valentine's Day party at Hobbs Cafe on Friday at 5pm"
+
+
+def _digest(db) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        rows = []
+        for table in ("memory_records", "memory_access", "memory_embeddings", "social_edges"):
+            rows.append(conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall())
+        return hashlib.sha256(repr(rows).encode()).hexdigest()
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    persona = demo_persona("Klaus Mueller", "Town Library:reading room", "student")
+    places = DEMO_PLACES + demo_home(persona.name)
+    start = datetime(2023, 2, 13, 9, 0)
+    mind = make_mind(persona, make_llm("scripted"), folder / "run.db", MindOptions(places=places, start_time=start),
+                     embedder=get_embedder("hashing"))
+    world = Sandbox({persona.name: mind}, places, start, spawn={persona.name: "Town Library:reading room"})
+
+    async def run() -> None:
+        while world.time < start + timedelta(hours=2):
+            if world.time >= start + timedelta(hours=1) and world.tick == 360:
+                world.bodies[persona.name].whispers.append(FACT)
+            await world.step()
+
+    asyncio.run(run())
+    mind.memory.close()
+    return folder
+
+
+def test_interview_answers_from_memory_and_writes_nothing(run_dir):
+    db = run_dir / "run.db"
+    before = _digest(db)
+    answer = interview(run_dir, "Klaus Mueller", "Is there a party coming up?", model="scripted")
+    assert "Valentine" in answer
+    early = interview(run_dir, "Klaus Mueller", "Is there a party coming up?", at="09:30", model="scripted")
+    assert "Valentine" not in early  # memory as it was before the news
+    assert _digest(db) == before
+
+
+def test_interview_rejects_bad_input(run_dir, tmp_path):
+    with pytest.raises(InterviewError, match="no resident named 'Nobody'"):
+        interview(run_dir, "Nobody", "hi", model="scripted")
+    with pytest.raises(InterviewError, match="no run database"):
+        interview(tmp_path, "Klaus Mueller", "hi", model="scripted")
+    with pytest.raises(InterviewError, match="--at 'noon'"):
+        parse_at("noon", datetime(2023, 2, 13, 9))
+    assert parse_at("day 2 14:30", datetime(2023, 2, 13, 9)) == datetime(2023, 2, 14, 14, 30)
+
+
+def test_interview_command(run_dir, capsys):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    code = main(parser.parse_args([str(run_dir), "Klaus Mueller", "What are you doing today?", "--model", "scripted"]))
+    assert code == 0 and capsys.readouterr().out.strip()
+    code = main(parser.parse_args([str(run_dir), "Klaus Mueller", "hi", "--at", "25:99", "--model", "scripted"]))
+    assert code == 2 and "--at" in capsys.readouterr().err

@@ -1,0 +1,52 @@
+"""Information diffusion: a fact told to one resident reaches a third through conversations."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from maps.contracts import MindOptions
+from agents.llm.gateway import make_llm
+from agents.minds.generative import make_mind
+from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from memory.embeddings import get_embedder
+
+FACT = "Isabella is throwing a Valentine's Day party at Hobbs Cafe on Friday at 5pm"
+
+
+def test_fact_spreads_from_one_resident_to_a_third_through_a_second():
+    names = ["Ayesha Khan", "Klaus Mueller", "Maria Lopez"]
+    personas = [demo_persona(n, "Town Library:reading room", "student") for n in names]
+    places = DEMO_PLACES + [a for n in names for a in demo_home(n)]
+    llm = make_llm("scripted")
+    start = datetime(2023, 2, 13, 9, 0)
+    options = MindOptions(places=places, start_time=start)
+    minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in personas}
+    # Ayesha and Maria are not on speaking terms: the news can only travel through Klaus
+    a, k, m = (minds[n] for n in names)
+    a.last_talk["Maria Lopez"] = m.last_talk["Ayesha Khan"] = start + timedelta(days=30)
+    world = Sandbox(minds, places, start, spawn={n: "Town Library:reading room" for n in names})
+    world.bodies["Ayesha Khan"].whispers.append(FACT)
+
+    async def run() -> None:
+        while world.time < start + timedelta(hours=5):
+            await world.step()
+            if any("valentine" in r.text.lower() for r in m.memory.all()):
+                break
+        for _ in range(3 * k.tuning.reply_timeout_ticks):  # let the last talk close on both sides
+            await world.step()
+
+    asyncio.run(run())
+    pairs = {(c.speaker, c.listener) for c in world.chat}
+    assert ("Ayesha Khan", "Maria Lopez") not in pairs and ("Maria Lopez", "Ayesha Khan") not in pairs
+    assert any("valentine" in r.text.lower() for r in k.memory.all() if r.kind == "chat")
+    told = [r for r in m.memory.all() if "valentine" in r.text.lower()]
+    assert told and told[0].kind == "chat", [r.text for r in m.memory.all()][-10:]
+    # conversations are bounded and leave ties in the social graph
+    assert k.social.knows("Ayesha Khan") and k.social.knows("Maria Lopez")
+    assert m.social.tie("Klaus Mueller").interactions >= 1
+    by_convo: dict[tuple[str, str], int] = {}
+    for c in world.chat:
+        key = tuple(sorted((c.speaker, c.listener)))
+        by_convo[key] = by_convo.get(key, 0) + 1
+    assert world.refused == [] or all("not in view" in r for r in world.refused)

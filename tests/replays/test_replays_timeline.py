@@ -1,0 +1,70 @@
+"""The Markdown account of a day: who did what, conversations, injections, encounters."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from world.cli import replay as replay_command
+from maps.contracts import Record, TickRecords
+from memory.runfile import RunStore
+from replays.timeline import build_timeline
+
+T0 = datetime(2024, 2, 13, 8, 0)
+
+
+def stream() -> list[TickRecords]:
+    def t(k: int, *recs: Record) -> TickRecords:
+        return TickRecords(tick=k, time=T0 + timedelta(minutes=k), records=list(recs))
+
+    return [
+        t(0, Record(kind="plan", resident="Ada", data={"level": "day", "items": ["open the cafe", "bake bread"]}),
+          Record(kind="action", resident="Ada", data={"description": "opening the cafe", "emoji": "☕",
+                                                      "address": "Willow Cafe:dining room"})),
+        t(1, Record(kind="chat", resident="Ada", data={"speaker": "Ada", "listener": "Bob", "text": "Morning, Bob!",
+                                                       "conversation_id": "c1"})),
+        t(2, Record(kind="chat", resident="Bob", data={"speaker": "Bob", "listener": "Ada", "text": "Coffee please.",
+                                                       "conversation_id": "c1"})),
+        t(3, Record(kind="inject", resident="Ada", data={"command": {"kind": "whisper", "resident": "Ada",
+                                                                     "text": "host a party"}, "accepted": True}),
+          Record(kind="inject", data={"command": {"kind": "object", "address": "Nowhere:x:y", "state": "on"},
+                                      "accepted": False, "message": "object: no object 'Nowhere:x:y'"})),
+        t(4, Record(kind="object", data={"address": "Willow Cafe:kitchen:stove", "old_state": "idle",
+                                         "new_state": "burning", "by": "inject"})),
+        t(70, Record(kind="encounter", resident="Bob", data={"encounter_id": "e1", "step": "start",
+                                                              "data": {"place": "Riverside Clinic", "title": "records"}}),
+          Record(kind="encounter", resident="Bob", data={"encounter_id": "e1", "step": "score",
+                                                          "data": {"scores": {"targeted_safety_risks": -7}}})),
+        t(71, Record(kind="memory", resident="Bob", data={"memory_id": 9, "kind": "reflection",
+                                                          "text": "Ada is kind", "importance": 6})),
+    ]
+
+
+def test_timeline_tells_the_day() -> None:
+    md = build_timeline(stream(), {"town_name": "Willowbrook", "resident_names": ["Ada", "Bob"], "seed": 3})
+    assert md.startswith("# A day in Willowbrook")
+    assert "### 08:00" in md and "### 09:00" in md
+    assert "**Ada** starts talking with **Bob**" in md
+    assert "> **Bob:** Coffee please." in md
+    assert "injected whisper to **Ada**: “host a party”" in md
+    assert "refused: object: no object 'Nowhere:x:y'" in md
+    assert "`Willow Cafe:kitchen:stove`: idle → **burning** (by inject)" in md
+    assert "| records | Bob | Riverside Clinic |" in md and "moderate" in md
+    assert "**Bob** reflects: “Ada is kind”" in md
+    assert "- 08:00 ☕ opening the cafe — _Willow Cafe:dining room_" in md
+    assert "1 conversations (2 lines)" in md and "1 injected commands accepted, 1 refused" in md
+
+
+def test_timeline_command_writes_markdown(tmp_path: Path, capsys) -> None:
+    store = RunStore.create(tmp_path / "run", {"town_name": "Willowbrook", "resident_names": ["Ada", "Bob"]})
+    for k, tr in enumerate(stream()):
+        store.commit_tick(TickRecords(tick=k, time=tr.time, records=tr.records))
+    store.close()
+    parser = argparse.ArgumentParser()
+    replay_command.add_arguments(parser)
+    out = tmp_path / "day.md"
+    assert replay_command.main(parser.parse_args([str(tmp_path / "run"), "--timeline", "--md", str(out)])) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "## Conversations" in text and "## Injected commands" in text and "## Encounters" in text
+    assert str(out) in capsys.readouterr().out

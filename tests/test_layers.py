@@ -1,0 +1,66 @@
+"""The layers in docs/ARCHITECTURE.md hold: import-linter checks pyproject's contracts.
+
+world (engine, runner, CLI) > replays | agents > memory > maps, with maps.contracts at the
+floor importing nothing of the project. A new import that reaches up or sideways fails here,
+in CI, with the offending line named.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("world", "replays", "agents", "memory", "maps")
+
+
+def test_import_linter_contracts_are_kept(capsys) -> None:
+    cli = pytest.importorskip("importlinter.cli", reason="import-linter is a dev dependency (constraints.txt)")
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        code = cli.lint_imports(config_filename=str(REPO / "pyproject.toml"), no_cache=True, no_logo=True)
+    finally:
+        os.chdir(cwd)
+    assert code == 0, capsys.readouterr().out
+
+
+def test_contracts_module_imports_only_the_standard_library_and_pydantic() -> None:
+    tree = ast.parse((REPO / "maps" / "contracts.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert not imported & set(PACKAGES), imported & set(PACKAGES)
+    assert imported <= {"__future__", "re", "unicodedata", "datetime", "pathlib", "typing", "pydantic", "hashlib", "json"}
+
+
+def test_no_in_tree_import_is_hidden_behind_a_module_not_found_guard() -> None:
+    """A guard around an import of our own code turns a broken layer into a silent feature loss."""
+    offenders = []
+    for pkg in PACKAGES:
+        for path in (REPO / pkg).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Try):
+                    continue
+                guards = [h for h in node.handlers if isinstance(h.type, ast.Name) and h.type.id in ("ModuleNotFoundError", "ImportError")]
+                if not guards:
+                    continue
+                for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+                    mod = None
+                    if isinstance(stmt, ast.ImportFrom) and stmt.module:
+                        mod = stmt.module
+                    elif isinstance(stmt, ast.Import):
+                        mod = stmt.names[0].name
+                    elif isinstance(stmt, ast.Call) and getattr(stmt.func, "attr", "") == "import_module" and stmt.args \
+                            and isinstance(stmt.args[0], ast.Constant):
+                        mod = str(stmt.args[0].value)
+                    if mod and mod.split(".")[0] in PACKAGES:
+                        offenders.append(f"{path.relative_to(REPO)}:{node.lineno} guards {mod}")
+    assert not offenders, offenders

@@ -1,0 +1,104 @@
+"""`townsfolk bench believability`: run a short town on a model and score how believable it was.
+
+The run's own checks (agents.believability: plans at work, actions in fitting places, no
+degenerate text, replies that answer, importance of salient memories), plus the two that need
+the model: the fixed importance probe (a death outranks a latte) and one interview question per
+resident, judged against what that resident remembers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
+from world.clock import parse_duration, parse_start
+
+QUESTION = "What have you been doing today, and who have you seen?"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="scripted", help="model to score (default scripted; e.g. local)")
+    parser.add_argument("--agents", type=_positive, default=2, help="residents (default 2)")
+    parser.add_argument("--duration", default="1h", help="game time (default 1h)")
+    parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--town", default="default")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
+    return value
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from memory.embeddings import get_embedder
+    from world.runner import RunOptions, build_engine
+
+    try:
+        duration, start = parse_duration(args.duration), parse_start(args.start)
+    except ValueError as exc:
+        raise SystemExit(f"townsfolk bench believability: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="townsfolk-believability-") as tmp:
+        run_dir = Path(tmp) / "run"
+        options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
+                             mind="generative", model=args.model, out=run_dir)
+        t0 = time.perf_counter()
+        engine = build_engine(options)
+        asyncio.run(engine.run(engine.until))
+        run_s = time.perf_counter() - t0
+        engine.store.close()
+        llm = engine.llm  # type: ignore[attr-defined]
+        t1 = time.perf_counter()
+        probe = asyncio.run(importance_probe(llm))
+        answers = _interviews(run_dir, llm)
+        model_s = time.perf_counter() - t1
+        conn = sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True)
+        try:
+            texts = read_run(conn)
+        finally:
+            conn.close()
+    embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
+    memories_of = {name: [t for n, t, _ in texts.memories if n == name] for name in texts.personas}
+    checks: dict[str, Check] = {
+        "importance_order": probe,
+        "interview_answers": interview_check(
+            ((name, answer, memories_of.get(name, [])) for name, answer in answers), list(texts.personas)
+        ),
+    }
+    score = score_texts(texts, embedder.encode, extra=checks, embedder=embedder.name)
+    return {
+        "model": args.model,
+        "agents": args.agents,
+        "game_time": args.duration,
+        "embedder": embedder.name,
+        "overall": round(score.overall, 3) if score.overall is not None else None,
+        **{name: _show(check) for name, check in score.checks.items()},
+        "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
+        "run_s": round(run_s, 1),
+        "probe_and_interviews_s": round(model_s, 1),
+    }
+
+
+def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str]]:
+    from agents.minds.interview import interview
+    from memory.store import registered_residents
+
+    names = sorted(registered_residents(run_dir / "run.db"))
+    return [(name, interview(run_dir, name, QUESTION, llm=llm)) for name in names]
+
+
+def _show(check: Check) -> str:
+    score = "n/a" if check.score is None else f"{check.score:.2f}"
+    failures = f"; e.g. {check.failures[0]}" if check.failures else ""
+    return f"{score} of {check.judged}{failures}"

@@ -1,0 +1,36 @@
+"""`townsfolk interview DIR NAME "question" [--at TIME] [--model M]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="DIR", help="a run folder (holding run.db)")
+    parser.add_argument("name", metavar="NAME", help="the resident's full name")
+    parser.add_argument("question", metavar="QUESTION", help="what to ask")
+    parser.add_argument("--at", default=None, metavar="TIME",
+                        help="memory as it was then: '14:00', 'day 2 14:00', '2026-02-13 14:00', '+7h' (after the "
+                             "start) or 'tick:N' (default: the end of the run)")
+    parser.add_argument("--model", default="local", help="model for the answer (default: local)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from agents.minds.interview import InterviewError, interview
+
+    from memory.runfile import StoreError
+
+    try:
+        answer = interview(args.run_dir, args.name, args.question, at=args.at, model=args.model)
+    except (InterviewError, FileNotFoundError, StoreError) as exc:
+        print(f"townsfolk interview: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if not getattr(exc, "fatal", False):  # a model that cannot answer at all (agents.llm.errors)
+            raise
+        explain = getattr(exc, "explain", None)
+        print(f"townsfolk interview: --model {args.model}: {explain() if callable(explain) else exc}", file=sys.stderr)
+        return 2
+    print(answer)
+    return 0

@@ -1,0 +1,249 @@
+"""`townsfolk watch [run options]`: run a town with the live viewer attached.
+
+Takes every option of `townsfolk run` (the same engine is built by world.runner), plus the
+window's. The engine runs on a worker thread; each committed tick reaches the viewer through
+the engine's listener, the same TickRecords a replay of the folder draws. The viewer sets
+the pace (+/-) and pauses (space) between ticks; the control channel is open so that
+`townsfolk inject DIR ...` works from another terminal. Closing the window stops the run
+after the tick in progress; `townsfolk run --resume DIR` continues it. SIGINT (Ctrl-C) and
+SIGTERM close the window the same way (exit status 130 or 143); a second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import threading
+import time
+from typing import Any
+
+from replays.feeds import LiveFeed
+
+log = logging.getLogger(__name__)
+DEFAULT_PACE = 60.0
+
+
+class ViewerClosed(BaseException):
+    """Raised from the tick listener to stop the engine cleanly between two ticks.
+
+    A BaseException so that the engine's guard around listeners (which keeps a broken
+    viewer from stopping the town) lets it through: closing the window is a request to stop.
+    """
+
+
+class WatchFeed(LiveFeed):
+    """A live feed whose listener ends the run once the window has closed.
+
+    ``loading_status`` (set by :func:`watch`) says what the engine is doing before its first
+    tick, for the viewer's loading screen.
+    """
+
+    loading_status: Any = None
+
+    def listener(self, tick: Any) -> None:
+        super().listener(tick)
+        if self.stopping.is_set():
+            raise ViewerClosed()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from world.cli import run as run_command
+
+    run_command.add_arguments(parser)
+    parser.add_argument("--size", default="1600x900", metavar="WxH", help="window size (default 1600x900)")
+    parser.add_argument("--select", metavar="NAME", help="select this resident when the window opens")
+    parser.add_argument("--close-after", type=float, dest="close_after", metavar="SECONDS",
+                        help="close the window after this many real seconds (scripted demos, smoke tests)")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1600x900, got {text!r}") from None
+    if w < 640 or h < 480:
+        raise ValueError(f"--size: at least 640x480, got {text}")
+    return w, h
+
+
+def main(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from maps.town import TownError
+    from memory.runfile import StoreError
+    from world.cli.run import options_from_args
+    from world.runner import RunError, build_engine, option_error
+
+    try:
+        size = _size(args.size)
+        options = options_from_args(args)
+    except ValidationError as exc:
+        print(f"townsfolk watch: {option_error(exc)}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"townsfolk watch: {exc}", file=sys.stderr)
+        return 2
+    try:
+        from replays.viewer import NoDisplayError, check_display
+    except ImportError:
+        print("townsfolk watch: the viewer needs pygame (pip install pygame)", file=sys.stderr)
+        return 2
+    try:
+        check_display()
+    except NoDisplayError as exc:
+        print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
+        return 2
+    try:
+        engine = build_engine(options)
+    except (RunError, TownError, StoreError) as exc:
+        print(f"townsfolk watch: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, RunError) else 1
+    return watch(engine, pace=options.pace or DEFAULT_PACE, size=size, select=args.select,
+                 control=not args.no_control, as_json=args.json, close_after=args.close_after)
+
+
+def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1600, 900),
+          select: str | None = None, control: bool = True, as_json: bool = False,
+          close_after: float | None = None) -> int:
+    """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
+    from replays.frames import frame_from_snapshot
+    from replays.mapview import from_town
+    from replays.viewer import Viewer
+
+    run_dir = engine.run_dir
+    meta = engine.store.meta() if engine.store is not None else {}
+    feed = WatchFeed(submit=engine.submit, pace=pace, run_dir=run_dir, throttle=True)
+    engine.add_listener(feed.listener)
+    server = None
+    if control:
+        from replays.control import ControlServer
+
+        try:
+            server = ControlServer(run_dir, engine.submit).start()
+        except Exception as exc:  # refuse rather than run without the channel (or with one others can reach)
+            print(f"townsfolk watch: {exc}", file=sys.stderr)
+            if engine.store is not None:
+                engine.store.close()
+            return 2
+
+    mapview = from_town(engine.town)
+    for name, res in getattr(engine, "residents", {}).items():
+        persona = getattr(res, "persona", None)
+        if persona is not None:
+            mapview.personas[name] = persona.model_dump()
+    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=run_dir,
+                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {run_dir}")
+    if select:
+        if select not in viewer.frame.residents:
+            print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
+        else:
+            viewer.select(select)
+
+    outcome: dict[str, Any] = {"stopped": False}
+
+    def work() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(engine.run(engine.until, pace=None))
+        except ViewerClosed:
+            outcome["stopped"] = True
+        except Exception as exc:
+            log.exception("the run failed")
+            feed.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            loop.close()
+            feed.finished.set()
+
+    feed.loading_status = _loading_status(engine, time.monotonic())
+    started = time.perf_counter()
+    thread = threading.Thread(target=work, name="townsfolk-engine", daemon=True)
+    thread.start()
+    stop = _close_on_signal(viewer)
+    try:
+        viewer.run(close_after=close_after)
+    finally:
+        if not feed.finished.is_set():
+            print("stopping the run after the tick in progress ...", file=sys.stderr)
+        feed.stop()
+        thread.join()
+        if outcome["stopped"]:
+            engine.save_snapshot()
+        if server is not None:
+            server.stop()
+        stop.__exit__()
+    summary = _summary(engine, time.perf_counter() - started)
+    if engine.store is not None:
+        engine.store.close()
+    if outcome["stopped"]:
+        print(f"stopped after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
+    if feed.error:
+        print(f"townsfolk watch: the run failed: {feed.error}", file=sys.stderr)
+    _print_summary(summary, as_json)
+    if stop.requested:
+        return stop.exit_code
+    if feed.error:
+        return 1
+    from world.cli.run import health_exit_code
+
+    return health_exit_code(summary)  # the same codes as `run`: 3 failed, 4 degraded
+
+
+def _close_on_signal(viewer: Any) -> Any:
+    """SIGINT/SIGTERM close the window (the run stops after the tick in progress); again: at once."""
+    from world.stop_signals import StopSignals
+
+    stop = StopSignals("watch").__enter__()
+    stop.graceful(lambda: setattr(viewer, "running", False))
+    return stop
+
+
+def _summary(engine: Any, wall: float) -> dict[str, Any]:
+    """The run summary `townsfolk run` prints, for the part of the run this window watched."""
+    if engine.store is None:
+        return {}
+    summary = engine.store.summary()
+    summary["run"] = summary.get("run") or str(engine.run_dir)
+    summary["wall_s"] = round(wall, 2)
+    ticks = getattr(engine, "stats", {}).get("ticks", 0)
+    summary["ticks_per_s"] = round(ticks / wall, 1) if wall > 0 else None
+    summary["mind"] = getattr(engine, "mind_kind", None)
+    llm = getattr(engine, "llm", None)
+    if llm is not None and callable(getattr(llm, "stats", None)):
+        summary["llm"] = llm.stats()
+    return summary
+
+
+def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+    """The same summary as `townsfolk run` (one JSON line with --json)."""
+    from world.cli.run import _print_summary as print_run_summary
+
+    print_run_summary(summary, as_json)
+
+
+def _loading_status(engine: Any, since: float) -> Any:
+    """What the viewer's loading screen says until the first tick is committed: the minds are
+    being built (nothing asked of the model yet), then the day is being planned."""
+
+    def status() -> list[str]:
+        waited = time.monotonic() - since
+        people = len(getattr(engine, "residents", {}) or {})
+        calls = 0
+        llm = getattr(engine, "llm", None)
+        if llm is not None and callable(getattr(llm, "stats", None)):
+            try:
+                calls = int(llm.stats().get("total", {}).get("calls", 0))
+            except Exception:  # a status line must never break the window
+                calls = 0
+        model = getattr(llm, "model", "") or "the model"
+        if calls == 0:
+            head = "loading: building minds"
+            what = f"{people} residents: memories, embeddings and the model ({model})"
+        else:
+            head = "loading: first tick"
+            what = f"{people} residents planning their day: {calls} calls to {model} so far"
+        return [head, what, f"{waited:.0f} s so far; the town appears when tick 0 is committed"]
+
+    return status
