@@ -110,6 +110,9 @@ def main(args: argparse.Namespace) -> int:
         return 2
     for failure in outcome.load_failures:
         print(f"skipped: {failure}", file=sys.stderr)
+    if outcome.torn_lines:
+        print(f"results.jsonl: {outcome.torn_lines} incomplete line(s) from an interrupted run moved to "
+              f"{config.out / 'results.torn'}; their episodes were run again", file=sys.stderr)
     summary = summarise(outcome.records)
     errored = [r for r in outcome.records if r.get("error")]
     if errored:
