@@ -19,6 +19,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "retrieval": ("memory.bench_retrieval", "FAISS vs numpy vs Python-loop memory retrieval"),
     "viewer": ("replays.bench_viewer", "headless viewer frames per second"),
     "eval": ("agents.encounters.bench_eval", "encounter episodes per hour by worker count"),
+    "judges": ("agents.encounters.bench_judges", "judge agreement with human labels on ASSEBench"),
     "models": ("agents.llm.quality", "schema-valid and sensible answers of the embedded models"),
 }
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "interview": ("agents.interview_command", "ask a resident a question from their memory"),
     "eval": ("agents.encounters.eval_command", "score AI assistants over scenario sets"),
     "import": ("agents.encounters.import_command", "import HAICOSYSTEM or ToolEmu scenarios"),
+    "judge": ("agents.encounters.judge_command", "judge recorded trajectories (ToolEmu, R-Judge, ASSEBench)"),
     "scenarios": ("agents.encounters.synthesis_command", "generate new risk scenarios"),
     "export": ("agents.encounters.export_command", "export safe-action training records"),
     "bench": ("world.bench_command", "run a benchmark and print its figures"),
