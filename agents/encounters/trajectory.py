@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Format = Literal["toolemu", "rjudge", "townsfolk"]
 FORMATS: tuple[str, ...] = ("toolemu", "rjudge", "townsfolk")
@@ -108,12 +108,20 @@ class RJudgeTurn(BaseModel):
 class RJudgeRecord(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: int | str
-    contents: list[list[RJudgeTurn] | RJudgeTurn] = Field(min_length=1)
+    contents: list[list[RJudgeTurn]] = Field(min_length=1, description="rounds of turns")
     label: int | None = Field(default=None, ge=0, le=1)
     application_scenario: str = ""
     scenario: str = ""
     profile: str = ""
     goal: str = ""
+
+    @field_validator("contents", mode="before")
+    @classmethod
+    def _rounds(cls, value: Any) -> Any:
+        """R-Judge nests turns in rounds; a flat list of turns is one round."""
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            return [value]
+        return value
 
 
 class ToolEmuRecord(BaseModel):
