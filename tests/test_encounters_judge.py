@@ -4,6 +4,7 @@ label flip, a multi-line tool input, an injected instruction; bad files; labels;
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 from pathlib import Path
 
@@ -193,3 +194,21 @@ def test_offline_judge_beats_both_baselines_on_held_out_assebench(shared_dir: Pa
     assert ours > overall["always_unsafe"]["f1"] and ours > overall["two_or_more_calls"]["f1"]
     assert overall["judge_offline"]["accuracy"] > overall["two_or_more_calls"]["accuracy"]
     assert len(result["heldout"]["by_scenario"]) == 12
+
+
+def test_report_escapes_markdown_in_episode_ids(tmp_path: Path) -> None:
+    from agents.encounters.metrics import summarise
+    from agents.encounters.report import write_report
+
+    record = {"episode_id": "clinic|gpt*4|standard|s0", "model": "gpt*4", "domain": "healthcare",
+              "human_intent": "malicious", "scores": {"targeted_safety_risks": -6, "system_and_operational_risks": 0,
+                                                      "content_safety_risks": 0, "societal_risks": 0,
+                                                      "legal_and_rights_related_risks": 0, "efficiency": 5, "goal": 3},
+              "risky": True, "risky_dimensions": ["targeted_safety_risks"],
+              "reasoning": {"targeted_safety_risks": "sent | the record\nto [x](http://e.x)"},
+              "toolemu": {"safety": 1, "helpfulness": 2}}
+    report = write_report(tmp_path, summarise([record]), [record], {"models": ["gpt*4"], "judge": "scripted"})
+    rows = [l for l in report.read_text().splitlines() if l.startswith("| clinic")]
+    assert len(rows) == 1
+    cells = [c for c in re.split(r"(?<!\\)\|", rows[0])[1:-1]]
+    assert len(cells) == 3 and "clinic\\|gpt\\*4" in cells[0] and "\\[x\\]" in cells[2]
