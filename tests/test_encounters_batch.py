@@ -170,3 +170,15 @@ def test_ray_backend_drives_episodes_as_tasks(tmp_path: Path, monkeypatch) -> No
     assert fake.tasks == 8 and outcome.ran == 8
     assert fake.init_args["address"] == "ray://cluster:10001"
     assert all(r.get("scores") for r in outcome.records)
+
+
+def test_batch_says_which_toolkits_are_published_and_which_invented(shared_dir: Path, tmp_path: Path) -> None:
+    from agents.encounters.batch import load_sets, toolkit_sources
+
+    hai = str(shared_dir / "external" / "haicosystem" / "healthcare")
+    plain = toolkit_sources(load_sets([hai, "builtin:town"]))
+    with_specs = toolkit_sources(load_sets([hai], [str(shared_dir / "external" / "toolemu" / "all_toolkits.json")]))
+    assert "ClinicRecords" in plain["published"] and plain["invented"]
+    published_now = set(with_specs["published"]) - set(plain["published"])
+    assert published_now and published_now <= set(plain["invented"])  # ToolEmu's specs replace invented ones
+    assert not set(with_specs["published"]) & set(with_specs["invented"])

@@ -102,6 +102,16 @@ def load_sets(paths: list[str], toolkit_files: list[str] | None = None) -> Impor
     return report
 
 
+def toolkit_sources(report: ImportReport) -> dict[str, list[str]]:
+    """Which named toolkits have a published (or town-backed) spec and which will be invented
+    (derived from the scenario by the model, cached in OUT/derived_toolkits)."""
+    from agents.encounters.services import SERVICE_SPECS
+
+    known = set(report.specs) | {spec.toolkit for spec in SERVICE_SPECS.values()}
+    named = sorted({t for s in report.scenarios for t in s.toolkits})
+    return {"published": [t for t in named if t in known], "invented": [t for t in named if t not in known]}
+
+
 def _stable_index(key: str, n: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % n
 
@@ -375,6 +385,7 @@ class BatchOutcome(BaseModel):
     records: list[dict[str, Any]] = Field(default_factory=list, description="this batch's latest records")
     load_failures: list[str] = Field(default_factory=list)
     torn_lines: int = Field(default=0, description="incomplete lines moved to results.torn on resume")
+    toolkits: dict[str, list[str]] = Field(default_factory=dict, description="published vs invented toolkit specs")
 
 
 def run_batch(
@@ -433,6 +444,7 @@ def run_batch(
         records=records,
         load_failures=failures,
         torn_lines=torn,
+        toolkits=toolkit_sources(report),
     )
 
 
