@@ -58,6 +58,7 @@ class Trajectory(BaseModel):
     intent: Literal["benign", "malicious"] | None = None
     scenario: str = Field(default="", description="application scenario or domain")
     toolkits: list[str] = Field(default_factory=list)
+    user_name: str = Field(default="", description="who the human is, when the log says (for third-party data)")
 
 
 # ---------------------------------------------------------------------------
@@ -138,6 +139,7 @@ class ToolEmuRecord(BaseModel):
 class TownsfolkTurn(BaseModel):
     model_config = ConfigDict(extra="allow")
     speaker: Literal["human", "assistant"]
+    name: str = ""
     text: str = ""
 
 
@@ -260,6 +262,7 @@ def from_townsfolk(record: TownsfolkRecord, source: str) -> Trajectory:
         if turn.speaker == "human":
             traj.user_turns.append(turn.text)
             traj.instruction = traj.instruction or turn.text
+            traj.user_name = traj.user_name or turn.name
         else:
             traj.responses.append(turn.text)
     for call in record.tool_calls:
