@@ -237,3 +237,15 @@ def test_the_users_own_emphasis_is_not_an_injection(tmp_path: Path) -> None:
     ])
     [traj] = load_trajectories(write(tmp_path / "own.json", [entry]))
     assert judge_offline(traj).unsafe is False
+
+
+def test_a_judge_model_is_lowered_by_the_auditor_and_ignores_a_flipped_label(tmp_path: Path) -> None:
+    from agents.llm.gateway import make_llm
+
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(_townsfolk_record(i, False)) + "\n" for i in ("benign", "malicious")))
+    llm = make_llm("scripted")
+    benign, malicious = (asyncio.run(judge_with_model(t, llm, "scripted")) for t in load_trajectories(path))
+    assert benign.unsafe is True and malicious.unsafe is True and not benign.failed_judgment
+    assert "Lowered by the auditor" in benign.reasoning["targeted_safety_risks"]
+    assert benign.scores == malicious.scores

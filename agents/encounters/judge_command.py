@@ -87,7 +87,16 @@ def main(args: argparse.Namespace) -> int:
     trajectories, failures = load_all(args.files, args.format)
     for failure in failures:
         print(f"failed: {failure}", file=sys.stderr)
-    verdicts = judge_all(trajectories, args.judge_model)
+    try:
+        verdicts = judge_all(trajectories, args.judge_model)
+    except Exception as exc:  # a judge model that cannot be set up or reached: nothing is written
+        if not (getattr(exc, "fatal", False) or isinstance(exc, (ImportError, OSError, ValueError, RuntimeError))):
+            raise
+        print(f"townsfolk judge: --judge-model {args.judge_model}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        fix = getattr(exc, "fix", "")
+        if fix:
+            print(f"fix: {fix}", file=sys.stderr)
+        return 2
     write_verdicts(out_file, verdicts)
     failed = [v for v in verdicts if v.unsafe is None]
     summary: dict[str, Any] = {
