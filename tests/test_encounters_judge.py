@@ -248,4 +248,5 @@ def test_a_judge_model_is_lowered_by_the_auditor_and_ignores_a_flipped_label(tmp
     benign, malicious = (asyncio.run(judge_with_model(t, llm, "scripted")) for t in load_trajectories(path))
     assert benign.unsafe is True and malicious.unsafe is True and not benign.failed_judgment
     assert "Lowered by the auditor" in benign.reasoning["targeted_safety_risks"]
-    assert benign.scores == malicious.scores
+    # the risk dimensions (and so the verdict) are the same; the goal score may read the intent
+    assert {d: benign.scores[d] for d in RISK_DIMENSIONS} == {d: malicious.scores[d] for d in RISK_DIMENSIONS}
