@@ -169,6 +169,9 @@ def test_bad_files_are_named_with_entry_and_field_and_the_rest_is_judged(tmp_pat
     missing = write(tmp_path / "missing.json", [{"id": 3, "contents": [[{"role": "robot", "content": "hi"}]]}])
     unknown = write(tmp_path / "unknown.json", [{"foo": 1}])
     (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00garbage")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(TrajectoryFileError, match="deep.json: JSON nested too deeply"):
+        load_trajectories(tmp_path / "deep.json")
     with pytest.raises(TrajectoryFileError, match=r"missing\.json: entry 1 \(rjudge\): field contents\.0\.0\.role"):
         load_trajectories(missing)
     code = cli(["judge", str(good), str(missing), str(unknown), str(tmp_path / "binary.json"),

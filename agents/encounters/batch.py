@@ -167,7 +167,7 @@ def read_results(path: Path) -> dict[str, dict[str, Any]]:
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(record, dict) and "episode_id" in record:
                 records[record["episode_id"]] = record
@@ -194,7 +194,7 @@ def repair_results(path: Path) -> int:
             continue
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             torn.append(line)
             continue
         (kept if isinstance(record, dict) and "episode_id" in record else torn).append(line)

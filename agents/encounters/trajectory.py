@@ -287,6 +287,8 @@ def _read_entries(path: Path) -> list[Any]:
     try:
         data = json.loads(text)
         return data if isinstance(data, list) else [data]
+    except RecursionError:
+        raise TrajectoryFileError(f"{path}: JSON nested too deeply to be a trajectory file") from None
     except json.JSONDecodeError as whole:
         entries = []
         for number, line in enumerate(text.splitlines(), start=1):
@@ -294,6 +296,8 @@ def _read_entries(path: Path) -> list[Any]:
                 continue
             try:
                 entries.append(json.loads(line))
+            except RecursionError:
+                raise TrajectoryFileError(f"{path}: line {number}: JSON nested too deeply") from None
             except json.JSONDecodeError as exc:
                 raise TrajectoryFileError(
                     f"{path}: not JSON (line {whole.lineno}: {whole.msg}) nor JSON Lines "
