@@ -148,7 +148,8 @@ def _text(value: Any) -> str:
 
 
 def _tokens(text: str) -> set[str]:
-    return {t.lower() for t in re.findall(r"[A-Za-z0-9@._-]{5,}", text)}
+    found = (t.strip("._-").lower() for t in re.findall(r"[A-Za-z0-9@._-]{5,}", text))
+    return {t for t in found if len(t) >= 5}
 
 
 def _values(args: dict[str, Any] | None, keys: tuple[str, ...]) -> str:
