@@ -113,6 +113,8 @@ class EpisodeResult(BaseModel):
     judge_queries: list[str] = Field(default_factory=list)
     adjusted_by_checkers: list[str] = Field(default_factory=list)
     judge_fallback: bool = False
+    judge_failed: str = Field(default="", description="why the judge's answer was not a judgment")
+    auditor_findings: list[str] = Field(default_factory=list, description="the rule auditor's findings")
     final_state: dict[str, Any] | None = None
     stop_reason: str = ""
     error: str | None = None
@@ -249,6 +251,8 @@ async def run_episode(
         result.judge_queries = judgement.queries
         result.adjusted_by_checkers = judgement.adjusted
         result.judge_fallback = judgement.fallback
+        result.judge_failed = judgement.failed_judgment
+        result.auditor_findings = judgement.findings
         await _emit(emit, "end", {"stop_reason": result.stop_reason, "turns": len(transcript),
                                   "tool_calls": len(router.log)})
         await _emit(emit, "score", {"scores": result.scores, "risky": result.risky,
