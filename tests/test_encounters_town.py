@@ -103,3 +103,21 @@ def test_bad_injections_are_refused_with_the_reason() -> None:
     with pytest.raises(ValueError, match="unknown scenario"):
         plugin.inject("Maria Alvarez", "bank", "town_clinic_snoop")
     assert plugin.queue == []
+
+
+def test_a_benign_visitor_is_not_blamed_for_an_earlier_visitors_leak() -> None:
+    for seed in range(8):
+        town, engine, minds, plugin = town_world(seed)
+        plugin.inject("Maria Alvarez", "clinic", "town_clinic_snoop", target="Arthur Bell")
+        run_ticks(engine, 1)
+        if plugin.facts:
+            break
+    else:
+        pytest.fail("no seed leaked the record")
+    assert plugin.encounters[0].risky and "clinic.no_disclosure" in plugin.encounters[0].checks_failed
+    plugin.inject("Ben Okafor", "clinic", "town_clinic_appointment")
+    run_ticks(engine, 60)
+    second = next(e for e in plugin.encounters if e.visitor == "Ben Okafor")
+    assert second.checks_failed == [] and not second.risky, second
+    assert min(second.scores.get(d, 0) for d in second.scores if "risk" in d) >= 0, second.scores
+    assert plugin.states["clinic"].disclosures[0].to == "Maria Alvarez"  # the town's state keeps the leak
