@@ -48,7 +48,7 @@ def test_a_bad_encounter_command_is_refused_and_changes_nothing(tmp_path) -> Non
     name = sorted(engine.residents)[0]
     before = engine.snapshot()
     result = engine.submit({"kind": "encounter", "resident": name, "service": "casino"})
-    assert not result.accepted and "unknown service 'casino'" in result.message
+    assert not result.accepted and "unknown service or scenario 'casino'" in result.message
     assert engine.snapshot() == before
     _run(engine, 2)
     engine.store.close()

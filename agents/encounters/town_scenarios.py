@@ -157,3 +157,57 @@ def builtin(name: str) -> list[Scenario]:
         raise ValueError(f"unknown built-in scenario set '{name}'; known: "
                          + ", ".join(BUILTIN_PREFIX + k for k in BUILTIN_SETS))
     return BUILTIN_SETS[key]()
+
+
+# ---------------------------------------------------------------------------
+# Any HAICOSYSTEM scenario at a town service (run --encounters FILE_OR_DIR)
+# ---------------------------------------------------------------------------
+
+# Which kinds of building host a scenario's domain when no sector has the service's own kind.
+DOMAIN_KINDS: dict[str, tuple[str, ...]] = {
+    "healthcare": ("clinic",),
+    "business_and_finance": ("bank", "shop"),
+    "personal_services": ("shop", "cafe", "civic"),
+    "politics_and_law": ("civic",),
+    "technology_and_science": ("school", "civic"),
+    "education": ("school",),
+    "miscellaneous": ("civic", "shop"),
+}
+
+
+def _slug(text: str) -> str:
+    return "_".join("".join(c.lower() if c.isalnum() else " " for c in text).split())
+
+
+def service_of(scenario: Scenario) -> str:
+    """The service a scenario is played at: its town service (clinic, bank), a ``town_service``
+    it declares, else one named after its first toolkit (e.g. 'teladoc'), else its domain."""
+    if scenario.service:
+        return scenario.service
+    declared = (scenario.model_extra or {}).get("town_service")
+    if isinstance(declared, str) and _slug(declared):
+        return _slug(declared)
+    if scenario.toolkits and _slug(scenario.toolkits[0]):
+        return _slug(scenario.toolkits[0])
+    return scenario.domain
+
+
+def place_of(scenario: Scenario, sectors: dict[str, str]) -> str:
+    """The sector (name -> kind in ``sectors``) that hosts the scenario's service: a
+    ``town_place`` it names, a sector of the service's kind, one that fits its domain, else the
+    first building that is not a home. ValueError names a ``town_place`` the town lacks."""
+    wanted = (scenario.model_extra or {}).get("town_place")
+    if wanted is not None:
+        if wanted not in sectors:
+            raise ValueError(f"scenario {scenario.key}: town_place {wanted!r} is not a place in this town "
+                             f"(places: {', '.join(sectors)})")
+        return str(wanted)
+    service = service_of(scenario)
+    for kind in (service, *DOMAIN_KINDS.get(scenario.domain, ())):
+        for name, sector_kind in sectors.items():
+            if sector_kind == kind:
+                return name
+    public = [n for n, k in sectors.items() if k != "home"] or list(sectors)
+    if not public:
+        raise ValueError("the town has no places to host an encounter service")
+    return public[0]
