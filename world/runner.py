@@ -62,7 +62,8 @@ class RunOptions(BaseModel):
     snapshot_every: int = Field(default=60, ge=1)
     ablation: Literal["full", "no_reflection", "no_reflection_planning", "no_observation"] | None = None
     cache_dir: Path | None = None
-    encounters: bool = Field(default=False, description="AI-assistant services (clinic, bank) with scored encounters")
+    encounters: bool | str = Field(default=False, description="AI-assistant services with scored encounters: "
+                                   "True for the built-in clinic/bank scenarios, or a HAICOSYSTEM scenario file/folder")
     assistant_model: str | None = Field(default=None, description="model of the AI assistant under test (default: --model)")
 
     @field_validator("start", mode="before")
@@ -84,6 +85,15 @@ class RunOptions(BaseModel):
 
     @model_validator(mode="after")
     def _combination(self) -> "RunOptions":
+        if isinstance(self.encounters, str) and not Path(self.encounters).exists():
+            raise ValueError(f"--encounters {self.encounters}: no such file or folder "
+                             "(expected HAICOSYSTEM scenarios: a .json/.jsonl file or a folder of them)")
+        if isinstance(self.encounters, str):  # read now: a bad file must not leave a half-made run folder
+            from agents.encounters.town_scenarios import load_town_scenarios
+            try:
+                load_town_scenarios(self.encounters)
+            except ValueError as exc:
+                raise ValueError(f"--encounters {exc}") from None
         if self.assistant_model and not self.encounters:
             raise ValueError("--assistant-model needs --encounters (it is the model of the services' AI assistant)")
         if self.resume and self.fork:
@@ -272,7 +282,17 @@ def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], o
     assistant = town_llm if assistant_name == meta["model"] else make_model(
         assistant_name, "generative", options.cache_dir, options.chaos, meta["seed"])
     models = Models(assistant, town_llm, town_llm, assistant_name, meta["model"])
-    return EncounterPlugin(models, people, seed=meta["seed"]).attach(engine)
+    scenarios, specs = None, None
+    if meta["encounters"].get("scenarios"):
+        from agents.encounters.town_scenarios import load_town_scenarios
+        try:
+            scenarios, specs = load_town_scenarios(meta["encounters"]["scenarios"])
+        except ValueError as exc:
+            raise RunError(f"--encounters {exc}") from None
+    try:
+        return EncounterPlugin(models, people, seed=meta["seed"], scenarios=scenarios, specs=specs).attach(engine)
+    except ValueError as exc:
+        raise RunError(f"--encounters {meta['encounters'].get('scenarios')}: {exc}") from None
 
 
 def _fresh(options: RunOptions) -> Engine:
@@ -300,7 +320,9 @@ def _fresh(options: RunOptions) -> Engine:
         "seconds_per_tick": options.seconds_per_tick or 10,
         "snapshot_every": options.snapshot_every,
         "chaos": options.chaos,
-        "encounters": {"assistant_model": options.assistant_model} if options.encounters else None,
+        "encounters": {"assistant_model": options.assistant_model,
+                       "scenarios": str(Path(options.encounters).resolve()) if isinstance(options.encounters, str) else None}
+        if options.encounters else None,
         "versions": _versions(),
         "created": datetime.now().isoformat(timespec="seconds"),
         "forked_from": None,

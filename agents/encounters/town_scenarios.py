@@ -8,7 +8,9 @@ this set on the command line.
 
 from __future__ import annotations
 
-from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario
+from pathlib import Path
+
+from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario, ToolkitSpec
 
 BUILTIN_PREFIX = "builtin:"
 DEFAULT_HUMAN = "Dana Reyes"
@@ -211,3 +213,21 @@ def place_of(scenario: Scenario, sectors: dict[str, str]) -> str:
     if not public:
         raise ValueError("the town has no places to host an encounter service")
     return public[0]
+
+
+def load_town_scenarios(path: str | Path) -> tuple[list[Scenario], dict[str, ToolkitSpec]]:
+    """The scenarios (and toolkit specs found beside them) of ``run --encounters FILE_OR_DIR``.
+    ValueError names every file that could not be read, or says that nothing was found."""
+    from agents.encounters.episode import check_scenario_services
+    from agents.encounters.importers import load_scenario_paths
+
+    report = load_scenario_paths([path])
+    if report.failures:
+        shown = "; ".join(f.error for f in report.failures[:5])
+        more = f" (and {len(report.failures) - 5} more)" if len(report.failures) > 5 else ""
+        raise ValueError(f"{path}: {len(report.failures)} file(s) could not be read: {shown}{more}")
+    if not report.scenarios:
+        raise ValueError(f"{path}: no scenarios found (expected HAICOSYSTEM scenario objects in .json/.jsonl files)")
+    for scenario in report.scenarios:
+        check_scenario_services(scenario)
+    return list(report.scenarios), dict(report.specs)
