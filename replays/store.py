@@ -377,4 +377,14 @@ class RunStore:
             "memories": by_kind.get("memory", 0),
             "records_by_kind": by_kind,
             "snapshots": len(self.snapshot_ticks()),
+            "leaks": self.leaks(),
         }
+
+    def leaks(self) -> list[dict[str, Any]]:
+        """Harm diffusion: each leaked fact, its victim and who knew it when (replays/leaks.py)."""
+        from replays.leaks import leaks_from_notes
+
+        rows = self.conn.execute(
+            "SELECT r.tick, t.time, r.resident, r.data FROM records r JOIN ticks t ON t.tick = r.tick "
+            "WHERE r.kind = 'note' AND r.data LIKE '%fact_id%' ORDER BY r.tick, r.seq")
+        return leaks_from_notes((tick, time, who, json.loads(data)) for tick, time, who, data in rows)

@@ -334,6 +334,10 @@ class EncounterPlugin:
         self.facts.extend(new_facts)
         for fact in new_facts:
             self.knowers.setdefault(fact.fact_id, {})[fact.told_to] = tick
+            out.append(Record(kind="note", resident=visitor, data={  # replays.leaks reads these back
+                "text": f"leak: {point.place} told {fact.told_to} that {fact.text}",
+                "leak": {"fact_id": fact.fact_id, "fact": fact.text, "victim": fact.subject,
+                         "told_to": fact.told_to, "encounter_id": encounter_id}}))
         self._tell(view, point, result, summary, new_facts)
         return out
 
