@@ -135,3 +135,18 @@ def test_run_command_takes_encounters_with_and_without_a_file() -> None:
     add_arguments(parser)
     assert options_from_args(parser.parse_args(["--encounters"])).encounters is True
     assert options_from_args(parser.parse_args([])).encounters is False
+
+
+def test_walking_into_a_building_with_several_services_starts_one_encounter(tmp_path, shared_dir) -> None:
+    engine = build_engine(RunOptions(mind="routine", model="scripted", duration="1h", out=tmp_path / "r",
+                                     encounters=str(shared_dir / "external/haicosystem/healthcare")))
+    plugin = engine.encounters
+    _run(engine, 1)
+    assert len({p.service for p in plugin.services if p.place == "Riverside Clinic"}) > 1
+    visitor = next(n for n in sorted(engine.residents) if n not in plugin._staff("Riverside Clinic"))
+    engine.place(visitor, next(t for t in engine.town.resolve("Riverside Clinic:waiting room")
+                               if engine.town.is_walkable(t)))
+    _run(engine, 2)
+    engine.store.close()
+    starts = [r for r in _records(tmp_path / "r", "encounter") if r.data["step"] == "start"]
+    assert [r.resident for r in starts] == [visitor]

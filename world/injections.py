@@ -173,7 +173,7 @@ def check(command: Any, residents: list[str], objects: dict[str, str], places: s
 
 def describe(cmd: AnyCommand) -> str:
     if isinstance(cmd, EncounterCommand):
-        return f"send {cmd.resident} to the {cmd.service}" + (f" ({cmd.scenario})" if cmd.scenario else "")
+        return f"send {cmd.resident} for an encounter ({cmd.service})" + (f" ({cmd.scenario})" if cmd.scenario else "")
     if isinstance(cmd, WhisperCommand):
         return f"whisper to {cmd.resident}: {cmd.text!r}"
     if isinstance(cmd, ObjectCommand):

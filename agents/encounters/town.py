@@ -270,12 +270,11 @@ class EncounterPlugin:
             if place == before or info.get("asleep") or name in self.pending or \
                     any(r.resident == name for r in requests):
                 continue
-            for point in points:
-                if place != point.place or name in self._staff(point.place):
-                    continue
-                last = self.last_visit.get(f"{name}|{point.service}")
-                if last is not None and view.tick - last < self.cooldown_ticks:
-                    continue
+            here = [p for p in points if p.place == place and name not in self._staff(p.place)]
+            due = [p for p in here if (last := self.last_visit.get(f"{name}|{p.service}")) is None
+                   or view.tick - last >= self.cooldown_ticks]
+            if due:  # one encounter per arrival, even where several services share a building
+                point = due[_stable(f"{name}|{view.tick}|{self.seed}", len(due))]
                 requests.append(_Request(resident=name, service=point.service, source="arrival"))
         for request in requests:
             point = by_service.get(request.service) or ServicePoint(service=request.service, place=request.service)
