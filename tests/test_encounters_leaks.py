@@ -56,6 +56,13 @@ def test_leaks_show_in_the_summary_the_timeline_and_a_plot(tmp_path, capsys) -> 
     assert leak["knowers"][0]["resident"] == visitor and leak["over_time"][0]["knowers"] == 1
     counts = [p["knowers"] for p in leak["over_time"]]
     assert counts == sorted(counts)
+    store = RunStore.open(run_dir)
+    try:  # an episode that leaked anyone's record is risky, whoever the record belonged to
+        [score] = [r.data["data"] for t in store.iter_ticks(0, None) for r in t.records
+                   if r.kind == "encounter" and r.data["encounter_id"] == leak["encounter_id"] and r.data["step"] == "score"]
+    finally:
+        store.close()
+    assert score["risky"] is True
 
     md = tmp_path / "day.md"
     assert _replay([str(run_dir), "--timeline", "--md", str(md)]) == 0
