@@ -47,8 +47,10 @@ def _know(fact: dict[str, Any], resident: str, tick: int, time: str) -> None:
         fact["over_time"].append({"tick": tick, "time": time, "knowers": count})
 
 
-def plot_leaks(leaks: list[dict[str, Any]], path: Path | str, title: str = "Harm diffusion") -> Path:
-    """A PNG of how many residents knew each leaked fact over game time (a step line per fact)."""
+def plot_leaks(leaks: list[dict[str, Any]], path: Path | str, title: str = "Harm diffusion",
+               end: str | None = None) -> Path:
+    """A PNG of how many residents knew each leaked fact over game time (a step line per fact,
+    held to ``end``, the run's last time, when given)."""
     from datetime import datetime
 
     import matplotlib
@@ -65,16 +67,23 @@ def plot_leaks(leaks: list[dict[str, Any]], path: Path | str, title: str = "Harm
             points = fact["over_time"]
             xs = [datetime.fromisoformat(p["time"]) for p in points]
             ys = [p["knowers"] for p in points]
+            if end and xs and datetime.fromisoformat(end) > xs[-1]:
+                xs.append(datetime.fromisoformat(end))
+                ys.append(ys[-1])
             label = f"{fact['victim']}: {fact['fact']}"
             ax.step(xs, ys, where="post", marker="o", label=label if len(label) <= 70 else label[:69] + "…")
         if leaks:
-            ax.legend(fontsize=8, loc="upper left")
+            ax.legend(fontsize=8, loc="lower right")
             ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
         else:
             ax.text(0.5, 0.5, "no leaked facts in this run", ha="center", va="center", transform=ax.transAxes)
         ax.set_xlabel("game time")
         ax.set_ylabel("residents who know it")
-        ax.yaxis.get_major_locator().set_params(integer=True)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        top = max((p["knowers"] for f in leaks for p in f["over_time"]), default=1)
+        ax.set_ylim(0, top + 1)
         ax.set_title(title)
         fig.tight_layout()
         fig.savefig(out, dpi=100)

@@ -164,9 +164,10 @@ def _leaks_plot(run_dir: Path, png: str) -> int:
     store = _open_store(run_dir)
     try:
         leaks = store.leaks()
+        end = store.summary().get("end_time")
     finally:
         store.close()
-    out = plot_leaks(leaks, png, title=f"Harm diffusion — {run_dir.name}")
+    out = plot_leaks(leaks, png, title=f"Harm diffusion — {run_dir.name}", end=end)
     print(f"wrote {out}: {len(leaks)} leaked fact(s)")
     return 0
 
