@@ -156,3 +156,14 @@ def test_an_injected_visitor_walks_to_the_service_before_the_encounter() -> None
     assert summary.place == "Riverside Clinic" and summary.visitor == "Ben Okafor"
     snap = plugin.snapshot()
     assert snap["pending"] == {}
+
+
+def test_a_visitor_who_does_not_arrive_in_time_is_given_up_on_with_a_note() -> None:
+    town, engine, minds, plugin = town_world()
+    plugin.walk_limit_ticks = 2
+    plugin.inject("Ben Okafor", "clinic", "town_clinic_appointment")
+    ticks = run_ticks(engine, 5)
+    notes = [r.data["text"] for t in ticks for r in t.records if r.kind == "note" and r.resident == "Ben Okafor"]
+    assert any("heads to Riverside Clinic" in n for n in notes)
+    assert any("encounter cancelled: Ben Okafor did not reach Riverside Clinic" in n for n in notes)
+    assert plugin.encounters == [] and plugin.pending == {}

@@ -131,6 +131,7 @@ class EncounterPlugin:
         seed: int = 0,
         scenarios: list[Scenario] | None = None,
         specs: dict[str, Any] | None = None,
+        walk_limit_ticks: int = WALK_LIMIT_TICKS,
     ):
         self.models = models
         self.personas = {p.name: p for p in personas}
@@ -147,6 +148,7 @@ class EncounterPlugin:
         self.states.setdefault("clinic", demo_clinic(names))
         self.states.setdefault("bank", demo_bank(names))
         self.cooldown_ticks = cooldown_ticks
+        self.walk_limit_ticks = walk_limit_ticks
         self.max_turns = max_turns
         self.seed = seed
         self.library = SpecLibrary({**(specs or {}), **{s.toolkit: s for s in SERVICE_SPECS.values()}})
@@ -256,11 +258,11 @@ class EncounterPlugin:
             here = (residents[name].get("address") or "").split(":")[0]
             if here == point.place or not view.town.has_address(point.place):
                 requests.append(self.pending.pop(name))
-            elif view.tick - (request.since or view.tick) > WALK_LIMIT_TICKS:
+            elif request.since is not None and view.tick - request.since > self.walk_limit_ticks:
                 self.pending.pop(name)
                 records.append(Record(kind="note", resident=name, data={
                     "text": f"encounter cancelled: {name} did not reach {point.place} within "
-                            f"{WALK_LIMIT_TICKS} ticks", "encounter": "cancelled", "refused": True}))
+                            f"{self.walk_limit_ticks} ticks", "encounter": "cancelled", "refused": True}))
             else:
                 view.send_to(name, point.place, f"going to {point.place}")
         for name, info in sorted(residents.items()):
