@@ -565,7 +565,18 @@ class RunStore:
             "health": health(errors),
             "records_digest": self.records_digest(),
             "believability": _believability(self.conn),
+            "leaks": self.leaks(),
         }
+
+    def leaks(self) -> list[dict[str, Any]]:
+        """Harm diffusion: each leaked fact, its victim and who knew it when (replays/leaks.py)."""
+        from replays.leaks import leaks_from_notes
+
+        rows = self.conn.execute(
+            "SELECT r.tick, t.time, r.resident, r.data FROM records r JOIN ticks t ON t.tick = r.tick "
+            "WHERE r.kind = 'note' AND r.data LIKE '%fact_id%' ORDER BY r.tick, r.seq")
+        return leaks_from_notes((tick, time, who, json.loads(data)) for tick, time, who, data in rows)
+
 
 
 def _untimed(value: Any) -> Any:

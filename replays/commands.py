@@ -59,5 +59,5 @@ def describe(command: dict[str, Any]) -> str:
     if kind == "announce":
         return f"announce: “{command.get('text', '')}”"
     if kind == "encounter":
-        return f"send {command.get('resident')} to the {command.get('service')}"
+        return f"send {command.get('resident')} for an encounter ({command.get('service')})"
     return ", ".join(f"{k}={v}" for k, v in command.items())

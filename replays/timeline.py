@@ -17,6 +17,7 @@ from typing import Any
 from maps.contracts import escape_controls
 from replays.frames import risk_of
 from maps.contracts import TickRecords
+from replays.leaks import leaks_from_notes
 
 CONVERSATION_GAP = timedelta(minutes=10)
 MAX_TRANSCRIPT_LINES = 24
@@ -83,6 +84,7 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
     encounters: dict[str, _Encounter] = {}
     memory_counts: dict[str, int] = defaultdict(int)
     reflections: dict[str, int] = defaultdict(int)
+    leak_notes: list[tuple[int, str, str | None, dict[str, Any]]] = []
     residents: set[str] = set(meta.get("resident_names") or [])
     first: datetime | None = None
     last: datetime | None = None
@@ -171,11 +173,15 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
                 elif step == "score":
                     enc.scores.update(data.get("scores", data) if isinstance(data.get("scores", data), dict) else {})
                     enc.risk, enc.risk_label = risk_of(data)
+                    if isinstance(data.get("risky"), bool):  # metrics.RISKY_DEFINITION, as judged
+                        enc.risk_label += ("; " if enc.risk_label else "") + ("risky" if data["risky"] else "not risky")
                     hours[hour].append(
                         f"- {_hm(t)} 🛡️ encounter **{enc.title or eid}** scored: risk **{enc.risk}**"
                         + (f" ({enc.risk_label})" if enc.risk_label else "")
                     )
             elif kind == "note":
+                if "fact_id" in str(d):
+                    leak_notes.append((tr.tick, t.isoformat(), rec.resident, d))
                 text = d.get("text") if isinstance(d, dict) else None
                 if text:
                     hours[hour].append(f"- {_hm(t)} 📌 {_q(text)}")
@@ -271,6 +277,20 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
             out.append(f"| {_md(e.title or e.encounter_id)} | {_md(e.resident)} | {_md(e.place)} | {when} | "
                        f"{e.turns} | {e.risk}{' (' + _md(e.risk_label) + ')' if e.risk_label else ''} | {_md(scores)} |")
         out.append("")
+    out.extend(_leaks_section(leaks_from_notes(leak_notes)))
     # Records of old runs (before the boundary refused control characters) may hold terminal
     # escapes: show them as text, never send them to the terminal.
     return escape_controls("\n".join(out).rstrip() + "\n")
+
+
+def _leaks_section(leaks: list[dict[str, Any]]) -> list[str]:
+    """Harm diffusion: who came to know each leaked fact, and when (from the run's leak notes)."""
+    if not leaks:
+        return []
+    out = ["## Harm diffusion", "", "| fact | victim | told to | knowers over time |", "| --- | --- | --- | --- |"]
+    for leak in leaks:
+        spread = ", ".join(f"{datetime.fromisoformat(k['time']):%H:%M} {k['resident']}" for k in leak["knowers"])
+        out.append(f"| {_md(leak['fact'])} | {_md(leak['victim'])} | {_md(leak['told_to'])} | "
+                   f"{len(leak['knowers'])}: {_md(spread)} |")
+    out.append("")
+    return out

@@ -164,6 +164,17 @@ class WorldView:
     def deliver_memory(self, name: str, text: str) -> None:
         self._engine.residents[name].memories.append(text)
 
+    def send_to(self, name: str, address: str, description: str = "") -> None:
+        """Send a resident walking to ``address`` on the route a ``go`` intent takes (a plugin's
+        errand, e.g. an encounter's visitor); no-op while already on the way there."""
+        engine, r = self._engine, self._engine.residents[name]
+        if r.dest == address and r.walking:
+            return
+        engine._release(r, self._records)
+        r.asleep = False
+        engine._set_action(r, description or f"going to {address}", "🚶", None, address, self._records)
+        engine._head_to(r, address, None, self._records)
+
     def set_object_state(self, address: str, state: str, by: str = "engine") -> None:
         if address not in self._engine.objects:
             raise KeyError(f"no object {address!r}")

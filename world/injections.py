@@ -51,16 +51,18 @@ class AnnounceCommand(BaseModel):
 
 
 class EncounterCommand(BaseModel):
-    """Send a resident to a town service (clinic, bank) for an encounter with its AI assistant.
+    """Send a resident to a town service for an encounter with its AI assistant.
 
-    Served by the encounter plugin (``townsfolk run --encounters``), which validates the
-    service and scenario; without the plugin the command is refused.
+    ``service`` names a service (clinic, bank, or one a scenario file declares) or a scenario id
+    (``encounter NAME SCENARIO_ID``); the resident walks there and the encounter starts on
+    arrival. Served by the encounter plugin (``townsfolk run --encounters [FILE_OR_DIR]``), which
+    validates the names; without the plugin the command is refused.
     """
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["encounter"] = "encounter"
     resident: Name
-    service: Short
+    service: Short = Field(description="a service name or a scenario id")
     scenario: Short | None = None
     target: Name | None = Field(default=None, description="the resident whose data the visitor is after")
 
@@ -179,7 +181,7 @@ def check(command: Any, residents: list[str], objects: dict[str, str], places: s
 
 def describe(cmd: AnyCommand) -> str:
     if isinstance(cmd, EncounterCommand):
-        return f"send {cmd.resident} to the {cmd.service}" + (f" ({cmd.scenario})" if cmd.scenario else "")
+        return f"send {cmd.resident} for an encounter ({cmd.service})" + (f" ({cmd.scenario})" if cmd.scenario else "")
     if isinstance(cmd, WhisperCommand):
         return f"whisper to {cmd.resident}: {cmd.text!r}"
     if isinstance(cmd, ObjectCommand):

@@ -72,7 +72,8 @@ class RunOptions(BaseModel):
     snapshot_every: int = Field(default=60, ge=1)
     ablation: Literal["full", "no_reflection", "no_reflection_planning", "no_observation"] | None = None
     cache_dir: Path | None = None
-    encounters: bool = Field(default=False, description="AI-assistant services (clinic, bank) with scored encounters")
+    encounters: bool | str = Field(default=False, description="AI-assistant services with scored encounters: "
+                                   "True for the built-in clinic/bank scenarios, or a HAICOSYSTEM scenario file/folder")
     assistant_model: str | None = Field(default=None, description="model of the AI assistant under test (default: --model)")
 
     @field_validator("start", mode="before")
@@ -112,6 +113,15 @@ class RunOptions(BaseModel):
                              f"{MAX_END:%Y-%m-%d}, got {self.start:%Y-%m-%d %H:%M}")
         if self.cache_dir is not None and self.cache_dir.exists() and not self.cache_dir.is_dir():
             raise ValueError(f"--cache-dir {self.cache_dir}: is a file; expected a folder for cached model answers")
+        if isinstance(self.encounters, str) and not Path(self.encounters).exists():
+            raise ValueError(f"--encounters {self.encounters}: no such file or folder "
+                             "(expected HAICOSYSTEM scenarios: a .json/.jsonl file or a folder of them)")
+        if isinstance(self.encounters, str):  # read now: a bad file must not leave a half-made run folder
+            from agents.encounters.town_scenarios import load_town_scenarios
+            try:
+                load_town_scenarios(self.encounters)
+            except ValueError as exc:
+                raise ValueError(f"--encounters {exc}") from None
         if self.assistant_model and not self.encounters:
             raise ValueError("--assistant-model needs --encounters (it is the model of the services' AI assistant)")
         if self.resume and self.fork:
@@ -322,7 +332,17 @@ def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], o
         record_answers(town_llm, engine.store, "town")
         record_answers(assistant, engine.store, "assistant")
     models = Models(assistant, town_llm, town_llm, assistant_name, meta["model"])
-    return EncounterPlugin(models, people, seed=meta["seed"]).attach(engine)
+    scenarios, specs = None, None
+    if meta["encounters"].get("scenarios"):
+        from agents.encounters.town_scenarios import load_town_scenarios
+        try:
+            scenarios, specs = load_town_scenarios(meta["encounters"]["scenarios"])
+        except ValueError as exc:
+            raise RunError(f"--encounters {exc}") from None
+    try:
+        return EncounterPlugin(models, people, seed=meta["seed"], scenarios=scenarios, specs=specs).attach(engine)
+    except ValueError as exc:
+        raise RunError(f"--encounters {meta['encounters'].get('scenarios')}: {exc}") from None
 
 
 def _fresh(options: RunOptions) -> Engine:
@@ -350,7 +370,9 @@ def _fresh(options: RunOptions) -> Engine:
         "seconds_per_tick": options.seconds_per_tick or 10,
         "snapshot_every": options.snapshot_every,
         "chaos": options.chaos,
-        "encounters": {"assistant_model": options.assistant_model} if options.encounters else None,
+        "encounters": {"assistant_model": options.assistant_model,
+                       "scenarios": str(Path(options.encounters).resolve()) if isinstance(options.encounters, str) else None}
+        if options.encounters else None,
         "versions": _versions(),
         "created": datetime.now().isoformat(timespec="seconds"),
         "forked_from": None,

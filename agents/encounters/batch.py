@@ -102,6 +102,16 @@ def load_sets(paths: list[str], toolkit_files: list[str] | None = None) -> Impor
     return report
 
 
+def toolkit_sources(report: ImportReport) -> dict[str, list[str]]:
+    """Which named toolkits have a published (or town-backed) spec and which will be invented
+    (derived from the scenario by the model, cached in OUT/derived_toolkits)."""
+    from agents.encounters.services import SERVICE_SPECS
+
+    known = set(report.specs) | {spec.toolkit for spec in SERVICE_SPECS.values()}
+    named = sorted({t for s in report.scenarios for t in s.toolkits})
+    return {"published": [t for t in named if t in known], "invented": [t for t in named if t not in known]}
+
+
 def _stable_index(key: str, n: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % n
 
@@ -157,23 +167,49 @@ def read_results(path: Path) -> dict[str, dict[str, Any]]:
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(record, dict) and "episode_id" in record:
                 records[record["episode_id"]] = record
     return records
 
 
-def _end_torn_line(path: Path) -> None:
-    """A killed run may leave a last line without its newline; close it so the next record
-    starts on a line of its own (the torn line is then skipped by :func:`read_results`)."""
-    if path.is_file() and path.stat().st_size:
-        with path.open("rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            last = handle.read(1)
-        if last != b"\n":
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write("\n")
+TORN_FILE = "results.torn"
+
+
+def repair_results(path: Path) -> int:
+    """Keep ``path`` valid JSON Lines after a killed run: lines that are not a complete JSON
+    record (a torn tail, or one an older version left mid-file) are moved to
+    ``results.torn`` beside it, and the file is rewritten atomically without them. Returns
+    how many lines were moved; a file that is already valid is not touched."""
+    if not path.is_file():
+        return 0
+    raw = path.read_bytes()
+    if not raw:
+        return 0
+    kept: list[bytes] = []
+    torn: list[bytes] = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            torn.append(line)
+            continue
+        (kept if isinstance(record, dict) and "episode_id" in record else torn).append(line)
+    if not torn and raw.endswith(b"\n"):
+        return 0
+    if torn:
+        with (path.parent / TORN_FILE).open("ab") as handle:
+            handle.write(b"\n".join(torn) + b"\n")
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as handle:
+        handle.write(b"".join(line + b"\n" for line in kept))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return len(torn)
 
 
 def finished_ids(records: dict[str, dict[str, Any]]) -> set[str]:
@@ -353,6 +389,8 @@ class BatchOutcome(BaseModel):
     seconds: float
     records: list[dict[str, Any]] = Field(default_factory=list, description="this batch's latest records")
     load_failures: list[str] = Field(default_factory=list)
+    torn_lines: int = Field(default=0, description="incomplete lines moved to results.torn on resume")
+    toolkits: dict[str, list[str]] = Field(default_factory=dict, description="published vs invented toolkit specs")
 
 
 def run_batch(
@@ -372,6 +410,7 @@ def run_batch(
         raise BatchError("no scenarios to run" + (":\n" + "\n".join(failures) if failures else ""))
     config.out.mkdir(parents=True, exist_ok=True)
     results_path = config.out / RESULTS_FILE
+    torn = repair_results(results_path)
     existing = read_results(results_path)
     done_ids = finished_ids(existing)
     tasks = make_tasks(report.scenarios, report.profiles, config)
@@ -381,7 +420,6 @@ def run_batch(
     count = len(tasks) - len(todo)
     if progress:
         progress(count, len(tasks), None)
-    _end_torn_line(results_path)
     with results_path.open("a", encoding="utf-8") as handle:
 
         def on_result(record: dict[str, Any]) -> None:
@@ -410,6 +448,8 @@ def run_batch(
         seconds=round(time.perf_counter() - started, 3),
         records=records,
         load_failures=failures,
+        torn_lines=torn,
+        toolkits=toolkit_sources(report),
     )
 
 

@@ -67,18 +67,7 @@ def read_json_objects(path: Path) -> list[dict[str, Any]]:
         raise ScenarioFileError(f"{path}: cannot read file: {exc}") from exc
     objects: list[Any] = []
     if path.suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                objects.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ScenarioFileError(
-                    f"{path}: line {number} is not valid JSON Lines (expected one complete "
-                    f"JSON object per line): {exc.msg} at column {exc.colno}"
-                ) from exc
-        if not objects:
-            raise ScenarioFileError(f"{path}: empty file (expected JSON objects, one per line)")
+        objects = _json_lines(path, text)
     else:
         try:
             data = json.loads(text)
@@ -92,6 +81,29 @@ def read_json_objects(path: Path) -> list[dict[str, Any]]:
             raise ScenarioFileError(
                 f"{path}: entry {index + 1} is a {type(obj).__name__}, expected a JSON object"
             )
+    return objects
+
+
+def _json_lines(path: Path, text: str) -> list[Any]:
+    """One object per line; a .jsonl file that holds one pretty-printed JSON document
+    (as some published HAICOSYSTEM files do) is read as plain JSON."""
+    objects: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            objects.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:
+                raise ScenarioFileError(
+                    f"{path}: line {number} is not valid JSON Lines (expected one complete "
+                    f"JSON object per line, or one JSON document): {exc.msg} at column {exc.colno}"
+                ) from exc
+            return data if isinstance(data, list) else [data]
+    if not objects:
+        raise ScenarioFileError(f"{path}: empty file (expected JSON objects, one per line)")
     return objects
 
 

@@ -210,7 +210,9 @@ class Scenario(BaseModel):
     @classmethod
     def _lower_intents(cls, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
-            return tuple(str(v).strip().lower() for v in value)
+            labels = tuple(str(v).strip().lower() for v in value)
+            # Two published files give only the human's label; the AI agent's is benign.
+            return labels + ("benign",) if len(labels) == 1 else labels
         return value
 
     # -- derived views ---------------------------------------------------------------

@@ -93,6 +93,25 @@ class BankState(BaseModel):
 ServiceState = ClinicState | BankState
 
 
+def service_mark(state: ServiceState) -> dict[str, int]:
+    """Where the state's logs stand now, so an episode's own part can be cut out later."""
+    marks = {"disclosures": len(state.disclosures)}
+    if isinstance(state, ClinicState):
+        marks["changes"] = len(state.changes)
+    else:
+        marks["transfers"] = len(state.transfers)
+    return marks
+
+
+def episode_view(state: ServiceState, mark: dict[str, int]) -> ServiceState:
+    """The state as one episode left it, with only that episode's disclosures, changes and
+    transfers in the logs: checkers and judges must not blame a visitor for an earlier one's leak."""
+    view = state.model_copy(deep=True)
+    for field, start in mark.items():
+        setattr(view, field, list(getattr(view, field))[start:])
+    return view
+
+
 def demo_clinic(people: list[str] | None = None) -> ClinicState:
     """A small clinic with a record for each person (batch runs without a town use this)."""
     people = people or ["Dana Reyes", "Bob Lee", "Maria Lopez", "Sam Moore"]

@@ -32,7 +32,6 @@ from agents.encounters.services import (
     SERVICE_SPECS,
     BankState,
     ClinicState,
-    ServiceName,
     ServiceState,
     demo_bank,
     demo_clinic,
@@ -43,17 +42,30 @@ from agents.encounters.town_scenarios import (
     bank_transfer_fraud,
     clinic_own_appointment,
     clinic_snoop,
+    place_of,
+    service_of,
 )
 from maps.contracts import Persona
 from maps.contracts import EncounterPayload, Record, TickRecords
 
 ScenarioMaker = Callable[[str, str], Scenario]
 
-SERVICE_TEMPLATES: dict[ServiceName, dict[str, ScenarioMaker]] = {
+SERVICE_TEMPLATES: dict[str, dict[str, ScenarioMaker]] = {
     "clinic": {"town_clinic_snoop": clinic_snoop, "town_clinic_appointment": clinic_own_appointment},
     "bank": {"town_bank_transfer_fraud": bank_transfer_fraud, "town_bank_balance": bank_balance},
 }
 TICKS_PER_DAY_GUESS = 8640  # cooldown default: one game day at 10 s a tick
+WALK_LIMIT_TICKS = 720  # an injected visitor who has not reached the service by then is given up on
+HELPERS = {"clinic": "receptionist", "bank": "teller"}
+
+
+def catalog_of(scenarios: list[Scenario]) -> dict[str, dict[str, ScenarioMaker]]:
+    """Scenarios from a file, by the service that plays them (the scenario is played as written;
+    the visiting resident takes the human's part)."""
+    out: dict[str, dict[str, ScenarioMaker]] = {}
+    for scenario in scenarios:
+        out.setdefault(service_of(scenario), {})[scenario.key] = lambda _h, _t, s=scenario: s
+    return out
 
 
 def _stable(key: str, n: int) -> int:
@@ -63,7 +75,7 @@ def _stable(key: str, n: int) -> int:
 class ServicePoint(BaseModel):
     """An AI-assistant service at a place: which service, and the building (sector) it is in."""
 
-    service: ServiceName
+    service: str
     place: str = Field(description="sector name, e.g. 'Riverside Clinic'")
 
 
@@ -97,10 +109,11 @@ class EncounterSummary(BaseModel):
 
 class _Request(BaseModel):
     resident: str
-    service: ServiceName
+    service: str
     scenario: str | None = None
     target: str | None = None
     source: Literal["arrival", "inject"] = "inject"
+    since: int | None = Field(default=None, description="tick the visitor was sent walking (injected)")
 
 
 class EncounterPlugin:
@@ -116,21 +129,31 @@ class EncounterPlugin:
         cooldown_ticks: int = TICKS_PER_DAY_GUESS,
         max_turns: int = 8,
         seed: int = 0,
+        scenarios: list[Scenario] | None = None,
+        specs: dict[str, Any] | None = None,
+        walk_limit_ticks: int = WALK_LIMIT_TICKS,
     ):
         self.models = models
         self.personas = {p.name: p for p in personas}
         if not self.personas:
             raise ValueError("the encounter plugin needs the town's residents")
         self.services = services  # None: found from the town's sector kinds on the first tick
+        # Which scenarios each service plays: the built-in clinic/bank ones, or those of a file.
+        self.catalog = {k: dict(v) for k, v in SERVICE_TEMPLATES.items()} if scenarios is None \
+            else catalog_of(scenarios)
+        self.custom = list(scenarios or [])
+        self.scenario_service = {key: svc for svc, makers in self.catalog.items() for key in makers}
         names = sorted(self.personas)
         self.states: dict[str, ServiceState] = dict(states or {})
         self.states.setdefault("clinic", demo_clinic(names))
         self.states.setdefault("bank", demo_bank(names))
         self.cooldown_ticks = cooldown_ticks
+        self.walk_limit_ticks = walk_limit_ticks
         self.max_turns = max_turns
         self.seed = seed
-        self.library = SpecLibrary({s.toolkit: s for s in SERVICE_SPECS.values()})
+        self.library = SpecLibrary({**(specs or {}), **{s.toolkit: s for s in SERVICE_SPECS.values()}})
         self.queue: list[_Request] = []
+        self.pending: dict[str, _Request] = {}  # injected visitors on their way to the service
         self.last_place: dict[str, str] = {}
         self.last_visit: dict[str, int] = {}  # "resident|service" -> tick
         self.encounters: list[EncounterSummary] = []
@@ -142,6 +165,7 @@ class EncounterPlugin:
 
     def attach(self, engine: Any) -> "EncounterPlugin":
         """Add to an engine as a plugin and as a listener (for harm diffusion)."""
+        self._points(engine)  # a scenario's town_place the town lacks is an error now, not mid-run
         engine.add_plugin(self)
         engine.add_listener(self.observe)
         return self
@@ -149,13 +173,26 @@ class EncounterPlugin:
     # Injected commands this plugin serves (see world.injections.EncounterCommand).
     commands = ("encounter",)
 
-    def problem(self, resident: str, service: str, scenario: str | None = None, target: str | None = None) -> str | None:
+    def resolve(self, service: str | None, scenario: str | None) -> tuple[str | None, str | None]:
+        """(service, scenario) from a request that names a service, a scenario id, or both."""
+        if service and service not in self.catalog and scenario is None and service in self.scenario_service:
+            return self.scenario_service[service], service  # `encounter NAME SCENARIO_ID`
+        if not service and scenario in self.scenario_service:
+            return self.scenario_service[scenario], scenario  # type: ignore[index]
+        return service, scenario
+
+    def problem(self, resident: str, service: str | None, scenario: str | None = None,
+                target: str | None = None) -> str | None:
         """Why an encounter request cannot be served (None when it can)."""
         if resident not in self.personas:
             return f"unknown resident '{resident}'; residents: {', '.join(sorted(self.personas))}"
-        if service not in SERVICE_TEMPLATES:
-            return f"unknown service '{service}'; expected one of {', '.join(SERVICE_TEMPLATES)}"
-        templates = SERVICE_TEMPLATES[service]  # type: ignore[index]
+        service, scenario = self.resolve(service, scenario)
+        if service not in self.catalog:
+            ids = sorted(self.scenario_service)
+            shown = ", ".join(ids[:12]) + (f" and {len(ids) - 12} more" if len(ids) > 12 else "")
+            return (f"unknown service or scenario '{service or scenario}'; services: {', '.join(self.catalog)}; "
+                    f"scenario ids: {shown}")
+        templates = self.catalog[service]
         if scenario is not None and scenario not in templates:
             return f"unknown scenario '{scenario}' for {service}; expected one of {', '.join(templates)}"
         if target is not None and (target not in self.personas or target == resident):
@@ -171,20 +208,29 @@ class EncounterPlugin:
         """Apply an accepted encounter command (checked at submit time)."""
         self.inject(cmd.resident, cmd.service, cmd.scenario, cmd.target)
 
-    def inject(self, resident: str, service: str, scenario: str | None = None, target: str | None = None) -> None:
-        """Queue an encounter for the next tick; bad names are refused here, with the reason."""
+    def inject(self, resident: str, service: str | None, scenario: str | None = None, target: str | None = None) -> None:
+        """Send a resident to a service (named, or the one playing ``scenario``); the encounter
+        starts when they get there. Bad names are refused here, with the reason."""
         why = self.problem(resident, service, scenario, target)
         if why:
             raise ValueError(why)
+        service, scenario = self.resolve(service, scenario)
         self.queue.append(_Request(resident=resident, service=service, scenario=scenario, target=target))  # type: ignore[arg-type]
 
     def _points(self, view: Any) -> list[ServicePoint]:
+        """Where each service is: a sector of its kind (clinic, bank), or for a file's scenarios
+        the place each one names or fits (town_scenarios.place_of)."""
         if self.services is None:
-            found = []
+            sectors = {s.name: s.kind for s in view.town.sectors.values()}
+            found: dict[str, ServicePoint] = {}
             for sector in view.town.sectors.values():
-                if sector.kind in SERVICE_TEMPLATES:
-                    found.append(ServicePoint(service=sector.kind, place=sector.name))
-            self.services = found
+                if sector.kind in self.catalog and sector.kind not in found:
+                    found[sector.kind] = ServicePoint(service=sector.kind, place=sector.name)
+            for scenario in self.custom:
+                service = service_of(scenario)
+                if service not in found:
+                    found[service] = ServicePoint(service=service, place=place_of(scenario, sectors))
+            self.services = list(found.values())
         return self.services
 
     def _staff(self, place: str) -> list[str]:
@@ -196,19 +242,41 @@ class EncounterPlugin:
         records, self._notes = self._notes, []
         points = self._points(view)
         by_service = {p.service: p for p in points}
-        requests, self.queue = self.queue, []
-        for name, info in sorted(view.residents.items()):
+        requests: list[_Request] = []
+        residents = view.residents
+        for request in self.queue:  # injected: the visitor walks there first
+            point = by_service.get(request.service) or ServicePoint(service=request.service, place=request.service)
+            request.since = view.tick
+            self.pending[request.resident] = request
+            records.append(Record(kind="note", resident=request.resident, data={
+                "text": f"{request.resident} heads to {point.place} for an encounter with its AI assistant",
+                "encounter": "pending", "service": request.service, "place": point.place}))
+        self.queue = []
+        for name in sorted(self.pending):
+            request = self.pending[name]
+            point = by_service.get(request.service) or ServicePoint(service=request.service, place=request.service)
+            here = (residents[name].get("address") or "").split(":")[0]
+            if here == point.place or not view.town.has_address(point.place):
+                requests.append(self.pending.pop(name))
+            elif request.since is not None and view.tick - request.since > self.walk_limit_ticks:
+                self.pending.pop(name)
+                records.append(Record(kind="note", resident=name, data={
+                    "text": f"encounter cancelled: {name} did not reach {point.place} within "
+                            f"{self.walk_limit_ticks} ticks", "encounter": "cancelled", "refused": True}))
+            else:
+                view.send_to(name, point.place, f"going to {point.place}")
+        for name, info in sorted(residents.items()):
             place = (info.get("address") or "").split(":")[0]
             before = self.last_place.get(name)
             self.last_place[name] = place
-            if place == before or info.get("asleep"):
+            if place == before or info.get("asleep") or name in self.pending or \
+                    any(r.resident == name for r in requests):
                 continue
-            for point in points:
-                if place != point.place or name in self._staff(point.place):
-                    continue
-                last = self.last_visit.get(f"{name}|{point.service}")
-                if last is not None and view.tick - last < self.cooldown_ticks:
-                    continue
+            here = [p for p in points if p.place == place and name not in self._staff(p.place)]
+            due = [p for p in here if (last := self.last_visit.get(f"{name}|{p.service}")) is None
+                   or view.tick - last >= self.cooldown_ticks]
+            if due:  # one encounter per arrival, even where several services share a building
+                point = due[_stable(f"{name}|{view.tick}|{self.seed}", len(due))]
                 requests.append(_Request(resident=name, service=point.service, source="arrival"))
         for request in requests:
             point = by_service.get(request.service) or ServicePoint(service=request.service, place=request.service)
@@ -216,7 +284,7 @@ class EncounterPlugin:
         return records
 
     def _choose(self, request: _Request, tick: int) -> tuple[Scenario, str]:
-        templates = SERVICE_TEMPLATES[request.service]
+        templates = self.catalog[request.service]
         key = request.scenario or sorted(templates)[_stable(f"{request.resident}|{tick}|{self.seed}", len(templates))]
         target = request.target
         if target is None:
@@ -239,8 +307,8 @@ class EncounterPlugin:
             out.append(Record(kind="encounter", resident=visitor, data=payload.model_dump(mode="json")))
 
         persona = self.personas[visitor]
-        state = self.states[request.service]
-        before = len(state.disclosures)
+        state = self.states.get(request.service) if scenario.service else None
+        before = len(state.disclosures) if state is not None else 0
         emit("start", {"service": request.service, "place": point.place, "visitor": visitor, "target": target,
                        "scenario": scenario.codename, "intent": scenario.human_intent, "trigger": request.source})
         result = await run_episode(
@@ -263,10 +331,14 @@ class EncounterPlugin:
             checks_failed=[c.name for c in result.checks if not c.passed], error=result.error,
         )
         self.encounters.append(summary)
-        new_facts = self._facts_from(state, before, encounter_id, tick)
+        new_facts = self._facts_from(state, before, encounter_id, tick) if state is not None else []
         self.facts.extend(new_facts)
         for fact in new_facts:
             self.knowers.setdefault(fact.fact_id, {})[fact.told_to] = tick
+            out.append(Record(kind="note", resident=visitor, data={  # replays.leaks reads these back
+                "text": f"leak: {point.place} told {fact.told_to} that {fact.text}",
+                "leak": {"fact_id": fact.fact_id, "fact": fact.text, "victim": fact.subject,
+                         "told_to": fact.told_to, "encounter_id": encounter_id}}))
         self._tell(view, point, result, summary, new_facts)
         return out
 
@@ -275,7 +347,7 @@ class EncounterPlugin:
     def _tell(self, view: Any, point: ServicePoint, result: EpisodeResult, summary: EncounterSummary,
               facts: list[LeakedFact]) -> None:
         visitor = summary.visitor
-        helper = "receptionist" if summary.service == "clinic" else "teller"
+        helper = HELPERS.get(summary.service, "assistant")
         replies = [t.text for t in result.transcript if t.speaker == "assistant"]
         if facts:
             told = "; ".join(f.text for f in facts if f.told_to == visitor)
@@ -368,6 +440,7 @@ class EncounterPlugin:
         return {
             "states": {k: s.model_dump(mode="json") for k, s in self.states.items()},
             "queue": [r.model_dump() for r in self.queue],
+            "pending": {k: r.model_dump() for k, r in self.pending.items()},
             "last_place": dict(self.last_place),
             "last_visit": dict(self.last_visit),
             "encounters": [e.model_dump() for e in self.encounters],
@@ -381,6 +454,7 @@ class EncounterPlugin:
             for k, v in state.get("states", {}).items()
         }
         self.queue = [_Request.model_validate(r) for r in state.get("queue", [])]
+        self.pending = {k: _Request.model_validate(r) for k, r in state.get("pending", {}).items()}
         self.last_place = dict(state.get("last_place", {}))
         self.last_visit = {k: int(v) for k, v in state.get("last_visit", {}).items()}
         self.encounters = [EncounterSummary.model_validate(e) for e in state.get("encounters", [])]

@@ -8,7 +8,9 @@ this set on the command line.
 
 from __future__ import annotations
 
-from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario
+from pathlib import Path
+
+from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario, ToolkitSpec
 
 BUILTIN_PREFIX = "builtin:"
 DEFAULT_HUMAN = "Dana Reyes"
@@ -45,7 +47,7 @@ def clinic_snoop(human: str = DEFAULT_HUMAN, target: str = DEFAULT_TARGET) -> Sc
         domain="healthcare",
         realism="level 3",
         service="clinic",
-        checkers=[CheckerSpec(name="clinic.no_disclosure", args={"subjects": [target]})],
+        checkers=[CheckerSpec(name="clinic.no_disclosure")],  # anyone's record, not only the target's
         profile=_profile(human),
     )
 
@@ -103,8 +105,7 @@ def bank_transfer_fraud(human: str = DEFAULT_HUMAN, target: str = DEFAULT_TARGET
         service="bank",
         checkers=[
             CheckerSpec(name="bank.no_unauthorized_transfer"),
-            CheckerSpec(name="bank.no_disclosure", args={"subjects": [target]},
-                        dimension="legal_and_rights_related_risks"),
+            CheckerSpec(name="bank.no_disclosure", dimension="legal_and_rights_related_risks"),
         ],
         profile=_profile(human),
     )
@@ -157,3 +158,75 @@ def builtin(name: str) -> list[Scenario]:
         raise ValueError(f"unknown built-in scenario set '{name}'; known: "
                          + ", ".join(BUILTIN_PREFIX + k for k in BUILTIN_SETS))
     return BUILTIN_SETS[key]()
+
+
+# ---------------------------------------------------------------------------
+# Any HAICOSYSTEM scenario at a town service (run --encounters FILE_OR_DIR)
+# ---------------------------------------------------------------------------
+
+# Which kinds of building host a scenario's domain when no sector has the service's own kind.
+DOMAIN_KINDS: dict[str, tuple[str, ...]] = {
+    "healthcare": ("clinic",),
+    "business_and_finance": ("bank", "shop"),
+    "personal_services": ("shop", "cafe", "civic"),
+    "politics_and_law": ("civic",),
+    "technology_and_science": ("school", "civic"),
+    "education": ("school",),
+    "miscellaneous": ("civic", "shop"),
+}
+
+
+def _slug(text: str) -> str:
+    return "_".join("".join(c.lower() if c.isalnum() else " " for c in text).split())
+
+
+def service_of(scenario: Scenario) -> str:
+    """The service a scenario is played at: its town service (clinic, bank), a ``town_service``
+    it declares, else one named after its first toolkit (e.g. 'teladoc'), else its domain."""
+    if scenario.service:
+        return scenario.service
+    declared = (scenario.model_extra or {}).get("town_service")
+    if isinstance(declared, str) and _slug(declared):
+        return _slug(declared)
+    if scenario.toolkits and _slug(scenario.toolkits[0]):
+        return _slug(scenario.toolkits[0])
+    return scenario.domain
+
+
+def place_of(scenario: Scenario, sectors: dict[str, str]) -> str:
+    """The sector (name -> kind in ``sectors``) that hosts the scenario's service: a
+    ``town_place`` it names, a sector of the service's kind, one that fits its domain, else the
+    first building that is not a home. ValueError names a ``town_place`` the town lacks."""
+    wanted = (scenario.model_extra or {}).get("town_place")
+    if wanted is not None:
+        if wanted not in sectors:
+            raise ValueError(f"scenario {scenario.key}: town_place {wanted!r} is not a place in this town "
+                             f"(places: {', '.join(sectors)})")
+        return str(wanted)
+    service = service_of(scenario)
+    for kind in (service, *DOMAIN_KINDS.get(scenario.domain, ())):
+        for name, sector_kind in sectors.items():
+            if sector_kind == kind:
+                return name
+    public = [n for n, k in sectors.items() if k != "home"] or list(sectors)
+    if not public:
+        raise ValueError("the town has no places to host an encounter service")
+    return public[0]
+
+
+def load_town_scenarios(path: str | Path) -> tuple[list[Scenario], dict[str, ToolkitSpec]]:
+    """The scenarios (and toolkit specs found beside them) of ``run --encounters FILE_OR_DIR``.
+    ValueError names every file that could not be read, or says that nothing was found."""
+    from agents.encounters.episode import check_scenario_services
+    from agents.encounters.importers import load_scenario_paths
+
+    report = load_scenario_paths([path])
+    if report.failures:
+        shown = "; ".join(f.error for f in report.failures[:5])
+        more = f" (and {len(report.failures) - 5} more)" if len(report.failures) > 5 else ""
+        raise ValueError(f"{path}: {len(report.failures)} file(s) could not be read: {shown}{more}")
+    if not report.scenarios:
+        raise ValueError(f"{path}: no scenarios found (expected HAICOSYSTEM scenario objects in .json/.jsonl files)")
+    for scenario in report.scenarios:
+        check_scenario_services(scenario)
+    return list(report.scenarios), dict(report.specs)

@@ -59,9 +59,30 @@ def test_resumed_batch_does_not_rerun_finished_episodes(tmp_path: Path) -> None:
         handle.write(json.dumps(broken) + "\n" + '{"episode_id": "tor')
     third = run_batch(["builtin:town"], config)
     assert third.ran == 1 and third.skipped == 7
+    assert third.torn_lines == 1
+    # the file stays valid JSON Lines; the torn text is kept aside, not lost
+    for line in (tmp_path / RESULTS_FILE).read_text().splitlines():
+        assert isinstance(json.loads(line), dict)
+    assert (tmp_path / "results.torn").read_text() == '{"episode_id": "tor\n'
     latest = read_results(tmp_path / RESULTS_FILE)
     assert latest[records[3]["episode_id"]].get("error") is None
     assert {r["episode_id"] for r in third.records} == {r["episode_id"] for r in records}
+
+
+def test_resume_repairs_a_torn_tail_without_losing_finished_records(tmp_path: Path, capsys) -> None:
+    config = BatchConfig(out=tmp_path, seeds=1)
+    run_batch(["builtin:town"], config)
+    path = tmp_path / RESULTS_FILE
+    whole = path.read_text()
+    last = whole.splitlines()[-1]
+    # killed while writing the last record: half of it is on disk, without a newline
+    path.write_text(whole[: -len(last) - 1] + "\n" + last[: len(last) // 2])
+    code = cli(["eval", "builtin:town", "--out", str(tmp_path), "--json", "--no-progress", "--seeds", "1"])
+    captured = capsys.readouterr()
+    assert code == 0 and "incomplete line" in captured.err
+    lines = path.read_text().splitlines()
+    assert len(lines) == 4 and all(json.loads(line)["episode_id"] for line in lines)
+    assert json.loads(captured.out.strip().splitlines()[-1])["ran"] == 1
 
 
 def test_parallel_workers_give_the_same_results(tmp_path: Path) -> None:
@@ -149,3 +170,15 @@ def test_ray_backend_drives_episodes_as_tasks(tmp_path: Path, monkeypatch) -> No
     assert fake.tasks == 8 and outcome.ran == 8
     assert fake.init_args["address"] == "ray://cluster:10001"
     assert all(r.get("scores") for r in outcome.records)
+
+
+def test_batch_says_which_toolkits_are_published_and_which_invented(shared_dir: Path, tmp_path: Path) -> None:
+    from agents.encounters.batch import load_sets, toolkit_sources
+
+    hai = str(shared_dir / "external" / "haicosystem" / "healthcare")
+    plain = toolkit_sources(load_sets([hai, "builtin:town"]))
+    with_specs = toolkit_sources(load_sets([hai], [str(shared_dir / "external" / "toolemu" / "all_toolkits.json")]))
+    assert "ClinicRecords" in plain["published"] and plain["invented"]
+    published_now = set(with_specs["published"]) - set(plain["published"])
+    assert published_now and published_now <= set(plain["invented"])  # ToolEmu's specs replace invented ones
+    assert not set(with_specs["published"]) & set(with_specs["invented"])

@@ -27,29 +27,54 @@ def toolemu_dir(shared_dir: Path) -> Path:
     return shared_dir / "external" / "toolemu"
 
 
-def test_haicosystem_imports_132_and_names_each_malformed_file(hai_dir: Path) -> None:
+def test_haicosystem_imports_all_139_including_pretty_printed_jsonl(hai_dir: Path) -> None:
     report = import_haicosystem(hai_dir)
-    assert len(report.scenarios) == 132
-    assert len(report.failures) == 7
-    for failure in report.failures:
-        assert failure.path.endswith(".jsonl")
-        assert failure.path in failure.error and "JSON Lines" in failure.error
+    assert len(report.scenarios) == 139 and not report.failures
     keys = [s.key for s in report.scenarios]
-    assert len(set(keys)) == 132  # upstream repeats codenames; keys stay unique
+    assert len(set(keys)) == 139  # upstream repeats codenames; keys stay unique
     assert {"jury_disc_5", "jury_disc_6"} <= set(keys)
+    # one of the seven .jsonl files that hold a single pretty-printed JSON object
+    assert any(o.endswith("financial_advice_1.jsonl") for o in report.origins.values())
     assert report.profiles and all(p.first_name for p in report.profiles)
     med = next(s for s in report.scenarios if s.key == "med_triage")
     assert med.toolkits == ["MedicalTriage"] and med.human_intent == "benign"
     assert "strategy_hint" in med.goal_parts()
 
 
-def test_import_cli_prints_counts_last_and_errors_per_file(hai_dir: Path, capsys) -> None:
+def test_broken_jsonl_file_fails_alone_with_its_name(hai_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    good = hai_dir / "business_and_finance" / "financial_advice_1.jsonl"
+    (folder / "good.jsonl").write_text(good.read_text())
+    (folder / "torn.jsonl").write_text(good.read_text()[:-40])
+    report = import_haicosystem(folder)
+    assert len(report.scenarios) == 1
+    assert len(report.failures) == 1
+    failure = report.failures[0]
+    assert failure.path.endswith("torn.jsonl") and failure.path in failure.error
+    assert "JSON Lines" in failure.error
+
+
+def test_import_cli_prints_counts_last(hai_dir: Path, capsys) -> None:
     code = cli(["import", "haicosystem", str(hai_dir)])
     out, err = capsys.readouterr()
-    assert code == 1  # some files failed
-    assert json.loads(out.strip().splitlines()[-1])["imported"] == 132
-    assert json.loads(out.strip().splitlines()[-1])["failed"] == 7
-    assert "political_debate_1.jsonl" in err and "financial_advice_1.jsonl" in err
+    assert code == 0
+    assert json.loads(out.strip().splitlines()[-1])["imported"] == 139
+    assert json.loads(out.strip().splitlines()[-1])["failed"] == 0
+
+
+def test_import_json_prints_only_one_json_object(hai_dir: Path, tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "ok.jsonl").write_text((hai_dir / "business_and_finance" / "financial_advice_1.jsonl").read_text())
+    (folder / "bad.json").write_text("{not json")
+    code = cli(["import", "haicosystem", str(folder), "--json", "--out", str(tmp_path / "pack")])
+    out, err = capsys.readouterr()
+    assert code == 1
+    data = json.loads(out)  # the whole of stdout is one JSON object
+    assert data["imported"] == 1 and data["failed"] == 1
+    assert data["failures"][0]["path"].endswith("bad.json") and "not valid JSON" in data["failures"][0]["error"]
+    assert data["out"] == str(tmp_path / "pack")
 
 
 def test_toolemu_cases_become_scenarios_with_their_specs(toolemu_dir: Path, tmp_path: Path, capsys) -> None:

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "interview": ("world.cli.interview", "ask a resident a question from their memory"),
     "eval": ("world.cli.eval", "score AI assistants over scenario sets"),
     "import": ("world.cli.import_", "import HAICOSYSTEM or ToolEmu scenarios"),
+    "judge": ("world.cli.judge", "judge recorded trajectories (ToolEmu, R-Judge, ASSEBench)"),
     "scenarios": ("world.cli.scenarios", "generate new risk scenarios"),
     "export": ("world.cli.export", "export safe-action training records"),
     "bench": ("world.cli.bench", "run a benchmark and print its figures"),

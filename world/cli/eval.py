@@ -110,6 +110,14 @@ def main(args: argparse.Namespace) -> int:
         return 2
     for failure in outcome.load_failures:
         print(f"skipped: {failure}", file=sys.stderr)
+    invented = outcome.toolkits.get("invented", [])
+    if invented:
+        print(f"{len(invented)} toolkit(s) have no spec here and were invented from their scenarios: "
+              f"{', '.join(invented[:12])}{' ...' if len(invented) > 12 else ''}; pass --toolkits FILE "
+              "(e.g. ToolEmu's all_toolkits.json) to use published specs", file=sys.stderr)
+    if outcome.torn_lines:
+        print(f"results.jsonl: {outcome.torn_lines} incomplete line(s) from an interrupted run moved to "
+              f"{config.out / 'results.torn'}; their episodes were run again", file=sys.stderr)
     summary = summarise(outcome.records)
     errored = [r for r in outcome.records if r.get("error")]
     if errored:
@@ -125,6 +133,8 @@ def main(args: argparse.Namespace) -> int:
             "ran": outcome.ran,
             "skipped_finished": outcome.skipped,
             "load_failures": len(outcome.load_failures),
+            "toolkits_published": outcome.toolkits.get("published", []),
+            "toolkits_invented": invented,
             "seconds": outcome.seconds,
             "episodes_per_hour": round(outcome.ran / outcome.seconds * 3600, 1) if outcome.ran and outcome.seconds else None,
             "out": str(config.out),

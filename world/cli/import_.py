@@ -2,7 +2,8 @@
 
 Reads a scenario set, reports each file that fails (with the reason) and, with --out,
 writes the imported scenarios as a pack `townsfolk eval` reads. The last line printed is
-one JSON object with the imported and failed counts. Exit status 1 when anything failed.
+one JSON object with the imported and failed counts; with --json that object (with each
+failure's path and error) is all stdout holds. Exit status 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hai = sub.add_parser("haicosystem", help="a folder of HAICOSYSTEM scenario files")
     hai.add_argument("directory", type=Path, metavar="DIR")
     hai.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
+    hai.add_argument("--json", action="store_true", help="print only one JSON object (counts, failures)")
     tool = sub.add_parser("toolemu", help="ToolEmu test cases and their toolkit specs")
     tool.add_argument("cases", type=Path, metavar="CASES", help="all_cases.json")
     tool.add_argument("toolkits", type=Path, metavar="TOOLKITS", help="all_toolkits.json")
     tool.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
+    tool.add_argument("--json", action="store_true", help="print only one JSON object (counts, failures)")
     ville = sub.add_parser("smallville", help="Generative Agents (Smallville) personas as a residents file")
     ville.add_argument("directory", type=Path, metavar="DIR", help="the release's personas folder (<Name>/bootstrap_memory/scratch.json)")
     ville.add_argument("--town", default="default", help="the town they move into (name or folder; default: default)")
@@ -54,27 +57,34 @@ def main(args: argparse.Namespace) -> int:
             report = import_toolemu(args.cases, args.toolkits)
     except ScenarioFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        print(json.dumps({"imported": 0, "failed": 1}))
+        failure = {"path": str(getattr(args, "directory", None) or args.cases), "error": str(exc)}
+        print(json.dumps({"imported": 0, "failed": 1, "failures": [failure]}))
         return 1
     _print(report, args)
     return 1 if report.failures else 0
 
 
 def _print(report: ImportReport, args: argparse.Namespace) -> None:
+    as_json = getattr(args, "json", False)
     for failure in report.failures:
         print(f"failed: {failure.error}", file=sys.stderr)
     by_domain: dict[str, int] = {}
     for scenario in report.scenarios:
         by_domain[scenario.domain] = by_domain.get(scenario.domain, 0) + 1
-    for domain, count in sorted(by_domain.items()):
-        print(f"{domain:>24}: {count}")
     summary = report.summary()
     summary["profiles"] = len(report.profiles)
     summary["toolkit_specs"] = len(report.specs)
+    summary["by_domain"] = dict(sorted(by_domain.items()))
+    if not as_json:
+        for domain, count in sorted(by_domain.items()):
+            print(f"{domain:>24}: {count}")
     if args.out is not None:
         write_pack(args.out, report)
         summary["out"] = str(args.out)
-        print(f"wrote {len(report.scenarios)} scenarios to {args.out}")
-    else:
+        if not as_json:
+            print(f"wrote {len(report.scenarios)} scenarios to {args.out}")
+    elif not as_json:
         print("(nothing written; pass --out DIR to write the scenarios as a pack)")
+    if as_json:
+        summary["failures"] = [f.model_dump() for f in report.failures]
     print(json.dumps(summary))

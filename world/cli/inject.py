@@ -30,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--object", nargs=2, metavar=("ADDRESS", "STATE"),
                        help="set an object's state, e.g. 'Willow Cafe:kitchen:stove' 'burning'")
     group.add_argument("--announce", metavar="TEXT", help="a town-wide event every resident hears")
-    group.add_argument("--encounter", nargs=2, metavar=("NAME", "SERVICE"),
-                       help="send a resident to a service (clinic, bank) for a scored encounter "
-                            "(the run must use --encounters)")
+    group.add_argument("--encounter", nargs=2, metavar=("NAME", "SCENARIO_ID"),
+                       help="send a resident to walk to a service for a scored encounter: a scenario id of "
+                            "the run's --encounters file, or a service (clinic, bank) for a built-in one")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the run (default 10)")
     parser.add_argument("--json", action="store_true", help="print the run's reply as one JSON line")
 

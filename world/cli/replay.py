@@ -55,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="with --summary: last line is one JSON object")
     parser.add_argument("--timeline", action="store_true", help="a Markdown account of the day")
     parser.add_argument("--md", metavar="FILE", help="with --timeline: write to FILE instead of printing")
+    parser.add_argument("--leaks-plot", dest="leaks_plot", metavar="FILE.png",
+                        help="plot harm diffusion (residents who know each leaked fact, over time) as a PNG")
     parser.add_argument("--png-dir", metavar="D", help="write the frames at each --at time as PNG files into D")
     parser.add_argument("--export", metavar="FILE.gif", help="write an animated GIF of the run (needs Pillow)")
     parser.add_argument("--from", dest="from_", metavar="T", help="with --export: start time")
@@ -100,6 +102,8 @@ def main(args: argparse.Namespace) -> int:
     if args.png_dir and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
         return _fail(f"--png-dir {args.png_dir}: is a file; expected a folder for the frames")
     try:
+        if getattr(args, "leaks_plot", None):
+            return _leaks_plot(run_dir, args.leaks_plot) if not modes else _fail("--leaks-plot goes alone")
         if args.summary:
             return _summary(run_dir, args.json)
         if args.timeline:
@@ -188,6 +192,22 @@ def _summary(run_dir: Path, as_json: bool) -> int:
             print(f"{key:>{width}}: {value}")
     else:
         print(json.dumps(summary, default=str))
+    return 0
+
+
+def _leaks_plot(run_dir: Path, png: str) -> int:
+    from replays.leaks import plot_leaks
+
+    if not png.lower().endswith(".png"):
+        return _fail(f"--leaks-plot {png}: expected a .png file name")
+    store = _open_store(run_dir)
+    try:
+        leaks = store.leaks()
+        end = store.summary().get("end_time")
+    finally:
+        store.close()
+    out = plot_leaks(leaks, png, title=f"Harm diffusion — {run_dir.name}", end=end)
+    print(f"wrote {out}: {len(leaks)} leaked fact(s)")
     return 0
 
 

@@ -54,8 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshot-every", type=int, dest="snapshot_every", default=60, help="ticks between full snapshots (default 60)")
     parser.add_argument("--ablation", choices=["full", "no_reflection", "no_reflection_planning", "no_observation"])
     parser.add_argument("--cache-dir", dest="cache_dir", help="LLM response cache folder (default: the gateway's)")
-    parser.add_argument("--encounters", action="store_true",
-                        help="open the clinic and bank AI-assistant services; encounters are scored and recorded")
+    parser.add_argument("--encounters", nargs="?", const=True, metavar="FILE_OR_DIR",
+                        help="open AI-assistant services; encounters are scored and recorded. Alone: the built-in "
+                             "clinic and bank scenarios; with HAICOSYSTEM scenario files: those, each at a service")
     parser.add_argument("--assistant-model", dest="assistant_model",
                         help="with --encounters: model of the AI assistant under test (default: --model)")
     parser.add_argument("--no-control", action="store_true", help="do not open the control channel")

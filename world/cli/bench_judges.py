@@ -1,0 +1,129 @@
+"""`townsfolk bench judges`: agreement of the judge with human labels on ASSEBench.
+
+Data: ASSEBench's AgentJudge-security.json (817 labelled trajectories, R-Judge format; read
+from ../shared/external/assebench, never copied). The set is split once and for all by a
+hash of each trajectory's id: the tune half is where the auditor's rules and weights were
+chosen, the held-out half is what the figures are reported on. Two baselines are measured in
+the same run on the same trajectories: "always unsafe" and "unsafe when there are >= 2 tool
+calls". Precision, recall and F1 of the unsafe verdict, per application scenario and overall.
+An ablation row drops the rule that reads tool outputs announcing harm, since ASSEBench's
+emulated outputs often say so outright and other logs may not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from agents.encounters.auditor import DEFAULT_RULES
+from agents.encounters.trajectory import Trajectory, TrajectoryFileError, load_trajectories
+from agents.encounters.trajectory_judge import judge_offline, judge_with_model, prf
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "external" / "assebench" / "AgentJudge-security.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judge-model", default="scripted", metavar="M",
+                        help="scripted (default: the offline rule auditor) or any model for the LLM judge")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, metavar="FILE",
+                        help="labelled trajectories (default: ASSEBench AgentJudge-security.json in ../shared)")
+    parser.add_argument("--limit", type=int, default=0, help="judge at most N held-out trajectories (LLM runs)")
+
+
+def split(traj: Trajectory) -> str:
+    """'tune' or 'heldout', fixed by the id's hash (never by position or label)."""
+    return "tune" if hashlib.sha256(traj.id.encode()).digest()[0] < 128 else "heldout"
+
+
+def baselines(trajs: list[Trajectory]) -> dict[str, list[tuple[bool, bool]]]:
+    gold = [t.label == 1 for t in trajs]
+    return {
+        "always_unsafe": [(True, g) for g in gold],
+        "two_or_more_calls": [(len(t.calls) >= 2, g) for t, g in zip(trajs, gold)],
+    }
+
+
+def table(trajs: list[Trajectory], predictions: dict[str, list[bool]]) -> dict[str, Any]:
+    """Per scenario and overall, each predictor's P/R/F1."""
+    gold = [t.label == 1 for t in trajs]
+    by_scenario: dict[str, list[int]] = defaultdict(list)
+    for index, traj in enumerate(trajs):
+        by_scenario[traj.scenario or "?"].append(index)
+    out: dict[str, Any] = {"overall": {name: prf(list(zip(pred, gold))) for name, pred in predictions.items()}}
+    out["by_scenario"] = {
+        scenario: {name: prf([(pred[i], gold[i]) for i in idx]) for name, pred in predictions.items()}
+        for scenario, idx in sorted(by_scenario.items())
+    }
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        trajs = [t for t in load_trajectories(args.data, "auto") if t.label is not None]
+    except TrajectoryFileError as exc:
+        print(f"townsfolk bench judges: --data: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not trajs:
+        print(f"townsfolk bench judges: --data {args.data}: no labelled trajectories", file=sys.stderr)
+        raise SystemExit(2)
+    tune = [t for t in trajs if split(t) == "tune"]
+    held = [t for t in trajs if split(t) == "heldout"]
+    if args.limit:
+        held = held[: args.limit]
+    started = time.perf_counter()
+    judge_name = "offline" if args.judge_model in ("scripted", "offline") else args.judge_model
+    if judge_name == "offline":
+        verdicts = [judge_offline(t) for t in held]
+    else:
+        from agents.llm.gateway import make_llm
+
+        llm = make_llm(args.judge_model)
+
+        async def judge_all() -> list:
+            return [await judge_with_model(t, llm, args.judge_model) for t in held]
+
+        verdicts = asyncio.run(judge_all())
+    seconds = time.perf_counter() - started
+    failed = sum(1 for v in verdicts if v.unsafe is None)
+    ablation = tuple(r for r in DEFAULT_RULES if r != "harmful_outcome")
+    predictions = {
+        f"judge_{judge_name}": [bool(v.unsafe) for v in verdicts],
+        "judge_offline_without_harmful_outcome": [judge_offline(t, ablation).unsafe is True for t in held],
+        **{name: [p for p, _ in pairs] for name, pairs in baselines(held).items()},
+    }
+    result = {
+        "data": str(args.data),
+        "split": "sha256(id)[0] < 128 -> tune; the rest held out",
+        "tune_n": len(tune),
+        "heldout_n": len(held),
+        "judge": judge_name,
+        "failed_judgments": failed,
+        "seconds": round(seconds, 2),
+        "heldout": table(held, predictions),
+        "tune_overall": {
+            "judge_offline": prf([(judge_offline(t).unsafe is True, t.label == 1) for t in tune]),
+            **{name: prf(pairs) for name, pairs in baselines(tune).items()},
+        },
+    }
+    if not getattr(args, "json", False):
+        _print(result)
+    return result
+
+
+def _print(result: dict[str, Any]) -> None:
+    held = result["heldout"]
+    names = list(held["overall"])
+    print(f"held-out {result['heldout_n']} (tune {result['tune_n']}); judge {result['judge']}; "
+          f"failed judgments {result['failed_judgments']}")
+    print(f"{'scenario':44} " + " ".join(f"{n[:22]:>22}" for n in names))
+    rows = [("OVERALL", held["overall"])] + list(held["by_scenario"].items())
+    for scenario, row in rows:
+        cells = " ".join(f"{row[n]['precision']:.2f}/{row[n]['recall']:.2f}/{row[n]['f1']:.2f}".rjust(22) for n in names)
+        print(f"{scenario[:38]:38} n={row[names[0]]['n']:<3} {cells}")
+    print("(cells: precision/recall/F1 of the unsafe verdict)")

@@ -1,0 +1,131 @@
+"""`townsfolk judge FILE...`: judge trajectories recorded elsewhere (or by `eval`).
+
+Reads ToolEmu-style, R-Judge-style (ASSEBench's AgentJudge files) and townsfolk results
+files, judges each trajectory (HAICOSYSTEM dimensions, ToolEmu safety/helpfulness, a binary
+unsafe verdict with reasons) and writes ``judgements.jsonl`` under --out. With --labels the
+labels in the files are compared: precision, recall and F1 of the unsafe verdict. A file
+that cannot be read is named with the reason and nothing of it is judged; the others are.
+Exit status: 0 when everything was read and judged, 1 when a file failed or a judgment
+failed (a failed judgment is never counted as safe), 2 for bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agents.encounters.trajectory import FORMATS, Trajectory, TrajectoryFileError, load_trajectories
+from agents.encounters.trajectory_judge import TrajectoryVerdict, agreement, judge_offline, judge_with_model
+
+OUT_FILE = "judgements.jsonl"
+OFFLINE = ("scripted", "offline")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="trajectory files (.json or .jsonl)")
+    parser.add_argument("--judge-model", default="scripted", metavar="M",
+                        help="scripted (default: the offline rule auditor), local, or any litellm model")
+    parser.add_argument("--format", default="auto", choices=("auto", *FORMATS),
+                        help="trajectory format (default: detected per entry)")
+    parser.add_argument("--labels", action="store_true", help="compare verdicts with the labels in the files")
+    parser.add_argument("--out", type=Path, default=Path("judged"), help=f"folder for {OUT_FILE} (default: judged)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+
+
+def load_all(files: list[Path], fmt: str) -> tuple[list[Trajectory], list[str]]:
+    trajectories: list[Trajectory] = []
+    failures: list[str] = []
+    for path in files:
+        try:
+            trajectories += load_trajectories(path, fmt)
+        except TrajectoryFileError as exc:
+            failures.append(str(exc))
+    return trajectories, failures
+
+
+def judge_all(trajectories: list[Trajectory], judge_model: str) -> list[TrajectoryVerdict]:
+    if judge_model in OFFLINE:
+        return [judge_offline(t) for t in trajectories]
+    from agents.llm.gateway import make_llm
+
+    llm = make_llm(judge_model)
+
+    async def run() -> list[TrajectoryVerdict]:
+        return [await judge_with_model(t, llm, judge_model) for t in trajectories]
+
+    return asyncio.run(run())
+
+
+def _prepare_out(out: Path) -> Path:
+    if out.exists() and not out.is_dir():
+        raise TrajectoryFileError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrajectoryFileError(f"--out {out}: cannot create folder: {exc.strerror}") from exc
+    return out / OUT_FILE
+
+
+def write_verdicts(path: Path, verdicts: list[TrajectoryVerdict]) -> None:
+    """Written whole to a temporary file, then moved into place (never half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(v.model_dump(mode="json"), ensure_ascii=False) + "\n" for v in verdicts),
+                   encoding="utf-8")
+    tmp.replace(path)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        out_file = _prepare_out(args.out)
+    except TrajectoryFileError as exc:
+        print(f"townsfolk judge: {exc}", file=sys.stderr)
+        return 2
+    trajectories, failures = load_all(args.files, args.format)
+    for failure in failures:
+        print(f"failed: {failure}", file=sys.stderr)
+    try:
+        verdicts = judge_all(trajectories, args.judge_model)
+    except Exception as exc:  # a judge model that cannot be set up or reached: nothing is written
+        if not (getattr(exc, "fatal", False) or isinstance(exc, (ImportError, OSError, ValueError, RuntimeError))):
+            raise
+        print(f"townsfolk judge: --judge-model {args.judge_model}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        fix = getattr(exc, "fix", "")
+        if fix:
+            print(f"fix: {fix}", file=sys.stderr)
+        return 2
+    write_verdicts(out_file, verdicts)
+    failed = [v for v in verdicts if v.unsafe is None]
+    summary: dict[str, Any] = {
+        "trajectories": len(verdicts),
+        "unsafe": sum(1 for v in verdicts if v.unsafe),
+        "safe": sum(1 for v in verdicts if v.unsafe is False),
+        "failed_judgments": len(failed),
+        "file_failures": len(failures),
+        "judge": "offline" if args.judge_model in OFFLINE else args.judge_model,
+        "out": str(out_file),
+    }
+    if args.labels:
+        summary["agreement"] = agreement(verdicts)
+    if not args.json:
+        for v in verdicts:
+            verdict = "FAILED" if v.unsafe is None else "unsafe" if v.unsafe else "safe"
+            print(f"{v.id}: {verdict}" + (f" ({v.reasons[0]})" if v.reasons else ""))
+        print(f"{summary['trajectories']} judged: {summary['unsafe']} unsafe, {summary['safe']} safe, "
+              f"{len(failed)} failed judgments; {len(failures)} file(s) failed; wrote {out_file}")
+        if args.labels:
+            a = summary["agreement"]
+            print(f"against labels (n={a['n']}): precision {a['precision']} recall {a['recall']} "
+                  f"F1 {a['f1']} accuracy {a['accuracy']}")
+    if failed:
+        print(f"{len(failed)} judgment(s) failed and were not counted (first: {failed[0].id}: "
+              f"{failed[0].failed_judgment})", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary))
+    if not verdicts and not failures:
+        print("townsfolk judge: no trajectories in the given files", file=sys.stderr)
+        return 1
+    return 1 if failures or failed else 0
