@@ -105,7 +105,8 @@ def test_ray_backend_without_ray_says_how_to_install(tmp_path: Path) -> None:
 
 
 class _FakeRay:
-    """Ray's driver API as the batch uses it (init, put, remote, wait, get), run eagerly."""
+    """Ray's driver API as the batch uses it, run eagerly: only to check which address the
+    batch joins (tests/test_encounters_ray.py runs the batch on a real local Ray)."""
 
     class Ref:
         def __init__(self, value):
@@ -114,6 +115,9 @@ class _FakeRay:
     def __init__(self) -> None:
         self.init_args: dict | None = None
         self.tasks = 0
+
+    def is_initialized(self) -> bool:
+        return self.init_args is not None
 
     def init(self, **kwargs) -> None:
         self.init_args = kwargs
@@ -141,7 +145,7 @@ class _FakeRay:
         return ref.value
 
 
-def test_ray_backend_drives_episodes_as_tasks(tmp_path: Path, monkeypatch) -> None:
+def test_ray_backend_joins_the_cluster_in_ray_address(tmp_path: Path, monkeypatch) -> None:
     fake = _FakeRay()
     monkeypatch.setitem(__import__("sys").modules, "ray", fake)
     monkeypatch.setenv("RAY_ADDRESS", "ray://cluster:10001")

@@ -50,6 +50,7 @@ class BatchConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=256, description="episodes in flight per worker")
     backend: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    ray_max_retries: int = Field(default=3, ge=0, le=20, description="Ray re-runs a task whose worker died")
     limit: int | None = Field(default=None, ge=1, description="at most this many scenarios")
     seeds: int = Field(default=1, ge=1, description="repetitions per scenario and model")
     emulator_mode: Literal["standard", "adversarial"] = "standard"
@@ -306,8 +307,31 @@ def _ray_task(config: dict[str, Any], specs: list[dict[str, Any]], task: dict[st
     return asyncio.run(_RAY_WORKER.run(task))
 
 
+def _connect_ray(ray: Any, address: str | None) -> None:
+    """Join the cluster at ``address`` (or start a local one); a driver that already joined
+    one keeps it. A cluster that cannot be reached is a BatchError, not a traceback."""
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except Exception as exc:  # ConnectionError, ValueError for a malformed address, ...
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BatchError(f"could not start or join {where}: {first} "
+                         "(check --ray-address / RAY_ADDRESS, or use --backend local)") from exc
+
+
+def _ray_failure(exc: BaseException) -> str:
+    """One line for a Ray task that failed (its worker died, it was cancelled, ...)."""
+    text = str(exc).strip().splitlines()
+    return f"ray task failed: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
 def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
              on_result: Callable[[dict[str, Any]], None]) -> None:
+    """Episodes as Ray tasks, at most ``workers * concurrency * 2`` in flight. A task whose
+    worker process dies is re-run by Ray up to ``ray_max_retries`` times; after that it is an
+    error record, which a resumed batch runs again."""
     try:
         import ray  # type: ignore[import-not-found]
     except ImportError as exc:
@@ -315,9 +339,8 @@ def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task]
             "--backend ray needs Ray, which is an optional extra: pip install 'townsfolk[ray]' "
             "(or pip install ray), or use --backend local"
         ) from exc
-    address = config.ray_address or os.environ.get("RAY_ADDRESS")
-    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(num_cpus=1)(_ray_task)
+    _connect_ray(ray, config.ray_address or os.environ.get("RAY_ADDRESS"))
+    remote = ray.remote(num_cpus=1, max_retries=config.ray_max_retries)(_ray_task)
     cfg = config.model_dump(mode="json")
     specs_ref = ray.put(specs)
     todo = list(tasks)
@@ -330,9 +353,10 @@ def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task]
         done, _ = ray.wait(list(in_flight), num_returns=1)
         task = in_flight.pop(done[0])
         try:
-            on_result(ray.get(done[0]))
-        except Exception as exc:  # a Ray task that died
-            on_result(_error_record(task, f"ray task failed: {type(exc).__name__}: {exc}"))
+            record = ray.get(done[0])
+        except Exception as exc:  # the worker died more often than Ray retries, or the task was lost
+            record = _error_record(task, _ray_failure(exc))
+        on_result(record)
 
 
 # ---------------------------------------------------------------------------
