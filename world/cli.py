@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("agents.encounters.import_command", "import HAICOSYSTEM or ToolEmu scenarios"),
     "scenarios": ("agents.encounters.synthesis_command", "generate new risk scenarios"),
     "export": ("agents.encounters.export_command", "export safe-action training records"),
+    "run-many": ("world.run_many_command", "run a batch of towns (seeds, ablations), a table across them"),
     "bench": ("world.bench_command", "run a benchmark and print its figures"),
     "doctor": ("agents.llm.doctor", "check the set-up: models, embeddings, faiss, pygame"),
 }
