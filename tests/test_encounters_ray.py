@@ -101,3 +101,18 @@ def test_killed_worker_without_retries_is_an_error_that_resume_reruns(
     assert all(judged(r) for r in read_results(tmp_path / RESULTS_FILE).values())
     assert len(_lines(tmp_path)) == 9  # the error line is kept; the newer record wins
     assert os.listdir(kill_dir) == []
+
+
+def test_run_many_runs_towns_as_ray_tasks(ray_session, tmp_path: Path, capsys) -> None:
+    from world.cli import main as cli
+
+    out = tmp_path / "batch"
+    code = cli(["run-many", "--backend", "ray", "--out", str(out), "--seeds", "0", "1",
+                "--ablations", "full", "no_observation", "--mind", "routine", "--agents", "2",
+                "--duration", "10m", "--json"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and result["failed"] == []
+    names = ["full-seed0", "full-seed1", "no_observation-seed0", "no_observation-seed1"]
+    assert [t["town"] for t in result["towns"]] == names
+    assert all(t["ticks"] == 60 for t in result["towns"])
+    assert all((out / name).is_dir() for name in names)
