@@ -25,10 +25,13 @@ def test_run_many_runs_each_seed_in_its_own_folder_and_resumes(tmp_path: Path, c
     assert sorted(r["summary"]["seed"] for r in rows) == [0, 1]
     table = (out / TABLE_FILE).read_text()
     assert "| full-seed0 | 0 |" in table and "| full-seed1 | 0 |" in table
-    again = cli(["run-many", "--out", str(out), "--seeds", "0", "1", *TINY])
+    with (out / RUNS_FILE).open("a") as handle:  # a batch killed while writing a row
+        handle.write('{"name": "full-seed2", "ex')
+    again = cli(["run-many", "--out", str(out), "--seeds", "0", "1", "2", *TINY])
     captured = capsys.readouterr()
-    assert again == 0 and "2 towns already finished" in captured.err
-    assert len((out / RUNS_FILE).read_text().splitlines()) == 2
+    assert again == 0 and "2 towns already finished" in captured.err and "full-seed2 ok" in captured.err
+    lines = (out / RUNS_FILE).read_text().splitlines()
+    assert len(lines) == 4 and json.loads(lines[-1])["name"] == "full-seed2"
 
 
 def test_a_failing_town_shows_in_the_table_and_exit_code(tmp_path: Path, capsys) -> None:

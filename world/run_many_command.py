@@ -205,6 +205,9 @@ def main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"townsfolk run-many: --out {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    from agents.encounters.batch import _end_torn_line
+
+    _end_torn_line(out / RUNS_FILE)  # a killed batch's half line must not swallow the next row
     with (out / RUNS_FILE).open("a", encoding="utf-8") as handle:
 
         def on_row(row: dict[str, Any]) -> None:
