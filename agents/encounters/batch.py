@@ -19,6 +19,7 @@ import json
 import multiprocessing as mp
 import os
 import queue
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,6 +51,7 @@ class BatchConfig(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=256, description="episodes in flight per worker")
     backend: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    ray_max_retries: int = Field(default=3, ge=0, le=20, description="Ray re-runs a task whose worker died")
     limit: int | None = Field(default=None, ge=1, description="at most this many scenarios")
     seeds: int = Field(default=1, ge=1, description="repetitions per scenario and model")
     emulator_mode: Literal["standard", "adversarial"] = "standard"
@@ -347,8 +349,39 @@ def _ray_task(config: dict[str, Any], specs: list[dict[str, Any]], task: dict[st
     return asyncio.run(_RAY_WORKER.run(task))
 
 
-def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
-             on_result: Callable[[dict[str, Any]], None]) -> None:
+def _unreachable(address: str, timeout: float = 5.0) -> str | None:
+    """Why a ``HOST:PORT`` (or ``ray://HOST:PORT``) address cannot be reached, or None.
+    Ray itself retries an absent head for minutes; a quick TCP probe answers at once."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None  # "auto", "local" and the like: left to Ray
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"nothing answers at {host}:{port} ({exc.strerror or exc})"
+    return None
+
+
+def _connect_ray(ray: Any, address: str | None) -> None:
+    """Join the cluster at ``address`` (or start a local one); a driver that already joined
+    one keeps it. A cluster that cannot be reached is a BatchError, not a traceback."""
+    if ray.is_initialized():
+        return
+    problem = _unreachable(address) if address else None
+    if problem:
+        raise BatchError(f"could not join the Ray cluster at {address!r}: {problem} "
+                         "(check --ray-address / RAY_ADDRESS, or use --backend local)")
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except Exception as exc:  # ConnectionError, ValueError for a malformed address, ...
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BatchError(f"could not start or join {where}: {first} "
+                         "(check --ray-address / RAY_ADDRESS, or use --backend local)") from exc
+
+
+def _ray_module(config: BatchConfig) -> Any:
+    """Ray, joined to the batch's cluster (started locally when no address is given)."""
     try:
         import ray  # type: ignore[import-not-found]
     except ImportError as exc:
@@ -356,9 +389,23 @@ def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task]
             "--backend ray needs Ray, which is an optional extra: pip install 'townsfolk[ray]' "
             "(or pip install ray), or use --backend local"
         ) from exc
-    address = config.ray_address or os.environ.get("RAY_ADDRESS")
-    ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(num_cpus=1)(_ray_task)
+    _connect_ray(ray, config.ray_address or os.environ.get("RAY_ADDRESS"))
+    return ray
+
+
+def _ray_failure(exc: BaseException) -> str:
+    """One line for a Ray task that failed (its worker died, it was cancelled, ...)."""
+    text = str(exc).strip().splitlines()
+    return f"ray task failed: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
+             on_result: Callable[[dict[str, Any]], None]) -> None:
+    """Episodes as Ray tasks, at most ``workers * concurrency * 2`` in flight. A task whose
+    worker process dies is re-run by Ray up to ``ray_max_retries`` times; after that it is an
+    error record, which a resumed batch runs again."""
+    ray = _ray_module(config)
+    remote = ray.remote(num_cpus=1, max_retries=config.ray_max_retries)(_ray_task)
     cfg = config.model_dump(mode="json")
     specs_ref = ray.put(specs)
     todo = list(tasks)
@@ -371,9 +418,10 @@ def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task]
         done, _ = ray.wait(list(in_flight), num_returns=1)
         task = in_flight.pop(done[0])
         try:
-            on_result(ray.get(done[0]))
-        except Exception as exc:  # a Ray task that died
-            on_result(_error_record(task, f"ray task failed: {type(exc).__name__}: {exc}"))
+            record = ray.get(done[0])
+        except Exception as exc:  # the worker died more often than Ray retries, or the task was lost
+            record = _error_record(task, _ray_failure(exc))
+        on_result(record)
 
 
 # ---------------------------------------------------------------------------
@@ -408,13 +456,15 @@ def run_batch(
         raise BatchError("some scenario files failed to load (--strict):\n" + "\n".join(failures))
     if not report.scenarios:
         raise BatchError("no scenarios to run" + (":\n" + "\n".join(failures) if failures else ""))
-    config.out.mkdir(parents=True, exist_ok=True)
     results_path = config.out / RESULTS_FILE
     torn = repair_results(results_path)
     existing = read_results(results_path)
     done_ids = finished_ids(existing)
     tasks = make_tasks(report.scenarios, report.profiles, config)
     todo = [t for t in tasks if t.episode_id not in done_ids]
+    if todo and config.backend == "ray":
+        _ray_module(config)  # before anything is written: a cluster that is not there stops here
+    config.out.mkdir(parents=True, exist_ok=True)
     specs = [s.model_dump(mode="json") for s in report.specs.values()]
     started = time.perf_counter()
     count = len(tasks) - len(todo)

@@ -125,53 +125,6 @@ def test_ray_backend_without_ray_says_how_to_install(tmp_path: Path) -> None:
         run_batch(["builtin:town"], BatchConfig(out=tmp_path, backend="ray"))
 
 
-class _FakeRay:
-    """Ray's driver API as the batch uses it (init, put, remote, wait, get), run eagerly."""
-
-    class Ref:
-        def __init__(self, value):
-            self.value = value
-
-    def __init__(self) -> None:
-        self.init_args: dict | None = None
-        self.tasks = 0
-
-    def init(self, **kwargs) -> None:
-        self.init_args = kwargs
-
-    def put(self, value):
-        return value
-
-    def remote(self, **options):
-        fake = self
-
-        def wrap(fn):
-            class Remote:
-                def remote(self, *args):
-                    fake.tasks += 1
-                    return _FakeRay.Ref(fn(*args))
-
-            return Remote()
-
-        return wrap
-
-    def wait(self, refs, num_returns=1):
-        return refs[:num_returns], refs[num_returns:]
-
-    def get(self, ref):
-        return ref.value
-
-
-def test_ray_backend_drives_episodes_as_tasks(tmp_path: Path, monkeypatch) -> None:
-    fake = _FakeRay()
-    monkeypatch.setitem(__import__("sys").modules, "ray", fake)
-    monkeypatch.setenv("RAY_ADDRESS", "ray://cluster:10001")
-    outcome = run_batch(["builtin:town"], BatchConfig(out=tmp_path, backend="ray", seeds=2))
-    assert fake.tasks == 8 and outcome.ran == 8
-    assert fake.init_args["address"] == "ray://cluster:10001"
-    assert all(r.get("scores") for r in outcome.records)
-
-
 def test_batch_says_which_toolkits_are_published_and_which_invented(shared_dir: Path, tmp_path: Path) -> None:
     from agents.encounters.batch import load_sets, toolkit_sources
 
@@ -182,3 +135,13 @@ def test_batch_says_which_toolkits_are_published_and_which_invented(shared_dir: 
     published_now = set(with_specs["published"]) - set(plain["published"])
     assert published_now and published_now <= set(plain["invented"])  # ToolEmu's specs replace invented ones
     assert not set(with_specs["published"]) & set(with_specs["invented"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs the ray extra")
+def test_ray_backend_with_an_unreachable_cluster_is_a_clear_error(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing listens on port 1
+    code = cli(["eval", "builtin:town", "--backend", "ray", "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "could not join the Ray cluster at '127.0.0.1:1'" in err and "--ray-address" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()

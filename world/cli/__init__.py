@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("world.cli.export", "export safe-action training records"),
     "bench": ("world.cli.bench", "run a benchmark and print its figures"),
     "doctor": ("world.cli.doctor", "check the set-up: models, embeddings, faiss, pygame"),
+    "run-many": ("world.cli.run_many", "run many towns (seeds, ablations) as processes or Ray tasks, with a table"),
 }
 
 

@@ -1,0 +1,237 @@
+"""`townsfolk run-many`: a batch of whole towns (seeds x ablations), each in its own run folder.
+
+    townsfolk run-many --out DIR [--seeds 0 1 2] [--ablations full no_reflection ...]
+                       [--backend local|ray] [--ray-address ADDR] [--workers N]
+                       [--town T] [--agents N] [--duration 1h] [--model M] [--mind M] [--json]
+
+Each town is a `townsfolk run` in a child process (so one town's crash or model failure
+cannot take the others down), written to DIR/<ablation>-seed<N>/. With ``--backend local``
+up to ``--workers`` run at once on this machine; with ``--backend ray`` each is a Ray task
+(1 CPU) on a local instance or the cluster at --ray-address (DIR must then be storage every
+node sees). Each finished town appends one line to DIR/runs.jsonl as it ends; a re-run skips
+towns that already finished with exit 0. DIR/summary.md is the table across them; the exit
+code is 1 when any town failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+RUNS_FILE = "runs.jsonl"
+TABLE_FILE = "summary.md"
+ABLATIONS = ["full", "no_reflection", "no_reflection_planning", "no_observation"]
+PASSED_OPTIONS = ("town", "agents", "duration", "model", "mind", "start")
+
+
+class RunManyError(Exception):
+    """A batch that cannot start; the message names the option."""
+
+
+class TownSpec(BaseModel):
+    """One town of the batch: its folder name and the `townsfolk run` options."""
+
+    name: str
+    seed: int
+    ablation: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="batch folder (one run folder per town inside)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds to run (default 0)")
+    parser.add_argument("--ablations", nargs="+", choices=ABLATIONS, default=["full"], help="ablations to run")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS or a local instance)")
+    parser.add_argument("--workers", type=int, default=2, help="towns at once (local backend; default 2)")
+    parser.add_argument("--town", help="town name or folder (passed to every run)")
+    parser.add_argument("--agents", type=int, help="residents per town")
+    parser.add_argument("--duration", default="1h", help="game time per town (default 1h)")
+    parser.add_argument("--model", help="model for every town (see townsfolk run --model)")
+    parser.add_argument("--mind", choices=["auto", "generative", "routine"])
+    parser.add_argument("--start", help='game start, "YYYY-MM-DD HH:MM"')
+    parser.add_argument("--json", action="store_true", help="print the summaries as one JSON line at the end")
+
+
+def plan(args: argparse.Namespace) -> list[TownSpec]:
+    """Seeds x ablations, in a stable order; a duplicated seed or ablation is run once."""
+    if args.workers < 1:
+        raise RunManyError(f"--workers must be at least 1, not {args.workers}")
+    if any(seed < 0 for seed in args.seeds):
+        raise RunManyError("--seeds must be 0 or more")
+    options = {f: getattr(args, f) for f in PASSED_OPTIONS if getattr(args, f, None) is not None}
+    towns = []
+    for ablation in dict.fromkeys(args.ablations):
+        for seed in dict.fromkeys(args.seeds):
+            towns.append(TownSpec(name=f"{ablation}-seed{seed}", seed=seed, ablation=ablation, options=options))
+    return towns
+
+
+def run_command(town: TownSpec, folder: Path) -> list[str]:
+    """The `townsfolk run` child process for one town."""
+    cmd = [sys.executable, "-m", "world.cli", "run", "--out", str(folder), "--seed", str(town.seed),
+           "--quiet", "--no-control", "--json"]
+    if town.ablation != "full":
+        cmd += ["--ablation", town.ablation]
+    for key, value in town.options.items():
+        cmd += [f"--{key.replace('_', '-')}", str(value)]
+    return cmd
+
+
+def run_town(town: dict[str, Any], out: str, cwd: str) -> dict[str, Any]:
+    """Run one town to its end; its summary (the run's last JSON line) plus name and exit code.
+    Shared by both backends (a Ray task calls it in a Ray worker)."""
+    spec = TownSpec.model_validate(town)
+    folder = Path(out) / spec.name
+    row: dict[str, Any] = {"name": spec.name, "seed": spec.seed, "ablation": spec.ablation, "folder": str(folder)}
+    try:
+        done = subprocess.run(run_command(spec, folder), cwd=cwd, capture_output=True, text=True)
+    except OSError as exc:
+        return {**row, "exit": 1, "error": f"could not start the run: {exc}"}
+    row["exit"] = done.returncode
+    summary = _last_json(done.stdout)
+    if summary is not None:
+        row["summary"] = summary
+    if done.returncode != 0 or summary is None:
+        tail = [line for line in done.stderr.splitlines() if line.strip()][-3:]
+        row["error"] = " | ".join(tail) or "the run printed no summary"
+        row["exit"] = done.returncode or 1
+    return row
+
+
+def _last_json(stdout: str) -> dict[str, Any] | None:
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def finished(out: Path) -> dict[str, dict[str, Any]]:
+    """Latest row per town from runs.jsonl (a torn line from a killed batch is skipped)."""
+    rows: dict[str, dict[str, Any]] = {}
+    path = out / RUNS_FILE
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "name" in row:
+                rows[row["name"]] = row
+    return rows
+
+
+def _local(towns: list[TownSpec], out: Path, workers: int, on_row: Any) -> None:
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # threads wait; the towns are processes
+        futures = [pool.submit(run_town, t.model_dump(), str(out), os.getcwd()) for t in towns]
+        for future in as_completed(futures):
+            on_row(future.result())
+
+
+def _ray(towns: list[TownSpec], out: Path, address: str | None, on_row: Any) -> None:
+    from agents.encounters.batch import BatchConfig, BatchError, _ray_module
+
+    try:
+        ray = _ray_module(BatchConfig(backend="ray", ray_address=address))
+    except BatchError as exc:
+        raise RunManyError(str(exc)) from exc
+    remote = ray.remote(num_cpus=1, max_retries=1)(run_town)
+    refs = {remote.remote(t.model_dump(), str(out.resolve()), os.getcwd()): t for t in towns}
+    while refs:
+        done, _ = ray.wait(list(refs), num_returns=1)
+        town = refs.pop(done[0])
+        try:
+            row = ray.get(done[0])
+        except Exception as exc:  # the Ray task itself was lost
+            first = (str(exc).strip().splitlines() or [""])[0]
+            row = {"name": town.name, "seed": town.seed, "ablation": town.ablation, "exit": 1,
+                   "error": f"ray task failed: {type(exc).__name__}: {first}"}
+        on_row(row)
+
+
+def table_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The figures compared across towns; columns a run does not report stay empty."""
+    s = row.get("summary") or {}
+    total = ((s.get("llm") or {}).get("total") or {}) if isinstance(s.get("llm"), dict) else {}
+    by_purpose = (s.get("llm") or {}).get("by_purpose") or {} if isinstance(s.get("llm"), dict) else {}
+    fallbacks = total.get("fallbacks", sum(p.get("fallbacks", 0) for p in by_purpose.values()) if by_purpose else None)
+    digest = s.get("records_digest")
+    return {
+        "town": row["name"], "exit": row.get("exit"), "health": s.get("health"),
+        "mind_errors": s.get("mind_errors"), "ticks": s.get("ticks"), "llm_calls": s.get("llm_calls"),
+        "fallbacks": fallbacks, "conversations": s.get("conversations"),
+        "records_digest": digest[:12] if isinstance(digest, str) else None, "wall_s": s.get("wall_s"),
+        "error": row.get("error"),
+    }
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    cols = list(table_row({"name": ""}).keys())
+    lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+    for row in rows:
+        cells = table_row(row)
+        lines.append("| " + " | ".join("" if cells[c] is None else str(cells[c]).replace("|", "/") for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        towns = plan(args)
+    except (RunManyError, ValidationError) as exc:
+        print(f"townsfolk run-many: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    previous = finished(out)
+    todo = [t for t in towns if previous.get(t.name, {}).get("exit") != 0]
+    if len(todo) < len(towns):
+        print(f"run-many: {len(towns) - len(todo)} towns already finished in {out}; running {len(todo)}",
+              file=sys.stderr)
+    rows = {name: row for name, row in previous.items() if name in {t.name for t in towns}}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"townsfolk run-many: --out {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    from agents.encounters.batch import _end_torn_line
+
+    _end_torn_line(out / RUNS_FILE)  # a killed batch's half line must not swallow the next row
+    with (out / RUNS_FILE).open("a", encoding="utf-8") as handle:
+
+        def on_row(row: dict[str, Any]) -> None:
+            handle.write(json.dumps(row, default=str) + "\n")
+            handle.flush()
+            rows[row["name"]] = row
+            state = "ok" if row.get("exit") == 0 else f"FAILED (exit {row.get('exit')}): {row.get('error')}"
+            print(f"run-many: {row['name']} {state}", file=sys.stderr)
+
+        try:
+            if todo and args.backend == "ray":
+                _ray(todo, out, args.ray_address, on_row)
+            elif todo:
+                _local(todo, out, args.workers, on_row)
+        except RunManyError as exc:
+            print(f"townsfolk run-many: {exc}", file=sys.stderr)
+            return 2
+    ordered = [rows[t.name] for t in towns if t.name in rows]
+    (out / TABLE_FILE).write_text(markdown(ordered), encoding="utf-8")
+    failed = [r["name"] for r in ordered if r.get("exit") != 0]
+    if args.json:
+        print(json.dumps({"out": str(out), "towns": [table_row(r) for r in ordered], "failed": failed}, default=str))
+    else:
+        print(markdown(ordered), end="")
+        print(f"{len(ordered) - len(failed)} of {len(towns)} towns finished; table in {out / TABLE_FILE}"
+              + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
