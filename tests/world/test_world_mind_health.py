@@ -95,7 +95,11 @@ def test_a_mind_that_raises_is_counted_logged_once_and_fails_the_run(
     minds = {"Ada Failing": Failing("Ada Failing", Broken("the plan has no steps")), "Bo Fine": Failing("Bo Fine")}
     store = RunStore.create(tmp_path / "run", {"resident_names": sorted(minds)})
     engine = Engine(town, [_persona(n) for n in minds], minds, start=START, store=store)
-    with caplog.at_level(logging.ERROR, logger="world.engine"):
+    # A library configured with logging.config's disable_existing_loggers (Ray's init does) may
+    # have switched our loggers off earlier in this process: the engine's own must be on here.
+    for name in [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "world"]:
+        logging.getLogger(name).disabled = False
+    with caplog.at_level(logging.ERROR):
         asyncio.run(engine.run(START + timedelta(minutes=5)))
     summary = store.summary()
     store.close()

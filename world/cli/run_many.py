@@ -205,8 +205,6 @@ def main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"townsfolk run-many: --out {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    from agents.encounters.batch import _end_torn_line
-
     _end_torn_line(out / RUNS_FILE)  # a killed batch's half line must not swallow the next row
     with (out / RUNS_FILE).open("a", encoding="utf-8") as handle:
 
@@ -235,3 +233,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"{len(ordered) - len(failed)} of {len(towns)} towns finished; table in {out / TABLE_FILE}"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _end_torn_line(path: Path) -> None:
+    """A killed batch may leave a half-written last row: end it, so the next row starts a line
+    (reading skips a row that is not valid JSON)."""
+    if path.is_file() and path.stat().st_size:
+        with path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                with path.open("ab") as out:
+                    out.write(b"\n")
