@@ -53,68 +53,78 @@ class Rules:
                                              "intent": intent.model_dump(exclude_defaults=True)}))
 
     def _apply(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
+        """Apply one resident's intent, or refuse it with the reason (a refusal changes nothing)."""
         kind = intent.kind
         if kind == "continue":
             if intent.description and intent.description != r.description:
                 self._set_action(r, intent.description, intent.emoji or r.emoji, intent.event, r.action_address, records)
             self._walk(r, records)
-            return
-        if kind == "go":
-            target = intent.target
-            if not target or not self.town.has_address(target):
-                self._refuse(r, intent, self.town.explain_unknown(target) if target else "no target given", records)
-                self._walk(r, records)
-                return
-            self._release(r, records)
-            r.asleep = False
-            self._set_action(r, intent.description or f"going to {target}", intent.emoji, intent.event, target, records)
-            self._head_to(r, target, None, records)
+        elif kind == "go":
+            self._go(r, intent, records)
+        elif kind == "use":
+            self._start_using(r, intent, records)
+        elif kind == "say":
+            self._say(r, intent, p, tick, records)  # speaking pauses the walk for this tick
+        else:
+            self._rest(r, intent, records)
+
+    def _go(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        target = intent.target
+        if not target or not self.town.has_address(target):
+            self._refuse(r, intent, self.town.explain_unknown(target) if target else "no target given", records)
             self._walk(r, records)
             return
-        if kind == "use":
-            target = intent.target
-            if not target or target not in self.objects:
-                why = "no target given" if not target else (
-                    f"{target!r} is a place, not an object" if target in self._places else self.town.explain_unknown(target))
-                self._refuse(r, intent, why, records)
-                self._walk(r, records)
-                return
-            if r.holding != target:
-                self._release(r, records)
-            r.asleep = False
-            state = intent.object_state or f"in use by {r.name}"
-            obj = self.town.objects[target]
-            self._set_action(r, intent.description or f"using the {obj.name}", intent.emoji, intent.event, target, records)
-            if r.tile in obj.tiles:
-                r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
-                self._use(r, target, state, records)
-            else:
-                self._head_to(r, target, (target, state), records)
-                self._walk(r, records)
+        self._release(r, records)
+        r.asleep = False
+        self._set_action(r, intent.description or f"going to {target}", intent.emoji, intent.event, target, records)
+        self._head_to(r, target, None, records)
+        self._walk(r, records)
+
+    def _start_using(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        target = intent.target
+        if not target or target not in self.objects:
+            why = "no target given" if not target else (
+                f"{target!r} is a place, not an object" if target in self._places else self.town.explain_unknown(target))
+            self._refuse(r, intent, why, records)
+            self._walk(r, records)
             return
-        if kind == "say":
-            if not intent.to or intent.to not in self.residents:
-                self._refuse(r, intent, f"no resident named {intent.to!r}", records)
-            elif intent.to == r.name:
-                self._refuse(r, intent, "cannot talk to oneself", records)
-            elif intent.to not in p.nearby:
-                self._refuse(r, intent, f"{intent.to} is not in view", records)
-            elif not (intent.utterance or "").strip():
-                self._refuse(r, intent, "nothing to say (empty utterance)", records)
-            else:
-                r.asleep = False
-                text = intent.utterance.strip()  # type: ignore[union-attr]
-                self.residents[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
-                records.append(_rec("chat", r.name, {"speaker": r.name, "listener": intent.to, "text": text,
-                                                     "conversation_id": self._conversation(r.name, intent.to, tick)}))
-                desc = intent.description or f"talking to {intent.to}"
-                self._set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
-                                 r.address, records)
-            return  # speaking pauses the walk for this tick
-        # wait / sleep
+        if r.holding != target:
+            self._release(r, records)
+        r.asleep = False
+        state = intent.object_state or f"in use by {r.name}"
+        obj = self.town.objects[target]
+        self._set_action(r, intent.description or f"using the {obj.name}", intent.emoji, intent.event, target, records)
+        if r.tile in obj.tiles:
+            r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
+            self._use(r, target, state, records)
+        else:
+            self._head_to(r, target, (target, state), records)
+            self._walk(r, records)
+
+    def _say(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
+        if not intent.to or intent.to not in self.residents:
+            self._refuse(r, intent, f"no resident named {intent.to!r}", records)
+        elif intent.to == r.name:
+            self._refuse(r, intent, "cannot talk to oneself", records)
+        elif intent.to not in p.nearby:
+            self._refuse(r, intent, f"{intent.to} is not in view", records)
+        elif not (intent.utterance or "").strip():
+            self._refuse(r, intent, "nothing to say (empty utterance)", records)
+        else:
+            r.asleep = False
+            text = intent.utterance.strip()  # type: ignore[union-attr]
+            self.residents[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
+            records.append(_rec("chat", r.name, {"speaker": r.name, "listener": intent.to, "text": text,
+                                                 "conversation_id": self._conversation(r.name, intent.to, tick)}))
+            desc = intent.description or f"talking to {intent.to}"
+            self._set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
+                             r.address, records)
+
+    def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        """wait / sleep: stop walking and let go of what one holds."""
         self._release(r, records)
         r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
-        if kind == "sleep":
+        if intent.kind == "sleep":
             r.asleep = True
             self._set_action(r, intent.description or "sleeping", intent.emoji or "😴", intent.event, r.address, records)
         else:
