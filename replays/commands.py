@@ -1,20 +1,17 @@
 """Injected commands as the viewer and `townsfolk inject` build them.
 
 One place decides the wire shape of a command (what ``Engine.submit`` receives), so the
-input box, the control channel client and the tests all agree. The engine validates a
-command against the town (the resident exists, the address is an object); this module
-only checks what can be checked without the town: required fields, non-empty text.
+input box, the control channel client and the tests all agree. The schemas are the
+contracts' (maps.contracts.Command); the engine checks a command against the town (the
+resident exists, the address is an object); this module checks only what can be checked
+without the town: required fields, non-empty text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-# The command models are the engine's own (world.injections): one schema for the input box,
-# the control channel client, the engine and the tests.
-from world.injections import COMMAND_ADAPTER, COMMAND_HELP, short_repr
+from maps.contracts import Command, parse_command
 
 
 class CommandError(ValueError):
@@ -24,13 +21,9 @@ class CommandError(ValueError):
 def validate(command: dict[str, Any]) -> dict[str, Any]:
     """Check a command's shape and return it normalised (stripped text)."""
     try:
-        model = COMMAND_ADAPTER.validate_python(command)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'command'}: {err['msg']}" for err in exc.errors()
-        )
-        raise CommandError(f"bad command {short_repr(command)}: {problems} ({COMMAND_HELP})") from None
-    return model.model_dump()
+        return parse_command(command).model_dump()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def whisper(resident: str, text: str) -> dict[str, Any]:
@@ -49,15 +42,17 @@ def encounter(resident: str, service: str, scenario: str | None = None) -> dict[
     return validate({"kind": "encounter", "resident": resident, "service": service, "scenario": scenario})
 
 
-def describe(command: dict[str, Any]) -> str:
-    """A command in a few words, for messages and the timeline."""
-    kind = command.get("kind")
-    if kind == "whisper":
-        return f"whisper to {command.get('resident')}: “{command.get('text', '')}”"
-    if kind == "object":
-        return f"set {command.get('address')} to “{command.get('state', '')}”"
-    if kind == "announce":
-        return f"announce: “{command.get('text', '')}”"
-    if kind == "encounter":
-        return f"send {command.get('resident')} for an encounter ({command.get('service')})"
-    return ", ".join(f"{k}={v}" for k, v in command.items())
+def describe(command: dict[str, Any], text: str = "") -> str:
+    """A command in a few words: the text its record carries, else (run files from before
+    records carried it, or a shape that no longer parses) the contracts' rendering of it."""
+    if text:
+        return text
+    try:
+        return parse_command(command).describe()
+    except ValueError:
+        kind = command.get("kind") or command.get("type") or "command"
+        rest = ", ".join(f"{k}={v}" for k, v in command.items() if k not in ("kind", "type"))
+        return f"{kind}: {rest}" if rest else str(kind)
+
+
+__all__ = ["Command", "CommandError", "announce", "describe", "encounter", "set_object", "validate", "whisper"]

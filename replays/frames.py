@@ -28,7 +28,9 @@ from maps.contracts import (
     PlanPayload,
     Record,
     TickRecords,
+    risk_band,
 )
+from replays.commands import describe as describe_command
 
 BUBBLE_TICKS = 6  # a chat line stays on screen this many ticks unless replaced
 INJECT_TICKS = 30  # an injected command is shown as a toast this many ticks
@@ -263,8 +265,6 @@ def risk_of(data: dict[str, Any]) -> tuple[str, str]:
         if worst >= 0:
             return "none", "safe"
         lvl = "low" if worst >= -4 else "moderate" if worst >= -8 else "high"
-        from agents.encounters.metrics import risk_band  # HAICOSYSTEM's words for the score
-
         return lvl, f"{risk_band(worst)} ({worst:g})"
     # ToolEmu safety 0..3 (3 = certain no risk).
     safety = scores.get("safety")
@@ -307,18 +307,6 @@ class _Writer:
     def set(self, name: str, **changes: Any) -> None:
         res = self.get(name)
         self.frame.residents[name] = dataclasses.replace(res, **changes)
-
-
-def _command_text(command: dict[str, Any]) -> str:
-    kind = command.get("kind") or command.get("type") or command.get("op") or "command"
-    if kind == "whisper":
-        return f"whisper to {command.get('resident') or command.get('name')}: {command.get('text', '')}"
-    if kind in ("object", "set_object"):
-        return f"{command.get('address')} -> {command.get('state', '')}"
-    if kind == "announce":
-        return f"announcement: {command.get('text', '')}"
-    rest = ", ".join(f"{k}={v}" for k, v in command.items() if k not in ("kind", "type", "op"))
-    return f"{kind}: {rest}" if rest else str(kind)
 
 
 def apply(frame: FrameState, tick: TickRecords) -> FrameState:
@@ -395,7 +383,7 @@ def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
                 w.set(name, plan=tuple(p.items), plan_level=p.level)
         elif kind == "inject":
             p = InjectPayload.model_validate(d)
-            text = _command_text(p.command)
+            text = describe_command(p.command, p.text)
             if not p.accepted:
                 text = f"refused {text}: {p.message}" if p.message else f"refused {text}"
             new.toasts = new.toasts + (Toast(text, p.accepted, t + INJECT_TICKS),)

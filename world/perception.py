@@ -16,8 +16,14 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
+from maps.contracts import PerceivedEvent, Perception, build
 from maps.town import Town
+
+if TYPE_CHECKING:
+    from world.body import Body
 
 Tile = tuple[int, int]
 Triple = tuple[str, str, str]
@@ -179,3 +185,129 @@ def choose(sights: list[Sight], attention: Attention) -> tuple[list[Sight], bool
         seen[s.subject] = (s.predicate, s.object)
         recent.append((s.subject, s.predicate, s.object))
     return chosen, len(fresh) > ATTENTION_BANDWIDTH
+
+
+class Perceiver:
+    """The perception half of the Engine: each Body's Perception for a tick, from the spatial
+    index and object sight (it provides residents, objects, index, sight, perception_cache)."""
+
+    def _perceive(self, r: "Body", tick: int, now: datetime) -> Perception:
+        att = r.attention
+        if r.asleep:  # a sleeper sees nothing (they still hear what is said to them)
+            chosen: list[Sight] = []
+            nearby: list[str] = []
+            att.cache_key = None
+        else:
+            area = r.area
+            version = self.index.version[area]
+            ck = att.cache_key
+            changed = None
+            if self.perception_cache and ck is not None and ck[0] == r.tile and ck[1] == area and not att.truncated:
+                changed = self.index.changed_since(area, ck[2])
+            if changed is None:
+                chosen, nearby = self._look(r)
+            elif changed or att.blocked:
+                chosen, nearby = self._look_again(r, changed)
+            else:
+                chosen, nearby = [], att.nearby
+            att.cache_key = (r.tile, area, version)
+            att.nearby = nearby
+        events = [
+            build(PerceivedEvent, {"subject": s.subject, "predicate": s.predicate, "object": s.object,
+                                   "description": s.description, "address": s.address, "distance": s.distance})
+            for s in chosen
+        ]
+        known: list[str] = []
+        if r.known_dirty:
+            known = sorted(r.known)
+            r.known_dirty = False
+        p = build(Perception, {
+            "resident": r.name, "tick": tick, "time": now, "tile": r.tile, "address": r.address, "events": events,
+            "nearby": list(nearby), "heard": r.heard, "whispers": r.whispers, "announcements": r.announcements,
+            "arrived": r.arrived, "known_places": known, "memories": r.memories,
+        })
+        if r.heard:
+            r.heard = []
+        if r.whispers:
+            r.whispers = []
+        if r.announcements:
+            r.announcements = []
+        if r.memories:
+            r.memories = []
+        r.arrived = False
+        return p
+
+    def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
+                  dist: float, description: str, address: str) -> None:
+        """Sort one thing in view: already known, held back by retention, or new."""
+        if att.seen.get(s) == (p, o):
+            return
+        if (s, p, o) in att.recent:
+            blocked.add(key)
+            return
+        fresh.append(Sight(dist, s, p, o, description, address))
+
+    def _look(self, r: "Body") -> tuple[list[Sight], list[str]]:
+        """Everything in view, from scratch."""
+        att = r.attention
+        x, y = r.tile
+        area = r.area
+        fresh: list[Sight] = []
+        blocked: set[str] = set()
+        nearby: list[str] = []
+        residents = self.residents
+        for name in self.index.around(r.tile):
+            o = residents[name]
+            if o.area != area or o is r:
+                continue
+            ox, oy = o.tile
+            if abs(ox - x) > 4 or abs(oy - y) > 4:
+                continue
+            nearby.append(name)
+            s, p, ob = o.event
+            self._classify(att, name, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
+                           f"{name} is {o.description or 'idle'}", o.action_address or o.address)
+        objects = self.objects
+        for dist, addr, oname in self.sight.visible(r.tile):
+            state = objects[addr]
+            self._classify(att, addr, addr, "is", state, fresh, blocked, dist, f"{oname} is {state}", addr)
+        nearby.sort()
+        att.blocked = blocked
+        chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
+        return chosen, nearby
+
+    def _look_again(self, r: "Body", changed: list[str]) -> tuple[list[Sight], list[str]]:
+        """Only what changed in the area since the last look (and what retention held back):
+        gives exactly what :meth:`_look` would, at the cost of the changes."""
+        att = r.attention
+        x, y = r.tile
+        area = r.area
+        fresh: list[Sight] = []
+        blocked: set[str] = set()
+        nearby_set = set(att.nearby)
+        residents = self.residents
+        objects = self.objects
+        view = self.sight.visible_map(r.tile)
+        for key in sorted(set(changed) | att.blocked):
+            o = residents.get(key)
+            if o is not None:
+                if o is r:
+                    continue
+                ox, oy = o.tile
+                if o.area != area or abs(ox - x) > 4 or abs(oy - y) > 4:
+                    nearby_set.discard(key)
+                    continue
+                nearby_set.add(key)
+                s, p, ob = o.event
+                self._classify(att, key, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
+                               f"{key} is {o.description or 'idle'}", o.action_address or o.address)
+            else:
+                seen_from_here = view.get(key)
+                if seen_from_here is None:
+                    continue
+                dist, oname = seen_from_here
+                state = objects[key]
+                self._classify(att, key, key, "is", state, fresh, blocked, dist, f"{oname} is {state}", key)
+        att.blocked = blocked
+        chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
+        return chosen, sorted(nearby_set)

@@ -46,7 +46,7 @@ from agents.encounters.town_scenarios import (
     service_of,
 )
 from maps.contracts import Persona
-from maps.contracts import EncounterPayload, Record, TickRecords
+from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecords
 
 ScenarioMaker = Callable[[str, str], Scenario]
 
@@ -170,8 +170,8 @@ class EncounterPlugin:
         engine.add_listener(self.observe)
         return self
 
-    # Injected commands this plugin serves (see world.injections.EncounterCommand).
-    commands = ("encounter",)
+    # Injected commands this plugin serves: kind -> wire model (the world's Plugin protocol).
+    commands = {"encounter": EncounterCommand}
 
     def resolve(self, service: str | None, scenario: str | None) -> tuple[str | None, str | None]:
         """(service, scenario) from a request that names a service, a scenario id, or both."""
@@ -199,12 +199,12 @@ class EncounterPlugin:
             return f"target must be another resident, got '{target}'"
         return None
 
-    def check_command(self, cmd: Any) -> str | None:
+    def check_command(self, cmd: EncounterCommand) -> str | None:
         """The engine's submit-time check of an injected encounter command."""
         why = self.problem(cmd.resident, cmd.service, cmd.scenario, cmd.target)
         return f"encounter: {why}" if why else None
 
-    def handle_command(self, cmd: Any) -> None:
+    def handle_command(self, cmd: EncounterCommand) -> None:
         """Apply an accepted encounter command (checked at submit time)."""
         self.inject(cmd.resident, cmd.service, cmd.scenario, cmd.target)
 

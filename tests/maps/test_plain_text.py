@@ -11,7 +11,7 @@ from maps.contracts import LIFESTYLE_MAX, MESSAGE_MAX, SHORT_MAX, escape_control
 from replays import commands
 from maps.contracts import Record, TickRecords
 from replays.timeline import build_timeline
-from world import injections
+from world import commands as injections
 
 ESC = "\x1b"
 PERSONA = {"name": "Ada Park", "age": 30, "occupation": "barista", "workplace": "Willow Cafe", "home": "Ada's House"}

@@ -29,7 +29,10 @@ def stream() -> list[TickRecords]:
         t(3, Record(kind="inject", resident="Ada", data={"command": {"kind": "whisper", "resident": "Ada",
                                                                      "text": "host a party"}, "accepted": True}),
           Record(kind="inject", data={"command": {"kind": "object", "address": "Nowhere:x:y", "state": "on"},
-                                      "accepted": False, "message": "object: no object 'Nowhere:x:y'"})),
+                                      "accepted": False, "message": "object: no object 'Nowhere:x:y'"}),
+          Record(kind="inject", data={"command": {"kind": "object", "address": "Willow Cafe:kitchen:stove",
+                                                  "state": "burning"}, "accepted": True,
+                                      "text": "set Willow Cafe:kitchen:stove to “on fire”"})),
         t(4, Record(kind="object", data={"address": "Willow Cafe:kitchen:stove", "old_state": "idle",
                                          "new_state": "burning", "by": "inject"})),
         t(70, Record(kind="encounter", resident="Bob", data={"encounter_id": "e1", "step": "start",
@@ -47,13 +50,14 @@ def test_timeline_tells_the_day() -> None:
     assert "### 08:00" in md and "### 09:00" in md
     assert "**Ada** starts talking with **Bob**" in md
     assert "> **Bob:** Coffee please." in md
-    assert "injected whisper to **Ada**: “host a party”" in md
+    assert "injected whisper to Ada: “host a party”" in md  # an old record: rendered from its command
+    assert "injected set Willow Cafe:kitchen:stove to “on fire”" in md  # a new one: its own text
     assert "refused: object: no object 'Nowhere:x:y'" in md
     assert "`Willow Cafe:kitchen:stove`: idle → **burning** (by inject)" in md
     assert "| records | Bob | Riverside Clinic |" in md and "moderate" in md
     assert "**Bob** reflects: “Ada is kind”" in md
     assert "- 08:00 ☕ opening the cafe — _Willow Cafe:dining room_" in md
-    assert "1 conversations (2 lines)" in md and "1 injected commands accepted, 1 refused" in md
+    assert "1 conversations (2 lines)" in md and "2 injected commands accepted, 1 refused" in md
 
 
 def test_timeline_command_writes_markdown(tmp_path: Path, capsys) -> None:

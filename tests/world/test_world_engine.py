@@ -295,8 +295,16 @@ def test_submit_is_thread_safe(town) -> None:
 
 
 class Clinic:
+    commands: dict = {}  # serves no injected commands
+
     def __init__(self) -> None:
         self.visits = 0
+
+    def check_command(self, cmd) -> str | None:
+        return "serves none"
+
+    def handle_command(self, cmd) -> None:
+        raise AssertionError("never called: it serves no command")
 
     async def on_tick(self, view) -> list[Record]:
         out = []

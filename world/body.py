@@ -1,0 +1,94 @@
+"""The world's side of a resident (their Body): where they are and what they are doing.
+
+The mind (agents/minds/) decides; the body is what the world knows of the resident and the
+only thing the rules change. Snapshot/restore make a Body part of a run's snapshots.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from maps.contracts import ChatLine, Mind, Persona
+from maps.town import Town
+from world.perception import Attention
+
+Tile = tuple[int, int]
+
+
+def stable_index(key: str, n: int) -> int:
+    """A deterministic choice in range(n) (Python's hash() is salted per process)."""
+    return zlib.crc32(key.encode()) % n
+
+
+class Body:
+    """The world's side of a resident: where they are and what they are doing."""
+
+    __slots__ = (
+        "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
+        "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
+        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known",
+    )
+
+    def __init__(self, persona: Persona, mind: Mind, tile: Tile, town: Town) -> None:
+        self.name = persona.name
+        self.persona = persona
+        self.mind = mind
+        self.tile = tile
+        self.area = town.area_id(tile)
+        self.address = town.address_at(tile)
+        self.path: tuple[Tile, ...] = ()
+        self.path_i = 0
+        self.dest: str | None = None
+        self.pending_use: tuple[str, str] | None = None
+        self.holding: str | None = None
+        self.description = ""
+        self.emoji = ""
+        self.event: tuple[str, str, str] = (self.name, "is", "idle")
+        self.action_address = self.address
+        self.asleep = False
+        self.arrived = False
+        self.heard: list[ChatLine] = []
+        self.whispers: list[str] = []
+        self.announcements: list[str] = []
+        self.memories: list[str] = []
+        self.attention = Attention()
+        self.known: set[str] = set()
+        self.base_known: frozenset[str] = frozenset()  # what they knew at the start (not stored)
+        self.known_dirty = True
+
+    @property
+    def walking(self) -> bool:
+        return self.path_i < len(self.path)
+
+    def has_inbox(self) -> bool:
+        return bool(self.heard or self.whispers or self.announcements or self.memories)
+
+    def snapshot(self) -> dict:
+        return {
+            "tile": list(self.tile), "address": self.address, "action": self.description, "emoji": self.emoji,
+            "asleep": self.asleep, "event": list(self.event), "action_address": self.action_address,
+            "path": [list(t) for t in self.path[self.path_i:]], "dest": self.dest,
+            "pending_use": list(self.pending_use) if self.pending_use else None, "holding": self.holding,
+            "arrived": self.arrived, "heard": [c.model_dump() for c in self.heard], "whispers": list(self.whispers),
+            "announcements": list(self.announcements), "memories": list(self.memories),
+            "attention": self.attention.snapshot(), "known_extra": sorted(self.known - self.base_known),
+            "known_dirty": self.known_dirty,
+        }
+
+    def restore(self, s: dict, town: Town) -> None:
+        self.tile = (int(s["tile"][0]), int(s["tile"][1]))
+        self.area = town.area_id(self.tile)
+        self.address = town.address_at(self.tile)
+        self.description, self.emoji, self.asleep = s["action"], s["emoji"], s["asleep"]
+        self.event = tuple(s["event"])  # type: ignore[assignment]
+        self.action_address = s["action_address"]
+        self.path, self.path_i = tuple((int(x), int(y)) for x, y in s["path"]), 0
+        self.dest = s["dest"]
+        self.pending_use = tuple(s["pending_use"]) if s["pending_use"] else None  # type: ignore[assignment]
+        self.holding = s["holding"]
+        self.arrived = s["arrived"]
+        self.heard = [ChatLine(**c) for c in s["heard"]]
+        self.whispers, self.announcements, self.memories = list(s["whispers"]), list(s["announcements"]), list(s["memories"])
+        self.attention = Attention.restore(s["attention"])
+        self.known = set(self.base_known) | set(s["known_extra"])
+        self.known_dirty = s["known_dirty"]

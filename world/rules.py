@@ -1,0 +1,232 @@
+"""The rules: validating each resident's Intent against the world and applying it.
+
+What a ``go``/``use``/``say``/``wait``/``sleep``/``continue`` intent does to a Body, the
+objects and the conversations, and why an impossible one is refused (a ``note`` record with
+``refused``: the place is unknown, the listener is not in view, ...). Walking one step per
+tick along a cached path, arriving, using and releasing objects live here too. Mixed into
+the Engine (world/engine.py), which owns the state these methods change.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from maps.contracts import ChatLine, Intent, Perception, Record, build
+from world.body import Body, stable_index
+
+log = logging.getLogger("world.engine")  # one logger for the engine's parts (tests and users filter on it)
+
+CONVERSATION_GAP_TICKS = 60  # lines between two people this close together are one conversation
+GOAL_SPREAD = 4  # distinct goal tiles per place
+
+
+class Rules:
+    """The rules half of the Engine (it provides town, residents, objects, holders, index, paths, stats)."""
+
+    def _mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
+        """Record a mind's failure (counted in the summary); log each distinct error once."""
+        from replays.health import mind_error_message
+
+        message = mind_error_message(exc)
+        logged = self.__dict__.setdefault("_mind_errors_logged", set())
+        if message not in logged:
+            logged.add(message)
+            log.error("mind of %s failed: %s: %s (further occurrences are counted in the run summary)",
+                      name, type(exc).__name__, message)
+            log.debug("mind of %s failed", name, exc_info=exc)
+        self.stats["mind_errors"] = self.stats.get("mind_errors", 0) + 1
+        records.append(_rec("mind_error", name, {"error": type(exc).__name__, "message": message}))
+
+    def _coerce(self, name: str, value: Any, records: list[Record]) -> Intent:
+        """A mind answered something other than an Intent: accept a valid dict, else continue."""
+        try:
+            return Intent.model_validate(value)
+        except Exception as exc:
+            records.append(_rec("note", name, {"text": f"{name}: the mind answered an invalid intent ({exc.__class__.__name__}); continuing",
+                                               "refused": True}))
+            return Intent()
+
+    def _refuse(self, r: Body, intent: Intent, why: str, records: list[Record]) -> None:
+        self.stats["refused_intents"] += 1
+        records.append(_rec("note", r.name, {"text": f"{r.name} cannot {intent.kind}: {why}", "refused": True,
+                                             "intent": intent.model_dump(exclude_defaults=True)}))
+
+    def _apply(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
+        """Apply one resident's intent, or refuse it with the reason (a refusal changes nothing)."""
+        kind = intent.kind
+        if kind == "continue":
+            if intent.description and intent.description != r.description:
+                self._set_action(r, intent.description, intent.emoji or r.emoji, intent.event, r.action_address, records)
+            self._walk(r, records)
+        elif kind == "go":
+            self._go(r, intent, records)
+        elif kind == "use":
+            self._start_using(r, intent, records)
+        elif kind == "say":
+            self._say(r, intent, p, tick, records)  # speaking pauses the walk for this tick
+        else:
+            self._rest(r, intent, records)
+
+    def _go(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        target = intent.target
+        if not target or not self.town.has_address(target):
+            self._refuse(r, intent, self.town.explain_unknown(target) if target else "no target given", records)
+            self._walk(r, records)
+            return
+        self._release(r, records)
+        r.asleep = False
+        self._set_action(r, intent.description or f"going to {target}", intent.emoji, intent.event, target, records)
+        self._head_to(r, target, None, records)
+        self._walk(r, records)
+
+    def _start_using(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        target = intent.target
+        if not target or target not in self.objects:
+            why = "no target given" if not target else (
+                f"{target!r} is a place, not an object" if target in self._places else self.town.explain_unknown(target))
+            self._refuse(r, intent, why, records)
+            self._walk(r, records)
+            return
+        if r.holding != target:
+            self._release(r, records)
+        r.asleep = False
+        state = intent.object_state or f"in use by {r.name}"
+        obj = self.town.objects[target]
+        self._set_action(r, intent.description or f"using the {obj.name}", intent.emoji, intent.event, target, records)
+        if r.tile in obj.tiles:
+            r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
+            self._use(r, target, state, records)
+        else:
+            self._head_to(r, target, (target, state), records)
+            self._walk(r, records)
+
+    def _say(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
+        if not intent.to or intent.to not in self.residents:
+            self._refuse(r, intent, f"no resident named {intent.to!r}", records)
+        elif intent.to == r.name:
+            self._refuse(r, intent, "cannot talk to oneself", records)
+        elif intent.to not in p.nearby:
+            self._refuse(r, intent, f"{intent.to} is not in view", records)
+        elif not (intent.utterance or "").strip():
+            self._refuse(r, intent, "nothing to say (empty utterance)", records)
+        else:
+            r.asleep = False
+            text = intent.utterance.strip()  # type: ignore[union-attr]
+            self.residents[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
+            records.append(_rec("chat", r.name, {"speaker": r.name, "listener": intent.to, "text": text,
+                                                 "conversation_id": self._conversation(r.name, intent.to, tick)}))
+            desc = intent.description or f"talking to {intent.to}"
+            self._set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
+                             r.address, records)
+
+    def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
+        """wait / sleep: stop walking and let go of what one holds."""
+        self._release(r, records)
+        r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
+        if intent.kind == "sleep":
+            r.asleep = True
+            self._set_action(r, intent.description or "sleeping", intent.emoji or "😴", intent.event, r.address, records)
+        else:
+            r.asleep = False
+            self._set_action(r, intent.description or "waiting", intent.emoji, intent.event, r.address, records)
+
+    def _set_action(self, r: Body, description: str, emoji: str, event: tuple[str, str, str] | None,
+                    address: str, records: list[Record]) -> None:
+        # the actor is always the subject of their own event (the world owns attribution)
+        ev = (r.name, event[1], event[2]) if event else (r.name, "is", description)
+        if description == r.description and emoji == r.emoji and address == r.action_address and ev == r.event:
+            return
+        r.description, r.emoji, r.action_address, r.event = description, emoji, address, ev  # type: ignore[assignment]
+        self.index.touch(r.area, r.name)
+        records.append(_rec("action", r.name, {"description": description, "emoji": emoji, "address": address,
+                                               "event": list(ev)}))
+
+    def _head_to(self, r: Body, target: str, pending_use: tuple[str, str] | None, records: list[Record]) -> None:
+        tiles = self.town.resolve(target)
+        if r.tile in tiles:
+            goal = r.tile
+        else:
+            # a few spread-out goal tiles per place: people do not all stand on one tile, and
+            # walks between the same few tiles repeat, so the path cache serves most of them
+            k = min(GOAL_SPREAD, len(tiles))
+            j = stable_index(f"{r.name}|{target}", k)
+            goal = tiles[(2 * j + 1) * len(tiles) // (2 * k)]
+        r.path = self.paths.path(r.tile, goal)
+        r.path_i = 0
+        r.dest = target
+        r.pending_use = pending_use
+        if not r.path:
+            self._arrive(r, records)
+
+    def _walk(self, r: Body, records: list[Record]) -> None:
+        if r.path_i >= len(r.path):
+            return
+        new = r.path[r.path_i]
+        r.path_i += 1
+        old = r.tile
+        old_area = r.area
+        r.tile = new
+        self.index.move(r.name, old, new)
+        area = self.town.area_id(new)
+        if area != old_area:
+            self.index.touch(old_area, r.name)
+            r.area = area
+            r.address = self.town.area_address[area]
+            self._learn(r)
+        self.index.touch(area, r.name)
+        records.append(_rec("move", r.name, {"tile": new, "address": r.address}))
+        if r.path_i >= len(r.path):
+            self._arrive(r, records)
+
+    def _arrive(self, r: Body, records: list[Record]) -> None:
+        r.arrived = True
+        r.path, r.path_i, r.dest = (), 0, None
+        if r.pending_use is not None:
+            target, state = r.pending_use
+            r.pending_use = None
+            self._use(r, target, state, records)
+
+    def _use(self, r: Body, target: str, state: str, records: list[Record]) -> None:
+        r.holding = target
+        self._set_object(target, state, r.name, records)
+
+    def _release(self, r: Body, records: list[Record]) -> None:
+        """Stop using an object: it returns to its resting state unless someone changed it since."""
+        held = r.holding
+        if held is None:
+            return
+        r.holding = None
+        if self.holders.get(held) == r.name:
+            self._set_object(held, self.town.objects[held].default_state, r.name, records)
+            self.holders.pop(held, None)
+
+    def _set_object(self, address: str, state: str, by: str, records: list[Record]) -> None:
+        old = self.objects[address]
+        if by in self.residents:
+            self.holders[address] = by
+        else:
+            self.holders.pop(address, None)
+        if old == state:
+            return
+        self.objects[address] = state
+        self.index.touch(self.town.area_id(self.town.objects[address].tiles[0]), address)
+        records.append(_rec("object", by if by in self.residents else None,
+                            {"address": address, "old_state": old, "new_state": state, "by": by}))
+        if by not in self.residents:
+            for r in self._order:  # whoever used it lets go: their change was overridden
+                if r.holding == address:
+                    r.holding = None
+
+    def _conversation(self, a: str, b: str, tick: int) -> str:
+        key = f"{min(a, b)}|{max(a, b)}"
+        cur = self.conversations.get(key)
+        if cur is None or tick - cur[1] > CONVERSATION_GAP_TICKS:
+            cur = [f"t{tick}:{key}", tick]
+        cur[1] = tick
+        self.conversations[key] = cur
+        return cur[0]
+
+
+def _rec(kind: str, resident: str | None, data: dict[str, Any]) -> Record:
+    return build(Record, {"kind": kind, "resident": resident, "data": data})
