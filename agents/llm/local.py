@@ -221,6 +221,16 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
         return loaded
 
 
+def set_prefix_cache(model: LoadedModel, capacity_bytes: int) -> None:
+    """Replace ``model``'s prefix cache with an empty one of ``capacity_bytes`` (0: none) and
+    clear its context, so the next call starts cold (the bench compares off and on this way)."""
+    from llama_cpp import LlamaRAMCache
+
+    with model.lock:
+        model.llama.set_cache(LlamaRAMCache(capacity_bytes=capacity_bytes) if capacity_bytes > 0 else None)
+        model.llama.reset()
+
+
 class GenerationCancelled(Exception):
     """The caller gave up on this call before it started; llama.cpp was not run."""
 

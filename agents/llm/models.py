@@ -31,6 +31,7 @@ class LocalModelSpec:
     chat: bool | None  # chat template, or completion-style; None: the file's metadata decides
     description: str
     path: str | None = None  # a user's own GGUF file (``local:/path/to/model.gguf``)
+    opt_in: bool = False  # not in the default install (a separate, hash-pinned download)
 
     @property
     def install_hint(self) -> str:
@@ -63,6 +64,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         pin="0.2.0",
         chat=True,
         description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (chat; opt-in, Apache-2.0)",
+        opt_in=True,
     ),
 }
 
@@ -258,7 +260,11 @@ def qwen_path() -> Path:
             return target
         parts = qwen_part_paths()
         marker.unlink(missing_ok=True)
-        assemble_verified(parts, target, QWEN_SHA256, QWEN_SIZE)
+        try:
+            assemble_verified(parts, target, QWEN_SHA256, QWEN_SIZE)
+        except LocalModelError:
+            target.unlink(missing_ok=True)  # an older file that no longer checks out is not kept
+            raise
         marker.write_text(_stamp(target))
         return target
 

@@ -4,7 +4,8 @@ The prompts are a town's own: a short generative run on the scripted backend rec
 request its residents make (interleaved as in a real run), then the same requests, in the
 same order, go to the embedded model twice in one process: once with the KV prefix cache off
 (llama-cpp-python still reuses the prefix it shares with the previous call) and once on
-(agents/llm/local.py). Same seeds, so the answers should match; the share that do is shown.
+(agents/llm/local.py). Same seeds, so the answers should match; the share that do is shown, and so is the share of
+prompt tokens llama.cpp had to evaluate (load-independent evidence of what the cache saves).
 """
 
 from __future__ import annotations
@@ -61,9 +62,13 @@ def town_requests(args: argparse.Namespace) -> list[Any]:
     return recording.requests
 
 
-def _replay(model: Any, requests: list[Any], grammar_for: Any, generate: Any) -> tuple[list[float], list[str], int]:
-    latencies, answers, prompt_tokens = [], [], 0
+def _replay(model: Any, requests: list[Any], grammar_for: Any, generate: Any) -> tuple[list[float], list[str], int, int]:
+    """Latencies, answers, prompt tokens sent and prompt tokens llama.cpp actually evaluated."""
+    import llama_cpp
+
+    latencies, answers, prompt_tokens, evaluated = [], [], 0, 0
     for request in requests:
+        llama_cpp.llama_perf_context_reset(model.llama.ctx)
         started = time.perf_counter()
         text, prompt, _ = generate(model.spec.name, request.messages, grammar=grammar_for(request.schema),
                                    temperature=request.temperature, max_tokens=request.max_tokens,
@@ -71,14 +76,14 @@ def _replay(model: Any, requests: list[Any], grammar_for: Any, generate: Any) ->
         latencies.append(time.perf_counter() - started)
         answers.append(text)
         prompt_tokens += prompt
-    return latencies, answers, prompt_tokens
+        evaluated += int(llama_cpp.llama_perf_context(model.llama.ctx).n_p_eval)
+    return latencies, answers, prompt_tokens, evaluated
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from llama_cpp import LlamaRAMCache
-
     from agents.llm.grammar import grammar_for
-    from agents.llm.local import LocalBackend, default_threads, generate_local, prefix_cache_bytes
+    from agents.llm.local import (DEFAULT_KV_CACHE_MB, LocalBackend, default_threads, generate_local,
+                                  prefix_cache_bytes, set_prefix_cache)
 
     name = args.model.split(":", 1)[1] if args.model.startswith("local:") else None
     if args.model not in ("local",) and name is None:
@@ -95,14 +100,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"model": backend.name, "calls": len(requests), "threads": default_threads()}
     answers: dict[str, list[str]] = {}
     for mode in ("off", "on"):
-        model.llama.set_cache(LlamaRAMCache(capacity_bytes=prefix_cache_bytes() or 512 << 20)
-                              if mode == "on" else None)
-        model.llama.reset()
-        latencies, answers[mode], prompt_tokens = _replay(model, requests, grammar_for, generate_local)
+        set_prefix_cache(model, (prefix_cache_bytes() or DEFAULT_KV_CACHE_MB << 20) if mode == "on" else 0)
+        latencies, answers[mode], prompt_tokens, evaluated = _replay(model, requests, grammar_for, generate_local)
         result[f"kv_{mode}_p50_s"] = round(statistics.median(latencies), 3)
         result[f"kv_{mode}_mean_s"] = round(statistics.fmean(latencies), 3)
         result[f"kv_{mode}_total_s"] = round(sum(latencies), 1)
-        result["prompt_tokens_per_call"] = round(prompt_tokens / len(requests))
+        result[f"kv_{mode}_prompt_tokens_evaluated"] = f"{evaluated}/{prompt_tokens}"
     result["speedup_mean"] = round(result["kv_off_mean_s"] / result["kv_on_mean_s"], 2)
     result["same_answers"] = f"{sum(a == b for a, b in zip(answers['off'], answers['on']))}/{len(requests)}"
     return result
