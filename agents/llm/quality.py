@@ -312,7 +312,8 @@ def machine() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--models", nargs="+", default=list(LOCAL_MODELS), choices=list(LOCAL_MODELS))
+    parser.add_argument("--models", nargs="+", default=[n for n, s in LOCAL_MODELS.items() if not s.opt_in],
+                        choices=list(LOCAL_MODELS), help="default: every model but the opt-in ones (qwen)")
     parser.add_argument("--seeds", type=positive_int, default=2, help="repeat every case with this many seeds")
     parser.add_argument("--temperature", type=float, default=0.7, help="as in a simulation (default 0.7)")
     parser.add_argument("--no-grammar", action="store_true", help="decode without the schema grammar")

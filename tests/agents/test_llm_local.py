@@ -37,7 +37,8 @@ def _require(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [None, *sorted(set(LOCAL_MODELS) - {DEFAULT_LOCAL_MODEL})])
+@pytest.mark.parametrize("name", [None, *sorted(n for n, spec in LOCAL_MODELS.items()
+                                                 if n != DEFAULT_LOCAL_MODEL and not spec.opt_in)])
 def test_local_model_gives_a_valid_structured_answer(name: str | None, tmp_path) -> None:
     _require(name or DEFAULT_LOCAL_MODEL)
     model = "local" if name is None else f"local:{name}"

@@ -22,6 +22,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "judges": ("world.cli.bench_judges", "judge agreement with human labels on ASSEBench"),
     "models": ("agents.llm.quality", "schema-valid and sensible answers of the embedded models"),
     "believability": ("world.cli.bench_believability", "believability checks of a short run on a model"),
+    "local": ("world.cli.bench_local", "embedded model per-call latency with the KV prefix cache off and on"),
 }
 
 

@@ -1,0 +1,64 @@
+"""The KV prefix cache: a resident's next call evaluates only what is new, and answers the same."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.llm.local import generate_local, load_model, prefix_cache_bytes, set_prefix_cache
+from agents.llm.models import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, LocalModelError, gguf_path
+
+SYSTEM = {"role": "system", "content": "You are the mind of a resident of a small town simulation."}
+
+
+def _persona(name: str, job: str) -> str:
+    return (f"{name} is a {job} who lives in the town. " * 12) + f"\nName: {name}\nWorkplace: {job}\n"
+
+
+def _prompt(name: str, job: str, ask: str) -> list[dict[str, str]]:
+    return [SYSTEM, {"role": "user", "content": _persona(name, job) + ask}]
+
+
+def test_the_cache_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOWNSFOLK_LOCAL_KV_CACHE_MB", raising=False)
+    assert prefix_cache_bytes() == 512 << 20
+    monkeypatch.setenv("TOWNSFOLK_LOCAL_KV_CACHE_MB", "0")
+    assert prefix_cache_bytes() == 0
+    monkeypatch.setenv("TOWNSFOLK_LOCAL_KV_CACHE_MB", "lots")
+    with pytest.raises(LocalModelError, match="TOWNSFOLK_LOCAL_KV_CACHE_MB must be a whole number of MiB.*'lots'"):
+        prefix_cache_bytes()
+
+
+@pytest.mark.slow
+def test_a_residents_prefix_is_reused_after_other_residents_calls() -> None:
+    pytest.importorskip("llama_cpp")
+    import llama_cpp
+
+    try:
+        gguf_path(LOCAL_MODELS[DEFAULT_LOCAL_MODEL])
+    except LocalModelError as exc:
+        pytest.skip(str(exc))
+    model = load_model(LOCAL_MODELS[DEFAULT_LOCAL_MODEL])
+    calls = [
+        _prompt("Isabella Rodriguez", "cafe owner", "What does Isabella do at 9:00?"),
+        _prompt("Klaus Mueller", "student", "What does Klaus do at 9:00?"),
+        _prompt("Isabella Rodriguez", "cafe owner", "Rate how poignant: the cafe burned down."),
+    ]
+
+    def replay(capacity: int) -> tuple[list[str], int, int]:
+        set_prefix_cache(model, capacity)
+        answers = []
+        for messages in calls:
+            llama_cpp.llama_perf_context_reset(model.llama.ctx)
+            text, prompt_tokens, _ = generate_local(DEFAULT_LOCAL_MODEL, messages, grammar=None,
+                                                    temperature=0.7, max_tokens=6, seed=3)
+            answers.append(text)
+        return answers, int(llama_cpp.llama_perf_context(model.llama.ctx).n_p_eval), prompt_tokens
+
+    try:
+        cold, cold_evaluated, prompt_tokens = replay(0)
+        warm, warm_evaluated, _ = replay(64 << 20)
+    finally:
+        set_prefix_cache(model, prefix_cache_bytes())
+    assert warm == cold  # the cache changes the work, never the answer
+    assert cold_evaluated > prompt_tokens // 2  # without it: only the system line is shared with Klaus's call
+    assert warm_evaluated < prompt_tokens // 4  # with it: Isabella's persona comes back from her first call
