@@ -133,7 +133,7 @@ def test_the_server_gets_json_mode_and_answers_json(remote: LlamaServer) -> None
 
 
 def test_concurrent_residents_all_get_an_answer_or_the_typed_fallback(remote: LlamaServer) -> None:
-    llm = make_llm(MODEL, cache_dir=None)
+    llm = make_llm(MODEL, use_cache=False)
     names = ["Isabella", "Klaus", "Maria", "Tom"]
 
     async def four() -> list[Mood]:
