@@ -158,7 +158,7 @@ def test_a_server_killed_mid_run_stops_with_exit_2_and_resume_finishes(remote: L
            "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
     env.pop("OPENAI_API_KEY", None)
     run = subprocess.Popen(
-        [sys.executable, "-m", "world.cli", "run", "--model", MODEL, "--agents", "2", "--duration", "20s",
+        [sys.executable, "-m", "world.cli", "run", "--model", MODEL, "--agents", "2", "--duration", "10s",
          "--out", str(out), "--cache-dir", str(cache), "--quiet"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -179,7 +179,7 @@ def test_a_server_killed_mid_run_stops_with_exit_2_and_resume_finishes(remote: L
     resumed = cli("run", "--resume", str(out), "--quiet", api_base=remote.api_base)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     summary = resumed.stdout
-    assert "ticks: 2" in summary and "missing_ticks: none" in summary
+    assert "ticks: 1" in summary and "missing_ticks: none" in summary
     assert "unreachable 0" in summary
 
 
