@@ -138,8 +138,11 @@ class LiteLLMBackend:
         kwargs = self._request_kwargs(request)
         try:
             return await litellm.acompletion(**kwargs)
-        except litellm.BadRequestError:
+        except (litellm.BadRequestError, litellm.InternalServerError) as exc:
             if "response_format" not in kwargs or self.schema_mode == "prompt":
+                raise
+            # llama_cpp.server answers json_schema with a 500 naming response_format, not a 400.
+            if isinstance(exc, litellm.InternalServerError) and "response_format" not in str(exc):
                 raise
             # The server refused structured output: fall back to the prompt instruction for good.
             self.schema_mode = "prompt"

@@ -190,3 +190,12 @@ def test_a_small_eval_through_the_server(remote: LlamaServer, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr[-2000:]
     assert "episodes 2 (ran 2, already finished 0, errors 0)" in done.stdout
     assert (tmp_path / "eval" / "report.md").is_file()
+
+
+def test_a_server_that_refuses_json_schema_falls_back_to_the_prompt(remote: LlamaServer) -> None:
+    # As for a model litellm thinks takes a schema (an alias such as openai/gpt-4o on one's own server).
+    backend = make_backend(MODEL)
+    backend.schema_mode = "schema"
+    request = Request("mood", [{"role": "user", "content": "How is Klaus today?"}], Mood, 0.7, 32, 0)
+    completion = asyncio.run(backend.generate(request))  # the server's 500 is not "unreachable"
+    assert backend.schema_mode == "prompt" and completion.completion_tokens > 0
