@@ -69,6 +69,10 @@ class LiteLLMBackend:
                 "'openai/<name>' with TOWNSFOLK_API_BASE set"
             ) from None
         self.schema_mode = self._structured_mode(litellm)
+        # A server of one's own (llama.cpp, vLLM, Ollama) usually wants no key, but the OpenAI
+        # client refuses to send a request without one: send a placeholder. A server that does
+        # want a key answers 401, which is then reported as the missing key it is.
+        self.placeholder_key = bool(self.api_base) and bool(self.missing_keys())
 
     def _structured_mode(self, litellm: Any) -> str:
         """'schema' (response_format json_schema), 'json' (JSON mode) or 'prompt' (instruction only)."""
@@ -94,6 +98,8 @@ class LiteLLMBackend:
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
+        if self.placeholder_key:
+            kwargs["api_key"] = "none"
         if self.schema_mode == "schema":
             kwargs["messages"] = request.messages
             kwargs["response_format"] = {
@@ -132,8 +138,11 @@ class LiteLLMBackend:
         kwargs = self._request_kwargs(request)
         try:
             return await litellm.acompletion(**kwargs)
-        except litellm.BadRequestError:
+        except (litellm.BadRequestError, litellm.InternalServerError) as exc:
             if "response_format" not in kwargs or self.schema_mode == "prompt":
+                raise
+            # llama_cpp.server answers json_schema with a 500 naming response_format, not a 400.
+            if isinstance(exc, litellm.InternalServerError) and "response_format" not in str(exc):
                 raise
             # The server refused structured output: fall back to the prompt instruction for good.
             self.schema_mode = "prompt"
