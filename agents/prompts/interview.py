@@ -107,12 +107,15 @@ def answer_from_memories(memories: list[str], name: str, question: str = "") -> 
     if not said and memories:
         said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
     schema = answer_schema(name, question, tuple(memories))
-    for text in (" ".join(said), "I remember: " + clip(" ".join(memories), 300)):
+    known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
+    for text in (" ".join(said), "I remember: " + clip(" ".join(memories), 300),
+                 f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",
+                 answer_fallback().answer):
         try:
             return schema(answer=text)
         except ValueError:
             continue
-    return answer_fallback()  # no memories, or only ones the checks refuse (they copy the question)
+    return schema(answer="I'm sorry, I only remember bits and pieces about that.")  # unreachable in practice
 
 
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str) -> list[dict[str, str]]:
