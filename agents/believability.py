@@ -318,17 +318,24 @@ def importance_from_memories(memories: Sequence[tuple[str, str, int]]) -> Check:
 
 
 async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Occupation: teacher.",
-                           name: str = "Alex Smith") -> Check:
-    """Rate the fixed probe pairs through the model's ``importance`` purpose (one batched call)."""
-    from agents.prompts.importance import importance_prompt, ratings_schema
+                           name: str = "Alex Smith", stored: bool = True) -> Check:
+    """Rate the fixed probe pairs through the model's ``importance`` purpose (one batched call).
+
+    ``stored`` (the default) judges the importance a resident's memory would be stored with (the
+    model's rating combined with the keyword prior, as cognition.importance does); ``stored=False``
+    judges the model's own ratings (BENCHMARKS reports both). The fallback is a flat 3 for every
+    memory, so a model that fails the call scores 0 on its own ratings."""
+    from agents.prompts.importance import combined_importance, importance_prompt, ratings_schema
 
     texts = [t for pair in PROBE_PAIRS for t in pair]
     schema = ratings_schema(len(texts))
     answer = await llm.acomplete("importance", importance_prompt(summary, name, texts), schema,
                                  schema(ratings=[3] * len(texts)), temperature=0.0, max_tokens=16 + 4 * len(texts))
-    scores = list(answer.ratings) + [3] * len(texts)
+    scores = [int(s) for s in answer.ratings] + [3] * len(texts)
+    if stored:
+        scores = [combined_importance(s, t) for s, t in zip(scores, texts)]
     return importance_pairs_check(
-        (high, int(scores[2 * i]), low, int(scores[2 * i + 1])) for i, (high, low) in enumerate(PROBE_PAIRS)
+        (high, scores[2 * i], low, scores[2 * i + 1]) for i, (high, low) in enumerate(PROBE_PAIRS)
     )
 
 

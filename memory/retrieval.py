@@ -355,7 +355,7 @@ class RetrievalIndex:
         rec = np.concatenate([rec_a, prior.rec])
         imp = np.concatenate([imp_a, prior.imp])
         score = np.concatenate([part_a, prior.part]) + cfg.w_relevance * _norm_vec(rel, rel_lo, rel_hi)
-        order = _top_order(score, min(len(score), 2 * k))
+        order = _top_order(score, min(len(score), 2 * k), positions)
         hits: list[Hit] = []
         seen: set[int] = set()
         for i in order:
@@ -412,7 +412,7 @@ class RetrievalIndex:
         for i, r in enumerate(raw):
             s = sum(w * _norm(v, a, b) for w, v, a, b in zip(weights, r, lo, hi))
             scored.append((s, i))
-        scored.sort(key=lambda t: (-t[0], t[1]))
+        scored.sort(key=lambda t: (-round(t[0] / TIE), t[1]))  # ties as _top_order breaks them
         return [
             Hit(int(self._ids[i]), s, raw[i][0], raw[i][1], raw[i][2]) for s, i in scored[:k]
         ]
@@ -442,10 +442,24 @@ def _norm_vec(values: np.ndarray, low: float, high: float) -> np.ndarray:
     return np.zeros_like(values)
 
 
-def _top_order(score: np.ndarray, k: int) -> list[int]:
-    """Indices of the k best scores, best first; ties by position for determinism."""
+TIE = 1e-6  # scores closer than this are equal: float32 inner products differ by ~1e-7 between paths
+
+
+def _top_order(score: np.ndarray, k: int, positions: np.ndarray | None = None) -> list[int]:
+    """Indices of the k best scores, best first; ties (within :data:`TIE`) by memory position.
+
+    Why the tolerance: the index path's relevance (faiss) and the scans' (numpy) round
+    differently, so two memories that tie exactly under the formula (two residents "getting
+    ready for work" at the same time and importance) came out in float-noise order, and in a
+    different order on each path. Which one is retrieved is touched and stays recent, so that
+    noise steered the rest of a town's day (it lost the gossip test's news).
+    """
+    key = np.round(score / TIE) if len(score) else score
+    where = np.arange(len(score)) if positions is None else np.asarray(positions)
     if k < len(score):
-        part = np.argpartition(-score, k - 1)[:k]
+        part = np.argpartition(-key, k - 1)[:k]
+        cut = key[part].min()
+        part = np.flatnonzero(key >= cut)  # every tie at the cut, not just the ones argpartition kept
     else:
         part = np.arange(len(score))
-    return sorted(part.tolist(), key=lambda i: (-score[i], i))
+    return sorted(part.tolist(), key=lambda i: (-key[i], int(where[i]), i))[:k]

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from maps.contracts import Persona
-from agents.prompts.interview import Answer, answer_fallback, interview_prompt
+from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt
 from memory.embeddings import get_embedder
 from memory.store import MemoryStore, registered_residents
 from maps.contracts import TimeError
@@ -178,12 +178,13 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
+    texts = [m.text for m in hits]
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
-                         [m.text for m in hits], question.strip()),
-        Answer,
-        answer_fallback(),
+                         texts, question.strip()),
+        answer_schema(name, question.strip(), tuple(texts)),
+        answer_from_memories(texts, name, question.strip()),  # an echo is refused, retried, then this
         max_tokens=300,
     )
     return answer.answer.strip()

@@ -55,16 +55,23 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
     return CheckedLine
 
 
-def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "") -> Line:
-    """The typed fallback of ``converse``: a greeting that ends the talk after the first exchange.
+def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "") -> Line:
+    """The typed fallback of ``converse``: the engine's ``topic`` (something remembered, see
+    cognition.conversation.pick_topic) said plainly, else a greeting that ends the talk after the
+    first exchange.
 
     Valid against :func:`line_schema` by construction (it never repeats ``previous``)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
     schema = line_schema(name, other, previous)
-    for text in (f"Nice to see you, {first}.", "Good to see you. Take care!"):
+    news = clip(topic, 300).rstrip(".")
+    told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
+    for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]:
         if not repeats(text, previous):
-            return schema(utterance=text, end=end)
+            try:
+                return schema(utterance=text, end=end and not text.startswith(("Hi ", "By the way")))
+            except ValueError:  # a topic that copies the instruction: the plain greeting instead
+                continue
     return schema(utterance="Well, I should get going.", end=True)
 
 
@@ -76,13 +83,14 @@ def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
 
 def converse_prompt(
     summary: str, name: str, other: str, relation: str, time: str, current: str, place: str,
-    memories: list[str], transcript: list[str], max_lines: int,
+    memories: list[str], transcript: list[str], max_lines: int, topic: str = "",
 ) -> list[dict[str, str]]:
+    """``topic`` is what the engine chose to bring up (from the memories); the model words it."""
     user = "\n".join(
         [
             summary,
             facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place,
-                  lines_left=max(0, max_lines - len(transcript))),
+                  lines_left=max(0, max_lines - len(transcript)), something_to_bring_up=topic),
             "What you remember:",
             bullet(memories),
             "Conversation so far:",

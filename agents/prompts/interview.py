@@ -1,18 +1,24 @@
 """Interview prompt: answer a question in character, from retrieved memories only.
 
-Purpose: ``interview``. Nothing of the answer is written back to memory.
+Purpose: ``interview``. Nothing of the answer is written back to memory. An answer must be a
+sentence that neither copies the instruction nor the question back (SmolLM2 answered
+"Maria Alvarez, in the first person, using only ...") and mentions something the resident
+remembers; otherwise the gateway retries and then falls back to :func:`answer_from_memories`,
+an answer the engine composes from the top retrieved memories in the first person.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import Sentence, bullet, fact, facts, messages, section
+from agents.prompts.checks import copied_from, just_a_name, words
+from agents.prompts.common import Sentence, bullet, clip, fact, facts, messages, section
 from agents.prompts.importance import heuristic_importance
 
 
@@ -20,9 +26,96 @@ class Answer(BaseModel):
     answer: Sentence = Field(description="the answer, in the first person, in character")
 
 
+INSTRUCTION = ("Answer as {name}, in the first person, using only what {name} remembers. If {name} "
+               "does not know, say so.")
+_STOP = frozenset("about after again also been before being could does doing from have just more most "
+                  "only other over same some such than that their them then there these they this "
+                  "today very were what when where which while who will with would your".split())
+
+
+def content_words(text: str) -> set[str]:
+    """Words that carry meaning (4+ letters, not a stop word): what grounding is judged on."""
+    return {w for w in words(text) if len(w) > 3 and w not in _STOP}
+
+
 def answer_fallback() -> Answer:
-    """The typed fallback of ``interview``."""
+    """The typed fallback of ``interview`` when there is nothing to answer from."""
     return Answer(answer="I'm sorry, I can't think of an answer right now.")
+
+
+@lru_cache(maxsize=64)
+def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[Answer]:
+    """An Answer that answers: not a name, not the instruction or the question copied back, and
+    (when there are memories) sharing a content word with them besides the resident's name."""
+    instruction = INSTRUCTION.format(name=name)
+    known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
+
+    class CheckedAnswer(Answer):
+        model_config = ConfigDict(title="Answer")
+
+        @model_validator(mode="after")
+        def _answers(self) -> "CheckedAnswer":
+            text = self.answer
+            problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
+                       or copied_from(text, question, 6))
+            if problem is None and known and not content_words(text) & known:
+                problem = "mentions nothing the resident remembers"
+            if problem:
+                raise ValueError(f"answer {problem}")
+            return self
+
+    return CheckedAnswer
+
+
+def _first_person(memory: str, name: str) -> str:
+    """One memory as something the resident says about it ('Maria is cooking' -> 'I was cooking')."""
+    text = " ".join(memory.split()).rstrip(".")
+    first = name.split()[0] if name.split() else name
+    text = re.sub(r"^Currently:\s*", "", text)
+    text = re.sub(r"(\w):(\w)", r"\1 \2", text)  # an address 'home:kitchen' read out as words
+    for who in (name, first):
+        if who and text.startswith(who + " is "):
+            return "I was " + text[len(who) + 4:]
+        if who and text.startswith(who + " "):
+            return "I " + text[len(who) + 1:]
+    if text.startswith("Conversation with "):
+        return "I talked with " + text[len("Conversation with "):]
+    if text.startswith("My plan for "):
+        return "I planned my day: " + text.split(": ", 1)[-1]
+    if re.match(r"^(I|I'm|I've|My|Me)\b", text):
+        return text
+    if " is " in text and not text.lower().endswith(" is idle"):
+        return "I saw that " + text
+    return "I remember: " + text
+
+
+def answer_from_memories(memories: list[str], name: str, question: str = "") -> Answer:
+    """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order),
+    said in the first person; idle things and repeats left out. Valid against
+    :func:`answer_schema` by construction (it is made of the memories' own words)."""
+    said: list[str] = []
+    seen: set[str] = set()
+    for memory in memories:
+        line = _first_person(memory, name)
+        key = " ".join(sorted(content_words(line)))
+        if not key or key in seen or memory.lower().rstrip(".").endswith(" is idle"):
+            continue
+        seen.add(key)
+        said.append(clip(line, 160).rstrip(".") + ".")
+        if len(said) == 3:
+            break
+    if not said and memories:
+        said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
+    schema = answer_schema(name, question, tuple(memories))
+    known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
+    for text in (" ".join(said), "I remember: " + clip(" ".join(memories), 300),
+                 f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",
+                 answer_fallback().answer):
+        try:
+            return schema(answer=text)
+        except ValueError:
+            continue
+    return schema(answer="I'm sorry, I only remember bits and pieces about that.")  # unreachable in practice
 
 
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str) -> list[dict[str, str]]:
@@ -34,8 +127,7 @@ def interview_prompt(summary: str, name: str, time: str, status: str, memories: 
             bullet(memories),
             "",
             f"Question: {question}",
-            f"Answer as {name}, in the first person, using only what {name} remembers. If {name} "
-            "does not know, say so.",
+            INSTRUCTION.format(name=name),
         ]
     )
     return messages(user)

@@ -45,12 +45,18 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
         "react": [(reacting.reaction_schema((name, "Tom Alvarez"), places), react)],
         "converse": [(conversation.line_schema(name, "Tom Alvarez", prev),
                       conversation.line_fallback("Tom Alvarez", n, name, prev))
-                     for n, prev in ((0, ""), (3, "Nice to see you, Tom."), (4, "Good to see you. Take care!"))],
+                     for n, prev in ((0, ""), (3, "Nice to see you, Tom."), (4, "Good to see you. Take care!"))]
+        + [(conversation.line_schema(name, "Tom Alvarez", prev),
+            conversation.line_fallback("Tom Alvarez", n, name, prev, activity))
+           for n, prev in ((0, ""), (3, f"By the way, {activity}."))],
         "chat_summary": [(conversation.ChatSummary,
                           conversation.chat_summary_fallback(name, [f"{name}: {activity}"] * 8))],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
         "reflect_insights": [(reflection.Insights, reflection.insights_fallback())],
-        "interview": [(interview.Answer, interview.answer_fallback())],
+        "interview": [(interview.Answer, interview.answer_fallback())]
+        + [(interview.answer_schema(name, "What did you do today?", tuple(mems)),
+            interview.answer_from_memories(mems, name, "What did you do today?"))
+           for mems in ([activity, f"{name} is idle"], [f"{name} is {activity}"], [activity], [])],
     }
 
 

@@ -83,3 +83,74 @@ def test_a_name_as_chat_line_is_retried_then_falls_back() -> None:
     answer = llm.complete("converse", [{"role": "user", "content": "say"}], schema, fallback)
     assert backend.calls == 3 and answer == fallback
     assert llm.stats()["total"]["fallbacks"] == 1
+
+
+def test_a_model_that_ranks_backwards_cannot_put_a_latte_above_a_death() -> None:
+    """Importance is the model's rating on an enumerated scale pulled 2:1 towards the keyword
+    prior: SmolLM2 rated a father's death 1 and a latte 2; what is stored still ranks them."""
+    import asyncio
+
+    from agents.believability import PROBE_PAIRS, importance_probe
+    from agents.prompts.importance import combined_importance, heuristic_importance, ratings_schema
+
+    backwards = [1, 10] * len(PROBE_PAIRS)  # every salient memory 1, every mundane one 10
+    llm = Gateway(Canned(json.dumps({"ratings": backwards})), max_attempts=1)
+    assert asyncio.run(importance_probe(llm)).score == 1.0  # what a resident would store
+    assert asyncio.run(importance_probe(llm, stored=False)).score == 0.0  # the model alone
+    for text in ("My father died this morning", "Tom is idle", "I bought a latte at the cafe"):
+        assert combined_importance(heuristic_importance(text), text) == heuristic_importance(text)
+    assert combined_importance(10, "I read the morning newspaper") > combined_importance(1, "I read the morning newspaper")
+    with pytest.raises(ValidationError):  # the scale is an enumeration: the grammar allows 1..10 only
+        ratings_schema(1)(ratings=[11])
+
+
+def test_an_interview_echo_is_refused_and_the_engine_answers_from_memories() -> None:
+    from agents.believability import interview_check
+    from agents.prompts.interview import INSTRUCTION, answer_from_memories, answer_schema
+
+    name, question = "Maria Alvarez", "What have you been doing today, and who have you seen?"
+    memories = ["Currently: Maria is seeing patients at Willow Clinic:office", "desk is idle",
+                "Klaus Mueller is talking with Ayesha Khan", "Maria Alvarez is eating breakfast at Oak House:kitchen"]
+    echo = "Maria Alvarez, in the first person, using only the first person plural of the original sentence,"
+    backend = Canned(json.dumps({"answer": echo}))
+    llm = Gateway(backend, max_attempts=2)
+    schema = answer_schema(name, question, tuple(memories))
+    fallback = answer_from_memories(memories, name, question)
+    answer = llm.complete("interview", [{"role": "user", "content": INSTRUCTION.format(name=name)}], schema, fallback)
+    assert backend.calls == 2 and answer == fallback
+    text = answer.answer
+    assert text.startswith("I was seeing patients at Willow Clinic office.") and "idle" not in text
+    assert "I saw that Klaus Mueller is talking with Ayesha Khan." in text
+    assert interview_check([(name, text, memories)], [name]).score == 1.0
+    assert interview_check([(name, echo, memories)], [name]).score == 0.0
+    for bad in ("Maria Alvarez", "I went to the beach and swam all day long.",
+                f"What have you been doing today, and who have you seen, {name}?"):
+        with pytest.raises(ValidationError):
+            schema(answer=bad)
+    schema(answer="I saw patients at the clinic this morning.")
+
+
+def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
+    from datetime import datetime
+
+    from agents.minds.cognition.conversation import pick_topic
+    from memory.store import MemoryRecord
+
+    def memory(i: int, kind: str, text: str, importance: int) -> MemoryRecord:
+        when = datetime(2023, 2, 13, 9)
+        return MemoryRecord(id=i, resident="Klaus Mueller", kind=kind, text=text, tick=i, created=when,
+                            last_access=when, importance=importance, embedding_key=str(i))
+
+    party = "Isabella is throwing a Valentine's Day party at Hobbs Cafe on Friday at 5pm"
+    records = [memory(1, "observation", "Maria Lopez is taking a short break", 3),
+               memory(2, "thought", "I should keep in mind what Ayesha Khan told me.", 8),
+               memory(3, "plan", "My plan for Monday: 9:00 work", 5),
+               memory(4, "chat", f"Conversation with Ayesha Khan: {party}", 8),
+               memory(5, "observation", "Maria Lopez is idle", 1)]
+    assert pick_topic(records, "Maria Lopez", []) == party
+    assert pick_topic(records, "Maria Lopez", [f"Klaus Mueller: Did you hear? {party}."]) == ""
+    opener = line_fallback("Maria Lopez", 0, "Klaus Mueller", "", party)
+    assert opener.utterance == f"Hi Maria! Have you heard? {party}." and not opener.end
+    later = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", party)
+    assert later.utterance == f"By the way, {party}."
+    assert line_fallback("Maria Lopez", 3, "Klaus Mueller", "", "").utterance == "Nice to see you, Maria."

@@ -174,3 +174,23 @@ def test_cached_recency_and_importance_follow_every_write_and_touch():
     assert len(set(after) & set(exact)) >= 9  # the floor of relevance is sampled past 2,048 memories
     index.add([6000], vecs[7:8] * 1.0, [10], [600.0])  # a new twin of the query, very important and new
     assert index.search(q, 600.0, 1)[0].memory_id == 6000
+
+
+def test_memories_that_tie_within_float_noise_come_out_oldest_first_on_every_path():
+    """Two memories equal under the formula (up to float32 rounding) are ordered by position,
+    the same way by the index path and the scans: which one is retrieved is touched and stays
+    recent, so noise must not pick it."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(384).astype(np.float32)
+    base /= np.linalg.norm(base)
+    twin = base + 1e-6 * rng.standard_normal(384).astype(np.float32)
+    twin /= np.linalg.norm(twin)
+    others = rng.standard_normal((6, 384)).astype(np.float32)
+    others /= np.linalg.norm(others, axis=1, keepdims=True)
+    index = RetrievalIndex(384)
+    index.add([1, 2], np.stack([base, twin]), [3, 3], [10.0, 10.0])
+    index.add(list(range(3, 9)), others, [1, 2, 5, 1, 2, 4], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert float(twin @ twin) > float(base @ twin)  # the later memory is (by noise) the more relevant
+    for path in (index.search, index.full_scan, index.loop_scan):
+        ids = [h.memory_id for h in path(twin, now=12.0, k=3)]
+        assert ids.index(1) < ids.index(2), (path.__name__, ids)

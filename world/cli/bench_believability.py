@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         llm = engine.llm  # type: ignore[attr-defined]
         t1 = time.perf_counter()
         probe = asyncio.run(importance_probe(llm))
+        model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
         answers = _interviews(run_dir, llm)
         model_s = time.perf_counter() - t1
         conn = sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True)
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "embedder": embedder.name,
         "overall": round(score.overall, 3) if score.overall is not None else None,
         **{name: _show(check) for name, check in score.checks.items()},
+        "importance_model_alone": _show(model_alone),
         "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
         "run_s": round(run_s, 1),
         "probe_and_interviews_s": round(model_s, 1),

@@ -10,6 +10,7 @@ thought when there is one) and updates its tie to the other in the social graph.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from agents.prompts.conversation import (
     summary_prompt,
 )
 from maps.contracts import ChatPayload
+from memory.store import MemoryRecord
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
@@ -40,10 +42,34 @@ class Conversation(BaseModel):
     ended_by_me: bool = False
 
 
+_PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
+
+
+def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5) -> str:
+    """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
+    choose): the most important one that is news (not a plan, an idle thing, the partner's own
+    doings or this talk) and not yet said in this conversation; '' when nothing qualifies."""
+    spoken = " ".join(transcript).lower()
+    best: tuple[int, int, str] | None = None
+    for rank, memory in enumerate(memories):
+        text = _PREFIX.sub("", " ".join(memory.text.split())).strip().rstrip(".")
+        lower = text.lower()
+        if (memory.importance < min_importance or not text or memory.kind == "plan"
+                or lower.startswith(("my plan", "currently:", "i should", "i decided", partner.lower()))
+                or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
+                or not re.search(r"[a-z]{3}", lower)):
+            continue
+        if best is None or (memory.importance, -rank) > (best[0], -best[1]):
+            best = (memory.importance, rank, text)
+    return best[2] if best else ""
+
+
 async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:
     other = convo.partner
     queries = [other, f"{other} news plans party events"]
-    memories = [m.text for m in mind.memory_for(queries, 6)]
+    records = mind.memory_for(queries, 6)
+    memories = [m.text for m in records]
+    topic = pick_topic(records, other, convo.lines)
     relation = mind.social.describe(other)
     current = mind.current.description if mind.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
@@ -51,10 +77,10 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
-            memories, convo.lines, mind.tuning.max_chat_lines,
+            memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
         line_schema(mind.name, other, previous),
-        line_fallback(other, len(convo.lines), mind.name, previous),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic),
         max_tokens=160,
     )
 

@@ -3,7 +3,8 @@
 Memories wait in a small queue; when the mind next decides anything (or the queue is full
 or old) every waiting memory is rated in a single ``importance`` call. Texts rated before
 reuse their rating, and idle-object observations are 1 without asking (as in the original
-code), so a resident watching a quiet room costs nothing.
+code), so a resident watching a quiet room costs nothing. What is stored is the model's rating
+combined with a keyword prior (prompts.importance.combined_importance): a tiny model cannot rank.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
-from agents.prompts.importance import importance_prompt, ratings_fallback, ratings_schema_for
+from agents.prompts.importance import combined_importance, importance_prompt, ratings_fallback, ratings_schema_for
 
 
 class PendingMemory(BaseModel):
@@ -73,6 +74,6 @@ class ImportanceRater:
             scores = list(answer.ratings)[: len(texts)]
             scores += [3] * (len(texts) - len(scores))
             for text, score in zip(texts, scores):
-                self.known[text] = min(10, max(1, int(score)))
+                self.known[text] = combined_importance(score, text)  # the model's rating and the keyword prior
             for item in batch:
                 item.importance = self.known[item.text]
