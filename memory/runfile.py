@@ -238,6 +238,14 @@ class RunStore:
             raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
         return conn
 
+    def copy_to(self, path: Path) -> None:
+        """Copy the whole file, consistent while it is being written, to ``path`` (a fork)."""
+        dst = sqlite3.connect(str(path))
+        try:
+            self.conn.backup(dst)
+        finally:
+            dst.close()
+
     def close(self) -> None:
         try:
             self.conn.close()
@@ -324,24 +332,9 @@ class RunStore:
         )
         if self._has_table("snapshot_marks"):
             marks = [(s.tick, t, self.conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{t}"').fetchone()[0])
-                     for t in self._state_tables()]
+                     for t in _state_tables(self.conn)]
             self.conn.execute("DELETE FROM snapshot_marks WHERE tick = ?", (s.tick,))
             self.conn.executemany("INSERT INTO snapshot_marks(tick, name, max_rowid) VALUES (?, ?, ?)", marks)
-
-    def _state_tables(self) -> list[str]:
-        """Tables of the minds' state in this file: every table with a ``tick`` column (and
-        rowids) that is not one of the run's own."""
-        out = []
-        for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
-            if table in _RUN_TABLES:
-                continue
-            if "tick" in {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}:
-                try:
-                    self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
-                except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
-                    continue
-                out.append(table)
-        return out
 
     def ensure_tables(self) -> None:
         """Add tables a run database of this schema version may lack (made by an older townsfolk)."""
@@ -357,26 +350,7 @@ class RunStore:
         caches (embeddings) and the resident registry are kept: they hold no tick's state.
         """
         self._check_writable()
-        state_tick = tick if state_tick is None else state_tick
-        tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        marks: dict[str, int] | None = None
-        if "snapshot_marks" in tables and state_tick >= 0:
-            found = dict(self.conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
-            marks = found or None  # a snapshot of an older townsfolk: cut back by tick
-        state = self._state_tables()
-        with self.conn:
-            for table in tables:
-                columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}
-                if "tick" not in columns:
-                    continue
-                if table in _RUN_TABLES:
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
-                elif table in state and marks is not None:  # a table made after the snapshot held nothing then
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
-                else:
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
-            if "memory_records" in tables:
-                recompute_last_access(self.conn)
+        truncate_file_after(self.conn, tick, state_tick)
         self._last_known = False
 
     # -- recorded model answers (agents/llm/recorded.py) ------------------------------------
@@ -597,6 +571,50 @@ class RunStore:
 
 
 
+def _state_tables(conn: sqlite3.Connection) -> list[str]:
+    """Tables of the minds' state in this file: every table with a ``tick`` column (and
+    rowids) that is not one of the run's own."""
+    out = []
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
+        if table in _RUN_TABLES:
+            continue
+        if "tick" in {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}:
+            try:
+                conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
+            except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
+                continue
+            out.append(table)
+    return out
+
+
+def truncate_file_after(conn: sqlite3.Connection, tick: int, state_tick: int | None = None) -> None:
+    """The one roll-back of a run file (RunStore.truncate_after; a minds-only file through
+    memory.store.truncate_after), in one transaction: the run's own tables after ``tick``,
+    every other table with a ``tick`` column (memory, access log, social ties) after
+    ``state_tick`` (default ``tick``), or to the rows it held at that snapshot where
+    snapshot_marks has them; then last-access times from the surviving access log."""
+    state_tick = tick if state_tick is None else state_tick
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    marks: dict[str, int] | None = None
+    if "snapshot_marks" in tables and state_tick >= 0:
+        found = dict(conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
+        marks = found or None  # a snapshot of an older townsfolk: cut back by tick
+    state = _state_tables(conn)
+    with conn:
+        for table in tables:
+            columns = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+            if "tick" not in columns:
+                continue
+            if table in _RUN_TABLES:
+                conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
+            elif table in state and marks is not None:  # a table made after the snapshot held nothing then
+                conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
+            else:
+                conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
+        if "memory_records" in tables:
+            recompute_last_access(conn)
+
+
 def _untimed(value: Any) -> Any:
     """``value`` without wall-clock keys (see TIMING_KEYS), at any depth."""
     if isinstance(value, dict):
@@ -648,6 +666,11 @@ MEMORY_COLUMNS = (
     "id, resident, kind, text, tick, created, last_access, importance, evidence, "
     "embedding_key, subject, predicate, object"
 )
+
+
+def connect_readonly(db_path: Path | str) -> sqlite3.Connection:
+    """A plain read-only connection to a run file, for the module-level readers below."""
+    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
 
 
 def connect_memory(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Connection:
@@ -736,14 +759,6 @@ def roll_back_resident(conn: sqlite3.Connection, resident: str, tick: int) -> No
         )
 
 
-def roll_back_memory(conn: sqlite3.Connection, tick: int) -> None:
-    """The memory tables without what was written after ``tick``, inside the caller's
-    transaction. Embeddings stay: they are keyed by text, not by tick."""
-    conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
-    conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
-    recompute_last_access(conn)
-
-
 def recompute_last_access(conn: sqlite3.Connection) -> None:
     """After rows were cut: drop accesses of forgotten memories, and set each memory's last
     access from the accesses that remain."""
@@ -756,13 +771,11 @@ def recompute_last_access(conn: sqlite3.Connection) -> None:
 
 
 def truncate_memory_after(db_path: Path | str, tick: int) -> None:
-    """Forget every memory, access and social tie of a tick after ``tick`` (a memory store
-    on its own; a run rolls its whole file back with RunStore.truncate_after)."""
+    """Forget every memory, access and social tie of a tick after ``tick`` in a file of
+    minds' tables alone (the sandbox, tests): the run file's one roll-back."""
     conn = connect_memory(db_path)
     try:
-        with conn:
-            roll_back_memory(conn, tick)
-        truncate_social_after(conn, tick)
+        truncate_file_after(conn, tick)
     finally:
         conn.close()
 
@@ -892,12 +905,6 @@ def log_tie(conn: sqlite3.Connection, resident: str, other: str, tick: int, rela
             " VALUES (?,?,?,?,?,?,?)",
             (resident, other, tick, relation, closeness, interactions, note),
         )
-
-
-def truncate_social_after(conn: sqlite3.Connection, tick: int) -> None:
-    conn.executescript(SOCIAL_SCHEMA)
-    with conn:
-        conn.execute("DELETE FROM social_edges WHERE tick > ?", (tick,))
 
 
 def social_rows(db_path: Path | str, at_tick: int | None = None) -> tuple[list[tuple], list[str]]:

@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 
 from maps.contracts import Persona
 from memory import runfile
-from memory.runfile import SOCIAL_SCHEMA, truncate_social_after  # noqa: F401 - where callers find them
 
 class Tie(BaseModel):
     """One resident's view of another."""

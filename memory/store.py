@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from memory.embeddings import CachedEmbedder, get_embedder, text_key
 from memory import runfile
+from memory.embeddings import CachedEmbedder, get_embedder, text_key
 from memory.retrieval import RetrievalConfig, RetrievalIndex
-from memory.runfile import recompute_last_access, registered_residents  # noqa: F401 - where callers find them
+from memory.runfile import registered_residents  # noqa: F401 - where interviews find it
 
 MEMORY_KINDS = ("observation", "chat", "plan", "reflection", "thought", "whisper", "encounter")
 _EPOCH = datetime(2000, 1, 1)

@@ -493,11 +493,7 @@ def _fork(options: RunOptions) -> Engine:
         run_dir.mkdir(parents=True, exist_ok=True)
         lock = lock_run_folder(run_dir, "--out")
         try:
-            dst = sqlite3.connect(str(dst_db))
-            try:
-                src.conn.backup(dst)
-            finally:
-                dst.close()
+            src.copy_to(dst_db)
         except BaseException:
             lock.release()
             raise

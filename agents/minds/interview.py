@@ -16,6 +16,7 @@ from pathlib import Path
 from maps.contracts import Persona
 from agents.prompts.interview import Answer, answer_fallback, interview_prompt
 from memory.embeddings import get_embedder
+from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
 from memory.runfile import recorded_tick_at as _tick_at
 from memory.runfile import recorded_time_of as _time_of
@@ -58,7 +59,7 @@ def check_run_db(db: Path) -> None:
     from memory.runfile import StoreError, check_integrity
 
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn = connect_readonly(db)
     except sqlite3.Error as exc:
         raise InterviewError(f"{db}: cannot open the run database ({exc})") from None
     try:
@@ -102,7 +103,7 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
             llm = make_llm(model)
         except Exception as exc:
             raise InterviewError(f"--model {model}: {exc}") from None
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_readonly(db)
     try:
         first, last = _span(conn)
         when = parse_at(at, first) if isinstance(at, str) else at
