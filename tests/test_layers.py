@@ -63,3 +63,18 @@ def test_no_in_tree_import_is_hidden_behind_a_module_not_found_guard() -> None:
                     if mod and mod.split(".")[0] in PACKAGES:
                         offenders.append(f"{path.relative_to(REPO)}:{node.lineno} guards {mod}")
     assert not offenders, offenders
+
+
+def test_only_the_run_file_speaks_sql() -> None:
+    """memory/runfile.py owns every table of run.db; the LLM disk cache is a database of its own."""
+    own_databases = {Path("memory/runfile.py"), Path("agents/llm/cache.py")}
+    offenders = []
+    for pkg in PACKAGES:
+        for path in (REPO / pkg).rglob("*.py"):
+            rel = path.relative_to(REPO)
+            if rel in own_databases:
+                continue
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if any(s in line for s in (".execute(", ".executemany(", ".executescript(", "CREATE TABLE", "sqlite3.connect(")):
+                    offenders.append(f"{rel}:{n}: {line.strip()}")
+    assert not offenders, offenders
