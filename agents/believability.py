@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from memory.runfile import resident_personas, text_records
+
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
 # a reply at least this similar to the line before it answers it (MiniLM: unrelated sentences ~0.05,
 # a reply ~0.3-0.6; the hashing stand-in only sees shared words, so one shared word must do)
@@ -389,14 +391,11 @@ class RunTexts:
 def read_run(conn: sqlite3.Connection) -> RunTexts:
     """Plans, actions, chats and memories of a run database (memory tables may be absent)."""
     out = RunTexts()
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "memory_residents" in tables:
-        for name, persona, embedder in conn.execute("SELECT name, persona, embedder FROM memory_residents"):
-            out.personas[name] = json.loads(persona)
-            out.embedder = out.embedder or embedder
+    for name, persona, embedder in resident_personas(conn):
+        out.personas[name] = json.loads(persona)
+        out.embedder = out.embedder or embedder
     convos: dict[str, list[tuple[str, str]]] = {}
-    rows = conn.execute("SELECT r.kind, r.resident, r.data, t.time FROM records r JOIN ticks t ON t.tick = r.tick "
-                        "WHERE r.kind IN ('plan', 'action', 'chat', 'memory') ORDER BY r.tick, r.seq")
+    rows = text_records(conn)
     for kind, resident, data, when in rows:
         d = json.loads(data)
         if kind == "plan" and d.get("level") == "hourly":

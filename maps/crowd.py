@@ -8,13 +8,43 @@ rooms. They are plain personas, so every mind works with them.
 from __future__ import annotations
 
 from maps.contracts import Persona
-from maps.town import Town, load_town, residents_files
+from maps.town import Town, load_town, residents_files, town_folder
 
 FIRST = ["Ada", "Bruno", "Carmen", "Dev", "Elsa", "Farid", "Gwen", "Hiro", "Ines", "Jonas", "Kira", "Luis",
          "Mona", "Nils", "Olga", "Pavel", "Quinn", "Rhea", "Sami", "Tara", "Ugo", "Vera", "Wim", "Xena", "Yusuf", "Zoe"]
 LAST = ["Abbott", "Berg", "Costa", "Dahl", "Eriksen", "Fontaine", "Gallo", "Holm", "Ivers", "Jansen", "Kovacs",
         "Lund", "Moreau", "Nash", "Ortega", "Pike", "Quist", "Reyes", "Stone", "Toivonen", "Ueda", "Varga", "Wolfe"]
 TRAITS = ["friendly", "curious", "quiet", "busy", "cheerful", "careful", "chatty", "thoughtful"]
+
+
+class NoResidentsError(ValueError):
+    """The town folder holds no residents file."""
+
+
+def pick_residents(town_name: str, agents: int | None, residents: str | None) -> tuple[Town, list[Persona], bool]:
+    """Load the town with a residents file fitting ``agents``; generate more if none is big enough.
+
+    Returns (town, residents, whether any were generated): what a run chose, so a replay
+    of it loads the same residents."""
+    if residents is not None:
+        town = load_town(town_name, residents)
+        people = town.residents
+        if agents is not None and agents > len(people):
+            return town, crowd(town, agents, people), True
+        return town, people[: agents or len(people)], False
+    files = residents_files(town_name)
+    if not files:
+        raise NoResidentsError(f"{town_folder(town_name)}: no residents*.json file in the town folder")
+    sizes = []
+    for f in files:
+        t = load_town(town_name, f.name)
+        sizes.append((len(t.residents), f.name, t))
+    want = agents or sizes[0][0]
+    for n, _name, t in sizes:
+        if n >= want:
+            return t, t.residents[:want], False
+    biggest = sizes[-1][2]
+    return biggest, crowd(biggest, want, biggest.residents), True
 
 
 def crowd(town: Town, n: int, base: list[Persona] | None = None) -> list[Persona]:

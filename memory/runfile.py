@@ -4,7 +4,9 @@ It holds the run's metadata, every committed tick and its records, and full stat
 every N ticks (the engine's state plus each mind's ``snapshot()``). Each tick is committed in
 one transaction, so a run killed at any moment leaves a gap-free prefix of ticks. Readers
 (the viewer, ``replay --summary``) open their own connection and can read while the run is
-writing. Memory tables of the residents live in the same file, owned by ``memory.store``.
+writing. The minds' tables (memory stream, access log, embeddings, resident registry, social
+ties) live in the same file: this module defines them and holds every statement on them;
+memory.store and memory.social call its functions.
 Every model answer of a committed tick is kept in ``llm_answers`` (written in that tick's
 transaction by the answer logs of agents/llm/recorded.py), so resume and fork re-run
 ticks with the run's own answers. One process writes a run folder (replays/lock.py).
@@ -24,7 +26,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from replays.health import health, mind_errors
 from maps.contracts import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from maps.contracts import Record, TickRecords
 from maps.contracts import build  # stored data was valid when written: no re-validation
@@ -237,6 +238,14 @@ class RunStore:
             raise StoreError(f"{path}: damaged or not a SQLite database ({exc})") from None
         return conn
 
+    def copy_to(self, path: Path) -> None:
+        """Copy the whole file, consistent while it is being written, to ``path`` (a fork)."""
+        dst = sqlite3.connect(str(path))
+        try:
+            self.conn.backup(dst)
+        finally:
+            dst.close()
+
     def close(self) -> None:
         try:
             self.conn.close()
@@ -323,24 +332,9 @@ class RunStore:
         )
         if self._has_table("snapshot_marks"):
             marks = [(s.tick, t, self.conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{t}"').fetchone()[0])
-                     for t in self._state_tables()]
+                     for t in _state_tables(self.conn)]
             self.conn.execute("DELETE FROM snapshot_marks WHERE tick = ?", (s.tick,))
             self.conn.executemany("INSERT INTO snapshot_marks(tick, name, max_rowid) VALUES (?, ?, ?)", marks)
-
-    def _state_tables(self) -> list[str]:
-        """Tables of the minds' state in this file: every table with a ``tick`` column (and
-        rowids) that is not one of the run's own."""
-        out = []
-        for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
-            if table in _RUN_TABLES:
-                continue
-            if "tick" in {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}:
-                try:
-                    self.conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
-                except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
-                    continue
-                out.append(table)
-        return out
 
     def ensure_tables(self) -> None:
         """Add tables a run database of this schema version may lack (made by an older townsfolk)."""
@@ -356,28 +350,7 @@ class RunStore:
         caches (embeddings) and the resident registry are kept: they hold no tick's state.
         """
         self._check_writable()
-        state_tick = tick if state_tick is None else state_tick
-        tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        marks: dict[str, int] | None = None
-        if "snapshot_marks" in tables and state_tick >= 0:
-            found = dict(self.conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
-            marks = found or None  # a snapshot of an older townsfolk: cut back by tick
-        state = self._state_tables()
-        with self.conn:
-            for table in tables:
-                columns = {r[1] for r in self.conn.execute(f'PRAGMA table_info("{table}")')}
-                if "tick" not in columns:
-                    continue
-                if table in _RUN_TABLES:
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
-                elif table in state and marks is not None:  # a table made after the snapshot held nothing then
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
-                else:
-                    self.conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
-            if "memory_records" in tables:
-                from memory.store import recompute_last_access  # the memory tables' own rule
-
-                recompute_last_access(self.conn)
+        truncate_file_after(self.conn, tick, state_tick)
         self._last_known = False
 
     # -- recorded model answers (agents/llm/recorded.py) ------------------------------------
@@ -510,8 +483,31 @@ class RunStore:
             h.update(f"{tick}\x1f{time}\x1f{kind}\x1f{resident}\x1f{data}\x1e".encode())
         return h.hexdigest()
 
-    def summary(self) -> dict[str, Any]:
-        """What a run holds, for ``replay --summary``.
+    def records_between(self, kinds: tuple[str, ...], lo: int, hi: int,
+                        newest_first: bool = False) -> Iterator[tuple[int, str, str | None, str]]:
+        """(tick, kind, resident, data JSON) of records of ``kinds`` in ticks ``lo+1..hi``."""
+        marks = ",".join("?" * len(kinds))
+        order = "DESC" if newest_first else "ASC"
+        yield from self.conn.execute(
+            f"SELECT tick, kind, resident, data FROM records WHERE kind IN ({marks}) AND tick > ? AND tick <= ? "
+            f"ORDER BY tick {order}, seq {order}", (*kinds, lo, hi))
+
+    def chat_pair_counts(self, lo: int, hi: int) -> list[tuple[str, str, int]]:
+        """(speaker, listener, lines) of chat records in ticks ``lo+1..hi``."""
+        return self.conn.execute(
+            "SELECT COALESCE(NULLIF(json_extract(data, '$.speaker'), ''), resident, ''), "
+            "COALESCE(json_extract(data, '$.listener'), ''), COUNT(*) FROM records "
+            "WHERE kind = 'chat' AND tick > ? AND tick <= ? GROUP BY 1, 2", (lo, hi)).fetchall()
+
+    def town_note_rows(self, lo: int, hi: int) -> Iterator[tuple[str, str]]:
+        """(kind, data JSON) of town-level notes and injections in ticks ``lo+1..hi``, newest first."""
+        yield from self.conn.execute(
+            "SELECT kind, data FROM records WHERE tick > ? AND tick <= ? AND "
+            "((kind = 'note' AND resident IS NULL) OR kind = 'inject') ORDER BY tick DESC, seq DESC", (lo, hi))
+
+    def counts(self) -> dict[str, Any]:
+        """What a run holds, counted from the file (world.summary adds mind errors and
+        health, the digest, believability and leaks for ``replay --summary``).
 
         events counts world events (actions, object changes, chat lines, injections,
         encounter steps, notes); conversations counts distinct conversation ids; injected
@@ -532,7 +528,6 @@ class RunStore:
                 injected += 1
             else:
                 refused += 1
-        errors = mind_errors(self.conn.execute("SELECT kind, resident, data FROM records WHERE kind IN ('llm', 'mind_error')"))
         names = list(meta.get("resident_names") or [])
         if not names:
             names = sorted(
@@ -561,22 +556,63 @@ class RunStore:
             "memories": by_kind.get("memory", 0),
             "records_by_kind": by_kind,
             "snapshots": len(self.snapshot_ticks()),
-            "mind_errors": errors,
-            "health": health(errors),
-            "records_digest": self.records_digest(),
-            "believability": _believability(self.conn),
-            "leaks": self.leaks(),
         }
 
-    def leaks(self) -> list[dict[str, Any]]:
-        """Harm diffusion: each leaked fact, its victim and who knew it when (replays/leaks.py)."""
-        from replays.leaks import leaks_from_notes
+    def mind_error_rows(self) -> Iterator[tuple[str, str | None, str]]:
+        """(kind, resident, data JSON) of every model call and mind error record (replays.health)."""
+        yield from self.conn.execute("SELECT kind, resident, data FROM records WHERE kind IN ('llm', 'mind_error')")
 
+    def fact_notes(self) -> list[tuple[int, str, str | None, dict[str, Any]]]:
+        """(tick, game time, resident, payload) of every note about a fact, in order (replays.leaks)."""
         rows = self.conn.execute(
             "SELECT r.tick, t.time, r.resident, r.data FROM records r JOIN ticks t ON t.tick = r.tick "
             "WHERE r.kind = 'note' AND r.data LIKE '%fact_id%' ORDER BY r.tick, r.seq")
-        return leaks_from_notes((tick, time, who, json.loads(data)) for tick, time, who, data in rows)
+        return [(tick, time, who, json.loads(data)) for tick, time, who, data in rows]
 
+
+
+def _state_tables(conn: sqlite3.Connection) -> list[str]:
+    """Tables of the minds' state in this file: every table with a ``tick`` column (and
+    rowids) that is not one of the run's own."""
+    out = []
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall():
+        if table in _RUN_TABLES:
+            continue
+        if "tick" in {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}:
+            try:
+                conn.execute(f'SELECT rowid FROM "{table}" LIMIT 1')
+            except sqlite3.OperationalError:  # WITHOUT ROWID: cut back by tick only
+                continue
+            out.append(table)
+    return out
+
+
+def truncate_file_after(conn: sqlite3.Connection, tick: int, state_tick: int | None = None) -> None:
+    """The one roll-back of a run file (RunStore.truncate_after; a minds-only file through
+    memory.store.truncate_after), in one transaction: the run's own tables after ``tick``,
+    every other table with a ``tick`` column (memory, access log, social ties) after
+    ``state_tick`` (default ``tick``), or to the rows it held at that snapshot where
+    snapshot_marks has them; then last-access times from the surviving access log."""
+    state_tick = tick if state_tick is None else state_tick
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    marks: dict[str, int] | None = None
+    if "snapshot_marks" in tables and state_tick >= 0:
+        found = dict(conn.execute("SELECT name, max_rowid FROM snapshot_marks WHERE tick = ?", (state_tick,)))
+        marks = found or None  # a snapshot of an older townsfolk: cut back by tick
+    state = _state_tables(conn)
+    with conn:
+        for table in tables:
+            columns = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+            if "tick" not in columns:
+                continue
+            if table in _RUN_TABLES:
+                conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (tick,))
+            elif table in state and marks is not None:  # a table made after the snapshot held nothing then
+                conn.execute(f'DELETE FROM "{table}" WHERE rowid > ?', (marks.get(table, 0),))
+            else:
+                conn.execute(f'DELETE FROM "{table}" WHERE tick > ?', (state_tick,))
+        if "memory_records" in tables:
+            recompute_last_access(conn)
 
 
 def _untimed(value: Any) -> Any:
@@ -588,8 +624,309 @@ def _untimed(value: Any) -> Any:
     return value
 
 
-def _believability(conn: sqlite3.Connection) -> dict[str, Any]:
-    """The run's believability checks (agents.believability); imported late: replays stays light."""
-    from agents.believability import summary_block
+# -- the minds' tables: memory stream, its access log, embeddings, resident registry (memory.store) --
 
-    return summary_block(conn)
+MEMORY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_records (
+    id INTEGER PRIMARY KEY,
+    resident TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tick INTEGER NOT NULL,
+    created TEXT NOT NULL,
+    last_access TEXT NOT NULL,
+    importance INTEGER NOT NULL,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    embedding_key TEXT NOT NULL,
+    subject TEXT, predicate TEXT, object TEXT
+);
+CREATE INDEX IF NOT EXISTS memory_records_resident ON memory_records(resident, tick);
+CREATE TABLE IF NOT EXISTS memory_access (
+    memory_id INTEGER NOT NULL,
+    tick INTEGER NOT NULL,
+    time TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_access_memory ON memory_access(memory_id);
+CREATE TABLE IF NOT EXISTS memory_embeddings (
+    key TEXT NOT NULL,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (key, model)
+);
+CREATE TABLE IF NOT EXISTS memory_residents (
+    name TEXT PRIMARY KEY,
+    persona TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '{}'
+);
+"""
+
+# a memory row as memory.store reads and writes it
+MEMORY_COLUMNS = (
+    "id, resident, kind, text, tick, created, last_access, importance, evidence, "
+    "embedding_key, subject, predicate, object"
+)
+
+
+def connect_readonly(db_path: Path | str) -> sqlite3.Connection:
+    """A plain read-only connection to a run file, for the module-level readers below."""
+    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+
+
+def connect_memory(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection to the run file's memory tables (WAL), or a private in-memory database."""
+    if db_path is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+    elif readonly:
+        path = Path(db_path)
+        if not path.exists():
+            raise FileNotFoundError(f"run database not found: {path}")
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=5000")
+        return conn
+    else:
+        conn = sqlite3.connect(str(db_path), timeout=10.0, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(MEMORY_SCHEMA)
+    return conn
+
+
+def memory_rows(conn: sqlite3.Connection, resident: str, as_of_tick: int | None = None) -> list[tuple]:
+    """``resident``'s memory rows (MEMORY_COLUMNS) in creation order, up to ``as_of_tick`` if given."""
+    if as_of_tick is None:
+        return conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memory_records WHERE resident = ? ORDER BY id",
+                            (resident,)).fetchall()
+    return conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memory_records WHERE resident = ? AND tick <= ? ORDER BY id",
+                        (resident, as_of_tick)).fetchall()
+
+
+def memory_access_as_of(conn: sqlite3.Connection, resident: str, as_of_tick: int) -> dict[int, str]:
+    """memory id -> its last access time (ISO) as logged up to ``as_of_tick``."""
+    return dict(conn.execute(
+        """SELECT a.memory_id, MAX(a.time) FROM memory_access a
+           JOIN memory_records r ON r.id = a.memory_id
+           WHERE r.resident = ? AND a.tick <= ? GROUP BY a.memory_id""",
+        (resident, as_of_tick),
+    ).fetchall())
+
+
+def stored_vectors(conn: sqlite3.Connection, model: str, keys: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(text key, vector bytes) of ``keys`` already embedded by ``model``."""
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        yield from conn.execute(
+            f"SELECT key, vector FROM memory_embeddings WHERE model = ? AND key IN ({marks})", (model, *chunk))
+
+
+def store_vectors(conn: sqlite3.Connection, rows: list[tuple[str, str, bytes]]) -> None:
+    """Keep (key, model, vector bytes) in the run's embedding cache (first one wins)."""
+    with conn:
+        conn.executemany("INSERT OR IGNORE INTO memory_embeddings (key, model, vector) VALUES (?, ?, ?)", rows)
+
+
+def insert_memories(conn: sqlite3.Connection, rows: list[tuple]) -> list[int]:
+    """Write memory rows (MEMORY_COLUMNS less ``id``) in one transaction; their new ids."""
+    ids = []
+    with conn:
+        for row in rows:
+            cur = conn.execute(f"INSERT INTO memory_records ({MEMORY_COLUMNS}) VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            ids.append(int(cur.lastrowid))
+    return ids
+
+
+def log_accesses(conn: sqlite3.Connection, rows: list[tuple[int, int, str]]) -> None:
+    """(memory id, tick, time): log each refresh and set the memory's last access."""
+    with conn:
+        conn.executemany("INSERT INTO memory_access (memory_id, tick, time) VALUES (?, ?, ?)", rows)
+        conn.executemany("UPDATE memory_records SET last_access = ? WHERE id = ?", [(t, m) for m, _tick, t in rows])
+
+
+def roll_back_resident(conn: sqlite3.Connection, resident: str, tick: int) -> None:
+    """Forget ``resident``'s memories and accesses after ``tick``; recompute its last accesses."""
+    mine = "(SELECT id FROM memory_records WHERE resident = ?)"
+    with conn:
+        conn.execute(f"DELETE FROM memory_access WHERE tick > ? AND memory_id IN {mine}", (tick, resident))
+        conn.execute("DELETE FROM memory_records WHERE resident = ? AND tick > ?", (resident, tick))
+        conn.execute(
+            """UPDATE memory_records SET last_access = COALESCE(
+                   (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                    AND a.time > memory_records.created), memory_records.created)
+               WHERE resident = ?""",
+            (resident,),
+        )
+
+
+def recompute_last_access(conn: sqlite3.Connection) -> None:
+    """After rows were cut: drop accesses of forgotten memories, and set each memory's last
+    access from the accesses that remain."""
+    conn.execute("DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)")
+    conn.execute(
+        """UPDATE memory_records SET last_access = COALESCE(
+               (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
+                AND a.time > memory_records.created), memory_records.created)"""
+    )
+
+
+def truncate_memory_after(db_path: Path | str, tick: int) -> None:
+    """Forget every memory, access and social tie of a tick after ``tick`` in a file of
+    minds' tables alone (the sandbox, tests): the run file's one roll-back."""
+    conn = connect_memory(db_path)
+    try:
+        truncate_file_after(conn, tick)
+    finally:
+        conn.close()
+
+
+def register_resident(conn: sqlite3.Connection, name: str, persona_json: str, embedder: str,
+                      options_json: str = "{}") -> None:
+    """Keep a resident's persona and embedder in the file, so interviews need only the file."""
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO memory_residents (name, persona, embedder, options) VALUES (?,?,?,?)",
+                     (name, persona_json, embedder, options_json))
+
+
+def registered_residents(db_path: Path | str) -> dict[str, dict]:
+    """name -> {persona, embedder, options} for every resident whose memory is in the file."""
+    conn = connect_memory(db_path, readonly=True)
+    try:
+        try:
+            rows = conn.execute("SELECT name, persona, embedder, options FROM memory_residents").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {
+            name: {"persona": json.loads(p), "embedder": e, "options": json.loads(o)}
+            for name, p, e, o in rows
+        }
+    finally:
+        conn.close()
+
+
+def resident_personas(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(name, persona JSON, embedder) of every registered resident (none if the table is absent)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "memory_residents" not in tables:
+        return []
+    return conn.execute("SELECT name, persona, embedder FROM memory_residents").fetchall()
+
+
+def text_records(conn: sqlite3.Connection) -> Iterator[tuple[str, str | None, str, str]]:
+    """(kind, resident, data JSON, game time) of every plan, action, chat and memory record, in order."""
+    yield from conn.execute(
+        "SELECT r.kind, r.resident, r.data, t.time FROM records r JOIN ticks t ON t.tick = r.tick "
+        "WHERE r.kind IN ('plan', 'action', 'chat', 'memory') ORDER BY r.tick, r.seq")
+
+
+# -- times of a run file, falling back to the memory tables (a memory store without ticks) --
+
+def time_span(conn: sqlite3.Connection) -> tuple[datetime | None, datetime | None]:
+    """The first and last recorded game time (naive)."""
+    for sql in ("SELECT MIN(time), MAX(time) FROM ticks", "SELECT MIN(created), MAX(created) FROM memory_records"):
+        try:
+            lo, hi = conn.execute(sql).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if lo:
+            return datetime.fromisoformat(lo).replace(tzinfo=None), datetime.fromisoformat(hi).replace(tzinfo=None)
+    return None, None
+
+
+def last_recorded_tick(conn: sqlite3.Connection) -> int | None:
+    for sql in ("SELECT MAX(tick) FROM ticks", "SELECT MAX(tick) FROM memory_records"):
+        try:
+            row = conn.execute(sql).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row and row[0] is not None:
+            return int(row[0])
+    return None
+
+
+def recorded_time_of(conn: sqlite3.Connection, tick: int) -> datetime | None:
+    """The game time of the last tick at or before ``tick``."""
+    for sql in ("SELECT time FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
+                "SELECT created FROM memory_records WHERE tick <= ? ORDER BY tick DESC LIMIT 1"):
+        try:
+            row = conn.execute(sql, (tick,)).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row:
+            return datetime.fromisoformat(row[0]).replace(tzinfo=None)
+    return None
+
+
+def recorded_tick_at(conn: sqlite3.Connection, when: datetime | None) -> tuple[int, datetime | None]:
+    """The last tick at or before ``when`` (or the last tick), and its time."""
+    big = 2**62
+    for table, col in (("ticks", "time"), ("memory_records", "created")):
+        try:
+            if when is None:
+                row = conn.execute(f"SELECT tick, {col} FROM {table} ORDER BY tick DESC LIMIT 1").fetchone()
+            else:
+                row = conn.execute(
+                    f"SELECT tick, {col} FROM {table} WHERE {col} <= ? ORDER BY tick DESC LIMIT 1",
+                    (when.isoformat(),),
+                ).fetchone()
+        except sqlite3.OperationalError:
+            continue
+        if row:
+            return int(row[0]), datetime.fromisoformat(row[1]).replace(tzinfo=None)
+    return (big if when is None else -1), when
+
+
+# -- social ties (memory.social) ----------------------------------------------------------------
+
+SOCIAL_SCHEMA = """
+CREATE TABLE IF NOT EXISTS social_edges (
+    resident TEXT NOT NULL,
+    other TEXT NOT NULL,
+    tick INTEGER NOT NULL,
+    relation TEXT NOT NULL,
+    closeness REAL NOT NULL,
+    interactions INTEGER NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS social_edges_pair ON social_edges(resident, other, tick);
+"""
+
+
+def ensure_social_table(conn: sqlite3.Connection) -> None:
+    conn.executescript(SOCIAL_SCHEMA)
+
+
+def log_tie(conn: sqlite3.Connection, resident: str, other: str, tick: int, relation: str, closeness: float,
+            interactions: int, note: str) -> None:
+    """Append one change of ``resident``'s tie to ``other``."""
+    with conn:
+        conn.execute(
+            "INSERT INTO social_edges (resident, other, tick, relation, closeness, interactions, note)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (resident, other, tick, relation, closeness, interactions, note),
+        )
+
+
+def social_rows(db_path: Path | str, at_tick: int | None = None) -> tuple[list[tuple], list[str]]:
+    """Every tie change up to ``at_tick`` (resident, other, tick, relation, closeness,
+    interactions, note; in order) and the registered residents' names."""
+    path = Path(db_path)
+    if not path.exists():
+        raise FileNotFoundError(f"run database not found: {path}")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        try:
+            rows = conn.execute(
+                "SELECT resident, other, tick, relation, closeness, interactions, note FROM social_edges"
+                " WHERE tick <= ? ORDER BY tick, rowid",
+                (at_tick if at_tick is not None else 2**62,),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            rows = []
+        try:
+            names = [r[0] for r in conn.execute("SELECT name FROM memory_residents")]
+        except sqlite3.OperationalError:
+            names = []
+    finally:
+        conn.close()
+    return rows, names

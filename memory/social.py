@@ -17,20 +17,7 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from maps.contracts import Persona
-
-SOCIAL_SCHEMA = """
-CREATE TABLE IF NOT EXISTS social_edges (
-    resident TEXT NOT NULL,
-    other TEXT NOT NULL,
-    tick INTEGER NOT NULL,
-    relation TEXT NOT NULL,
-    closeness REAL NOT NULL,
-    interactions INTEGER NOT NULL,
-    note TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS social_edges_pair ON social_edges(resident, other, tick);
-"""
-
+from memory import runfile
 
 class Tie(BaseModel):
     """One resident's view of another."""
@@ -49,7 +36,7 @@ class SocialMemory:
         self.name = persona.name
         self.conn = conn
         if conn is not None:
-            conn.executescript(SOCIAL_SCHEMA)
+            runfile.ensure_social_table(conn)
         self.ties: dict[str, Tie] = {
             r.name: Tie(relation=r.relation, closeness=r.closeness) for r in persona.relationships
         }
@@ -87,24 +74,13 @@ class SocialMemory:
     def _log(self, other: str, tie: Tie, tick: int) -> None:
         if self.conn is None:
             return
-        with self.conn:
-            self.conn.execute(
-                "INSERT INTO social_edges (resident, other, tick, relation, closeness, interactions, note)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (self.name, other, tick, tie.relation, tie.closeness, tie.interactions, tie.note),
-            )
+        runfile.log_tie(self.conn, self.name, other, tick, tie.relation, tie.closeness, tie.interactions, tie.note)
 
     def to_dict(self) -> dict:
         return {other: tie.model_dump() for other, tie in self.ties.items()}
 
     def restore(self, state: dict) -> None:
         self.ties = {other: Tie.model_validate(t) for other, t in state.items()}
-
-
-def truncate_social_after(conn: sqlite3.Connection, tick: int) -> None:
-    conn.executescript(SOCIAL_SCHEMA)
-    with conn:
-        conn.execute("DELETE FROM social_edges WHERE tick > ?", (tick,))
 
 
 def graph_from_ties(ties: dict[str, dict[str, Tie]]) -> nx.DiGraph:
@@ -119,25 +95,7 @@ def graph_from_ties(ties: dict[str, dict[str, Tie]]) -> nx.DiGraph:
 
 def load_graph(db_path: Path | str, at_tick: int | None = None) -> nx.DiGraph:
     """The town's who-knows-whom graph from a run file, as it was at ``at_tick`` (or last)."""
-    path = Path(db_path)
-    if not path.exists():
-        raise FileNotFoundError(f"run database not found: {path}")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        try:
-            rows = conn.execute(
-                "SELECT resident, other, tick, relation, closeness, interactions, note FROM social_edges"
-                " WHERE tick <= ? ORDER BY tick, rowid",
-                (at_tick if at_tick is not None else 2**62,),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            rows = []
-        try:
-            names = [r[0] for r in conn.execute("SELECT name FROM memory_residents")]
-        except sqlite3.OperationalError:
-            names = []
-    finally:
-        conn.close()
+    rows, names = runfile.social_rows(db_path, at_tick)
     latest: dict[str, dict[str, Tie]] = {n: {} for n in names}
     for resident, other, tick, relation, closeness, interactions, note in rows:
         latest.setdefault(resident, {})[other] = Tie(

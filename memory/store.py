@@ -11,7 +11,8 @@ Tables (all prefixed ``memory_`` so they sit beside the engine's own tables in t
 
 Each :class:`MemoryStore` opens its own connection (WAL) and keeps a
 :class:`~memory.retrieval.RetrievalIndex` in memory, rebuilt from the rows on open.
-:func:`truncate_after` drops everything written after a tick (resume/fork).
+:func:`truncate_after` drops everything written after a tick (resume/fork). The tables
+and every statement on them are the run file's (memory.runfile).
 """
 
 from __future__ import annotations
@@ -25,46 +26,13 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from memory import runfile
 from memory.embeddings import CachedEmbedder, get_embedder, text_key
 from memory.retrieval import RetrievalConfig, RetrievalIndex
+from memory.runfile import registered_residents  # noqa: F401 - where interviews find it
 
 MEMORY_KINDS = ("observation", "chat", "plan", "reflection", "thought", "whisper", "encounter")
 _EPOCH = datetime(2000, 1, 1)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS memory_records (
-    id INTEGER PRIMARY KEY,
-    resident TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    tick INTEGER NOT NULL,
-    created TEXT NOT NULL,
-    last_access TEXT NOT NULL,
-    importance INTEGER NOT NULL,
-    evidence TEXT NOT NULL DEFAULT '[]',
-    embedding_key TEXT NOT NULL,
-    subject TEXT, predicate TEXT, object TEXT
-);
-CREATE INDEX IF NOT EXISTS memory_records_resident ON memory_records(resident, tick);
-CREATE TABLE IF NOT EXISTS memory_access (
-    memory_id INTEGER NOT NULL,
-    tick INTEGER NOT NULL,
-    time TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS memory_access_memory ON memory_access(memory_id);
-CREATE TABLE IF NOT EXISTS memory_embeddings (
-    key TEXT NOT NULL,
-    model TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (key, model)
-);
-CREATE TABLE IF NOT EXISTS memory_residents (
-    name TEXT PRIMARY KEY,
-    persona TEXT NOT NULL,
-    embedder TEXT NOT NULL,
-    options TEXT NOT NULL DEFAULT '{}'
-);
-"""
 
 
 def game_hours(when: datetime) -> float:
@@ -100,22 +68,7 @@ class MemoryDraft(BaseModel):
 
 def connect(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection to the run file (WAL), or a private in-memory database."""
-    if db_path is None:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-    elif readonly:
-        path = Path(db_path)
-        if not path.exists():
-            raise FileNotFoundError(f"run database not found: {path}")
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=5000")
-        return conn
-    else:
-        conn = sqlite3.connect(str(db_path), timeout=10.0, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(SCHEMA)
-    return conn
+    return runfile.connect_memory(db_path, readonly=readonly)
 
 
 def truncate_after(db_path: Path | str, tick: int) -> None:
@@ -123,35 +76,7 @@ def truncate_after(db_path: Path | str, tick: int) -> None:
     on its own; a run rolls its whole file back with RunStore.truncate_after). Last-access
     times are recomputed from the surviving access log.
     """
-    conn = connect(db_path)
-    try:
-        with conn:
-            roll_back(conn, tick)
-        from memory.social import truncate_social_after  # social edges live in the same file
-
-        truncate_social_after(conn, tick)
-    finally:
-        conn.close()
-
-
-def roll_back(conn: sqlite3.Connection, tick: int) -> None:
-    """The memory tables without what was written after ``tick``, inside the caller's
-    transaction. Embeddings stay: they are keyed by text, not by tick."""
-    conn.execute("DELETE FROM memory_records WHERE tick > ?", (tick,))
-    conn.execute("DELETE FROM memory_access WHERE tick > ?", (tick,))
-    recompute_last_access(conn)
-
-
-def recompute_last_access(conn: sqlite3.Connection) -> None:
-    """After rows were cut (memory.runfile.RunStore.truncate_after rolls the whole run file
-    back in one transaction): drop accesses of forgotten memories, and set each memory's
-    last access from the accesses that remain."""
-    conn.execute("DELETE FROM memory_access WHERE memory_id NOT IN (SELECT id FROM memory_records)")
-    conn.execute(
-        """UPDATE memory_records SET last_access = COALESCE(
-               (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
-                AND a.time > memory_records.created), memory_records.created)"""
-    )
+    runfile.truncate_memory_after(db_path, tick)
 
 
 def _row_to_record(row: sqlite3.Row | tuple) -> MemoryRecord:
@@ -170,12 +95,6 @@ def _row_to_record(row: sqlite3.Row | tuple) -> MemoryRecord:
         embedding_key=key,
         triple=triple,
     )
-
-
-_COLUMNS = (
-    "id, resident, kind, text, tick, created, last_access, importance, evidence, "
-    "embedding_key, subject, predicate, object"
-)
 
 
 class MemoryStore:
@@ -210,25 +129,8 @@ class MemoryStore:
     # -- loading ----------------------------------------------------------------------------
 
     def _load(self) -> None:
-        if self.frozen:
-            rows = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM memory_records WHERE resident = ? AND tick <= ? ORDER BY id",
-                (self.resident, self.as_of_tick),
-            ).fetchall()
-            access = dict(
-                self.conn.execute(
-                    """SELECT a.memory_id, MAX(a.time) FROM memory_access a
-                       JOIN memory_records r ON r.id = a.memory_id
-                       WHERE r.resident = ? AND a.tick <= ? GROUP BY a.memory_id""",
-                    (self.resident, self.as_of_tick),
-                ).fetchall()
-            )
-        else:
-            rows = self.conn.execute(
-                f"SELECT {_COLUMNS} FROM memory_records WHERE resident = ? ORDER BY id",
-                (self.resident,),
-            ).fetchall()
-            access = {}
+        rows = runfile.memory_rows(self.conn, self.resident, self.as_of_tick if self.frozen else None)
+        access = runfile.memory_access_as_of(self.conn, self.resident, self.as_of_tick) if self.frozen else {}
         records = [_row_to_record(r) for r in rows]
         for rec in records:
             seen = access.get(rec.id)
@@ -245,16 +147,10 @@ class MemoryStore:
         model = self.embedder.name
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, blob in self.conn.execute(
-                f"SELECT key, vector FROM memory_embeddings WHERE model = ? AND key IN ({marks})",
-                (model, *chunk),
-            ):
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if vec.shape[0] == self.embedder.dim:
-                    found[key] = vec
+        for key, blob in runfile.stored_vectors(self.conn, model, unique):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape[0] == self.embedder.dim:
+                found[key] = vec
         missing = [i for i, key in enumerate(keys) if key not in found]
         if missing:
             fresh = self.embedder.encode([texts[i] for i in missing])
@@ -264,11 +160,7 @@ class MemoryStore:
                     found[keys[i]] = vec
                     rows.append((keys[i], model, vec.astype(np.float32).tobytes()))
             if rows and not self.frozen:
-                with self.conn:
-                    self.conn.executemany(
-                        "INSERT OR IGNORE INTO memory_embeddings (key, model, vector) VALUES (?, ?, ?)",
-                        rows,
-                    )
+                runfile.store_vectors(self.conn, rows)
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim))
 
     def _index_records(self, records: list[MemoryRecord], vectors: np.ndarray) -> None:
@@ -304,25 +196,20 @@ class MemoryStore:
                 raise ValueError(f"memory kind {d.kind!r}: expected one of {', '.join(MEMORY_KINDS)}")
         keys = [text_key(d.text) for d in drafts]
         stamp = when.replace(tzinfo=None).isoformat()
-        out: list[MemoryRecord] = []
-        with self.conn:
-            for d, key in zip(drafts, keys):
-                s, p, o = d.triple if d.triple else (None, None, None)
-                cur = self.conn.execute(
-                    f"INSERT INTO memory_records ({_COLUMNS}) VALUES (NULL,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        self.resident, d.kind, d.text, tick, stamp, stamp, d.importance,
-                        json.dumps(d.evidence), key, s, p, o,
-                    ),
-                )
-                out.append(
-                    MemoryRecord(
-                        id=int(cur.lastrowid), resident=self.resident, kind=d.kind, text=d.text,
-                        tick=tick, created=when.replace(tzinfo=None),
-                        last_access=when.replace(tzinfo=None), importance=d.importance,
-                        evidence=list(d.evidence), embedding_key=key, triple=d.triple,
-                    )
-                )
+        rows = []
+        for d, key in zip(drafts, keys):
+            s, p, o = d.triple if d.triple else (None, None, None)
+            rows.append((self.resident, d.kind, d.text, tick, stamp, stamp, d.importance,
+                         json.dumps(d.evidence), key, s, p, o))
+        out = [
+            MemoryRecord(
+                id=memory_id, resident=self.resident, kind=d.kind, text=d.text,
+                tick=tick, created=when.replace(tzinfo=None),
+                last_access=when.replace(tzinfo=None), importance=d.importance,
+                evidence=list(d.evidence), embedding_key=key, triple=d.triple,
+            )
+            for memory_id, d, key in zip(runfile.insert_memories(self.conn, rows), drafts, keys)
+        ]
         for rec in out:
             self._records[rec.id] = rec
             self._order.append(rec.id)
@@ -406,30 +293,13 @@ class MemoryStore:
                 rec.last_access = stamp
                 rows.append((memory_id, tick, stamp.isoformat()))
         if rows:
-            with self.conn:
-                self.conn.executemany(
-                    "INSERT INTO memory_access (memory_id, tick, time) VALUES (?, ?, ?)", rows
-                )
-                self.conn.executemany(
-                    "UPDATE memory_records SET last_access = ? WHERE id = ?",
-                    [(t, m) for m, _tick, t in rows],
-                )
+            runfile.log_accesses(self.conn, rows)
 
     def rollback_to(self, tick: int) -> None:
         """Forget this resident's memories and accesses after ``tick`` and rebuild the index
         (a restore in the same process; a no-op when the engine already truncated the file)."""
         self._check_writable()
-        mine = "(SELECT id FROM memory_records WHERE resident = ?)"
-        with self.conn:
-            self.conn.execute(f"DELETE FROM memory_access WHERE tick > ? AND memory_id IN {mine}", (tick, self.resident))
-            self.conn.execute("DELETE FROM memory_records WHERE resident = ? AND tick > ?", (self.resident, tick))
-            self.conn.execute(
-                """UPDATE memory_records SET last_access = COALESCE(
-                       (SELECT MAX(a.time) FROM memory_access a WHERE a.memory_id = memory_records.id
-                        AND a.time > memory_records.created), memory_records.created)
-                   WHERE resident = ?""",
-                (self.resident,),
-            )
+        runfile.roll_back_resident(self.conn, self.resident, tick)
         self.index = RetrievalIndex(self.embedder.dim, self.config)
         self._records, self._order, self._waiting = {}, [], []
         self._load()
@@ -438,29 +308,9 @@ class MemoryStore:
 
     def register_resident(self, persona_json: str, options_json: str = "{}") -> None:
         self._check_writable()
-        with self.conn:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO memory_residents (name, persona, embedder, options) VALUES (?,?,?,?)",
-                (self.resident, persona_json, self.embedder.name, options_json),
-            )
+        runfile.register_resident(self.conn, self.resident, persona_json, self.embedder.name, options_json)
 
     def close(self) -> None:
         if self._waiting and not self.frozen:
             self.settle()  # the run's embedding table keeps every memory's vector
         self.conn.close()
-
-
-def registered_residents(db_path: Path | str) -> dict[str, dict]:
-    """name -> {persona, embedder, options} for every resident whose memory is in the file."""
-    conn = connect(db_path, readonly=True)
-    try:
-        try:
-            rows = conn.execute("SELECT name, persona, embedder, options FROM memory_residents").fetchall()
-        except sqlite3.OperationalError:
-            return {}
-        return {
-            name: {"persona": json.loads(p), "embedder": e, "options": json.loads(o)}
-            for name, p, e, o in rows
-        }
-    finally:
-        conn.close()

@@ -60,10 +60,8 @@ def open_store(run_dir: str | Path) -> TickStore:
     path = Path(run_dir)
     if not path.exists():
         raise ReaderError(f"no run folder at {path}")
-    try:
-        from memory.runfile import RunStore
-    except ImportError as exc:  # pragma: no cover - the store ships with the package
-        raise ReaderError(f"the run store is not available: {exc}") from exc
+    from memory.runfile import RunStore
+
     try:
         return RunStore.open(path)
     except ReaderError:
@@ -233,8 +231,7 @@ class RunReader:
         first, lines exchanged are counted in SQL, and bubbles and toasts only need the last
         few ticks. Encounters are played in full (they are few).
         """
-        conn = getattr(self.store, "conn", None)
-        if conn is None:  # a store without SQL access: play every record (exact, slower)
+        if not hasattr(self.store, "records_between"):  # a store without ranged queries: play every record (exact, slower)
             frame = start.copy()
             for tr in self.ticks(start_tick + 1, tick):
                 apply_in_place(frame, tr)
@@ -243,10 +240,12 @@ class RunReader:
         frame = start.copy()
         end_tick = TickRecords.model_construct(tick=tick, time=frame.time, records=[])
 
-        def play(target: FrameState, sql: str, args: tuple) -> None:
+        store: Any = self.store
+
+        def play(target: FrameState, kinds: tuple[str, ...], after: int) -> None:
             pending: list[Record] = []
             current: int | None = None
-            for t, kind, resident, data in conn.execute(sql, args):
+            for t, kind, resident, data in store.records_between(kinds, after, hi):
                 if current is not None and t != current:
                     apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
                     pending = []
@@ -258,13 +257,11 @@ class RunReader:
 
         # Encounters: every step in the range, in order, with their expiry.
         enc = start.copy()
-        play(enc, "SELECT tick, kind, resident, data FROM records WHERE kind = 'encounter' "
-                  "AND tick > ? AND tick <= ? ORDER BY tick, seq", (lo, hi))
+        play(enc, ("encounter",), lo)
         frame.encounters = enc.encounters
         # Bubbles and toasts: only the last few ticks can still show.
         recent = start.copy()
-        play(recent, "SELECT tick, kind, resident, data FROM records WHERE kind IN ('chat', 'inject') "
-                     "AND tick > ? AND tick <= ? ORDER BY tick, seq", (max(lo, tick - LOOKBACK), hi))
+        play(recent, ("chat", "inject"), max(lo, tick - LOOKBACK))
         frame.toasts = recent.toasts
         changes: dict[str, dict[str, Any]] = {}
 
@@ -278,10 +275,7 @@ class RunReader:
                 change(name)["bubble"] = res.bubble
         # Lines exchanged: counted both ways, as apply() does.
         talks: dict[str, dict[str, int]] = {}
-        for speaker, listener, n in conn.execute(
-                "SELECT COALESCE(NULLIF(json_extract(data, '$.speaker'), ''), resident, ''), "
-                "COALESCE(json_extract(data, '$.listener'), ''), COUNT(*) FROM records "
-                "WHERE kind = 'chat' AND tick > ? AND tick <= ? GROUP BY 1, 2", (lo, hi)):
+        for speaker, listener, n in store.chat_pair_counts(lo, hi):
             if speaker and listener and speaker != listener:
                 talks.setdefault(speaker, {})[listener] = talks.get(speaker, {}).get(listener, 0) + n
                 talks.setdefault(listener, {})[speaker] = talks.get(listener, {}).get(speaker, 0) + n
@@ -293,9 +287,7 @@ class RunReader:
         # The newest plan (any level) and the newest day plan per resident.
         got_plan: set[str] = set()
         got_day: set[str] = set()
-        for resident, data in conn.execute(
-                "SELECT resident, data FROM records WHERE kind = 'plan' AND tick > ? AND tick <= ? "
-                "ORDER BY tick DESC, seq DESC", (lo, hi)):
+        for _t, _kind, resident, data in store.records_between(("plan",), lo, hi, newest_first=True):
             if not resident or (resident in got_plan and resident in got_day):
                 continue
             try:
@@ -311,9 +303,7 @@ class RunReader:
                 c["day_plan"] = tuple(p.items)
         # Recent memories: the newest few per resident, read newest first until full.
         newest: dict[str, list[str]] = {}
-        for resident, data in conn.execute(
-                "SELECT resident, data FROM records WHERE kind = 'memory' AND tick > ? AND tick <= ? "
-                "ORDER BY tick DESC, seq DESC", (lo, hi)):
+        for _t, _kind, resident, data in store.records_between(("memory",), lo, hi, newest_first=True):
             if not resident or len(newest.get(resident, ())) >= RECENT_MEMORIES:
                 continue
             try:
@@ -328,9 +318,7 @@ class RunReader:
             frame.residents[name] = dataclasses.replace(frame.residents[name], **c)
         # Town notes: town-level notes and accepted announcements, newest last.
         found: list[str] = []
-        for kind, data in conn.execute(
-                "SELECT kind, data FROM records WHERE tick > ? AND tick <= ? AND "
-                "((kind = 'note' AND resident IS NULL) OR kind = 'inject') ORDER BY tick DESC, seq DESC", (lo, hi)):
+        for kind, data in store.town_note_rows(lo, hi):
             d = json.loads(data)
             if kind == "note":
                 text = str(d.get("text", "")) if isinstance(d, dict) else str(d)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from maps.crowd import pick_residents
 from replays.frames import FrameState, ResidentFrame
 from replays.mapview import MapView, from_town
 from replays.reader import ReaderError, RunReader
@@ -38,13 +39,9 @@ def _load_run_town(meta: dict[str, Any]) -> Any:
     generated crowd), as the runner chose them; falls back to the town's default file."""
     ref = town_ref(meta)
     try:
-        from world.runner import choose_residents
-
-        town, people, _ = choose_residents(ref, meta.get("agents"), meta.get("residents_file"))
+        town, people, _ = pick_residents(ref, meta.get("agents"), meta.get("residents_file"))
         town.residents = list(people)
         return town
-    except ImportError:
-        pass
     except Exception as exc:
         if not meta.get("agents"):
             raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc

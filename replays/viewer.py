@@ -273,12 +273,9 @@ class Viewer:
             self.notify("interviews need a run folder", False)
             return
         interviewer = self._interviewer
-        if interviewer is None:
-            try:
-                from agents.minds.interview import interview as interviewer  # type: ignore[no-redef]
-            except ImportError:
-                self.notify("interviews are not available in this version", False)
-                return
+        if interviewer is None:  # world/cli passes agents.minds.interview.interview
+            self.notify("interviews are not available in this viewer", False)
+            return
         with self._interview_lock:
             self.interviews.setdefault(name, []).append((question, None))
             idx = len(self.interviews[name]) - 1

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 
-import importlib
 import logging
 import os
 import platform
@@ -30,8 +29,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from maps.contracts import MindOptions, Persona
-from maps.crowd import crowd
-from maps.town import Town, load_town, residents_files, town_folder
+from maps.crowd import NoResidentsError, pick_residents
+from maps.town import Town
 from replays.lock import RunFolderBusy, RunLock
 from memory.runfile import DB_NAME, RunStore, StoreError
 from world.clock import parse_duration, parse_start
@@ -163,38 +162,19 @@ def option_error(exc: Exception) -> str:
 
 
 def choose_residents(town_name: str, agents: int | None, residents: str | None) -> tuple[Town, list[Persona], bool]:
-    """Load the town with a residents file fitting ``agents``; generate more if none is big enough."""
-    if residents is not None:
-        town = load_town(town_name, residents)
-        people = town.residents
-        if agents is not None and agents > len(people):
-            return town, crowd(town, agents, people), True
-        return town, people[: agents or len(people)], False
-    files = residents_files(town_name)
-    if not files:
-        raise RunError(f"{town_folder(town_name)}: no residents*.json file in the town folder")
-    sizes = []
-    for f in files:
-        t = load_town(town_name, f.name)
-        sizes.append((len(t.residents), f.name, t))
-    want = agents or sizes[0][0]
-    for n, _name, t in sizes:
-        if n >= want:
-            return t, t.residents[:want], False
-    biggest = sizes[-1][2]
-    return biggest, crowd(biggest, want, biggest.residents), True
+    """Load the town with a residents file fitting ``agents`` (maps.crowd.pick_residents)."""
+    try:
+        return pick_residents(town_name, agents, residents)
+    except NoResidentsError as exc:
+        raise RunError(str(exc)) from None
 
 
 def mind_factory(kind: str):
     """(factory, kind actually used). 'auto' prefers the generative mind when it is installed."""
     if kind in ("auto", "generative"):
-        try:
-            mod = importlib.import_module("agents.minds.generative")
-            return mod.make_mind, "generative"
-        except ModuleNotFoundError as exc:
-            if kind == "generative" or not (exc.name or "").startswith("agents"):
-                raise RunError(f"--mind generative: the generative mind is not available ({exc})") from None
-            log.warning("agents.minds.generative is not available; using the routine (LLM-free) mind")
+        from agents.minds.generative import make_mind as make_generative
+
+        return make_generative, "generative"
     from agents.minds.routine import make_mind
 
     return make_mind, "routine"
@@ -204,10 +184,8 @@ def make_model(model: str, mind: str, cache_dir: Path | None, chaos: float, seed
     """The LLM gateway for generative minds (None for routine minds, which never call it)."""
     if mind == "routine":
         return None
-    try:
-        from agents.llm.gateway import make_llm
-    except ModuleNotFoundError as exc:
-        raise RunError(f"--model {model}: the LLM gateway is not available ({exc})") from None
+    from agents.llm.gateway import make_llm
+
     try:
         return make_llm(model, cache_dir=cache_dir, chaos=chaos, seed=seed)
     except Exception as exc:  # a bad model string, a missing backend
@@ -515,11 +493,7 @@ def _fork(options: RunOptions) -> Engine:
         run_dir.mkdir(parents=True, exist_ok=True)
         lock = lock_run_folder(run_dir, "--out")
         try:
-            dst = sqlite3.connect(str(dst_db))
-            try:
-                src.conn.backup(dst)
-            finally:
-                dst.close()
+            src.copy_to(dst_db)
         except BaseException:
             lock.release()
             raise
@@ -555,12 +529,10 @@ def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None
 
     A time after ``end`` (the run's end) gives the tick after the last one, so that callers
     refuse it rather than silently take the last tick."""
+    from maps.contracts import parse_at
+
     try:
-        from maps.contracts import parse_at
-    except ModuleNotFoundError:  # pragma: no cover - the viewer package ships with townsfolk
-        parse_at = None  # type: ignore[assignment]
-    try:
-        when: datetime | int = parse_at(text, start) if parse_at else parse_start(text)
+        when: datetime | int = parse_at(text, start)
     except ValueError as exc:
         raise RunError(f"--at: {exc}") from None
     if isinstance(when, int):

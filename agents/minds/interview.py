@@ -16,6 +16,11 @@ from pathlib import Path
 from maps.contracts import Persona
 from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt
 from memory.embeddings import get_embedder
+from memory.runfile import connect_readonly
+from memory.runfile import last_recorded_tick as _last_tick
+from memory.runfile import recorded_tick_at as _tick_at
+from memory.runfile import recorded_time_of as _time_of
+from memory.runfile import time_span as _span
 from memory.store import MemoryStore, registered_residents
 from maps.contracts import TimeError
 from maps.contracts import parse_at as parse_when
@@ -37,17 +42,6 @@ def run_db_path(run_dir: Path | str) -> Path:
     return db
 
 
-def _span(conn: sqlite3.Connection) -> tuple[datetime | None, datetime | None]:
-    for sql in ("SELECT MIN(time), MAX(time) FROM ticks", "SELECT MIN(created), MAX(created) FROM memory_records"):
-        try:
-            lo, hi = conn.execute(sql).fetchone()
-        except sqlite3.OperationalError:
-            continue
-        if lo:
-            return datetime.fromisoformat(lo).replace(tzinfo=None), datetime.fromisoformat(hi).replace(tzinfo=None)
-    return None, None
-
-
 def parse_at(text: str, first: datetime | None) -> datetime | int:
     """--at as every command reads it (maps.contracts): '14:00', 'day 2 14:00', '2023-02-13 14:00',
     '+2h' (after the run's start) or 'tick:N' (an int). ``first`` is the run's first recorded time."""
@@ -65,7 +59,7 @@ def check_run_db(db: Path) -> None:
     from memory.runfile import StoreError, check_integrity
 
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn = connect_readonly(db)
     except sqlite3.Error as exc:
         raise InterviewError(f"{db}: cannot open the run database ({exc})") from None
     try:
@@ -74,48 +68,6 @@ def check_run_db(db: Path) -> None:
         raise InterviewError(str(exc)) from None
     finally:
         conn.close()
-
-
-def _last_tick(conn: sqlite3.Connection) -> int | None:
-    for sql in ("SELECT MAX(tick) FROM ticks", "SELECT MAX(tick) FROM memory_records"):
-        try:
-            row = conn.execute(sql).fetchone()
-        except sqlite3.OperationalError:
-            continue
-        if row and row[0] is not None:
-            return int(row[0])
-    return None
-
-
-def _time_of(conn: sqlite3.Connection, tick: int) -> datetime | None:
-    for sql in ("SELECT time FROM ticks WHERE tick <= ? ORDER BY tick DESC LIMIT 1",
-                "SELECT created FROM memory_records WHERE tick <= ? ORDER BY tick DESC LIMIT 1"):
-        try:
-            row = conn.execute(sql, (tick,)).fetchone()
-        except sqlite3.OperationalError:
-            continue
-        if row:
-            return datetime.fromisoformat(row[0]).replace(tzinfo=None)
-    return None
-
-
-def _tick_at(conn: sqlite3.Connection, when: datetime | None) -> tuple[int, datetime | None]:
-    """The last tick at or before ``when`` (or the last tick), and its time."""
-    big = 2**62
-    for table, col in (("ticks", "time"), ("memory_records", "created")):
-        try:
-            if when is None:
-                row = conn.execute(f"SELECT tick, {col} FROM {table} ORDER BY tick DESC LIMIT 1").fetchone()
-            else:
-                row = conn.execute(
-                    f"SELECT tick, {col} FROM {table} WHERE {col} <= ? ORDER BY tick DESC LIMIT 1",
-                    (when.isoformat(),),
-                ).fetchone()
-        except sqlite3.OperationalError:
-            continue
-        if row:
-            return int(row[0]), datetime.fromisoformat(row[1]).replace(tzinfo=None)
-    return (big if when is None else -1), when
 
 
 def interview(run_dir: Path | str, name: str, question: str, at: str | datetime | None = None,
@@ -151,7 +103,7 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
             llm = make_llm(model)
         except Exception as exc:
             raise InterviewError(f"--model {model}: {exc}") from None
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_readonly(db)
     try:
         first, last = _span(conn)
         when = parse_at(at, first) if isinstance(at, str) else at

@@ -19,6 +19,7 @@ from agents.believability import (
     score_texts,
 )
 from memory.embeddings import get_embedder
+from world.summary import run_summary
 
 EMBED = get_embedder("hashing").encode
 FRIDAY_10 = datetime(2026, 2, 13, 10, 0)
@@ -141,7 +142,7 @@ def test_every_run_summary_has_a_believability_block(tmp_path: Path, monkeypatch
     engine = build_engine(RunOptions(town="default", agents=2, start=start, duration=timedelta(minutes=30), seed=0,
                                      mind="generative", model="scripted", out=tmp_path / "run"))
     asyncio.run(engine.run(engine.until))
-    block = engine.store.summary()["believability"]
+    block = run_summary(engine.store)["believability"]
     engine.store.close()
     assert "error" not in block, block
     assert 0.0 <= block["overall"] <= 1.0

@@ -33,7 +33,7 @@ def test_ticks_round_trip_in_order(tmp_path: Path) -> None:
     assert [r.data["text"] for r in got[1].records] == ["hi", "yo"]
     assert got[2].records == [] and got[2].time == T0 + timedelta(seconds=20)
     assert [t.tick for t in store.iter_ticks(1, 1)] == [1]
-    s = store.summary()
+    s = store.counts()
     assert (s["ticks"], s["first_tick"], s["last_tick"], s["missing_ticks"]) == (3, 0, 2, [])
     assert s["conversations"] == 1 and s["residents"] == 2 and s["resident_names"] == ["A", "B"]
     assert s["start_time"] == T0.isoformat()
@@ -119,7 +119,7 @@ def test_summary_counts_injections_and_llm_calls(tmp_path: Path) -> None:
                            Record(kind="inject", data={"command": {}, "accepted": False, "message": "bad"}),
                            Record(kind="llm", resident="A", data={"purpose": "plan_day", "call_id": "1", "prompt_hash": "h", "ok": True}),
                            Record(kind="action", resident="A", data={"description": "x"})))
-    s = store.summary()
+    s = store.counts()
     assert (s["injected"], s["injected_refused"], s["llm_calls"], s["events"]) == (1, 1, 1, 3)
     json.dumps(s)
 
@@ -185,13 +185,13 @@ def test_records_digest_ignores_latencies_only(tmp_path: Path) -> None:
                                                                           "prompt_hash": "h", "ok": True,
                                                                           "latency_s": latency})))
         store.commit_tick(tick(1, Record(kind="note", data={"text": text})))
-        return store.summary()["records_digest"]
+        return store.records_digest()
 
     same = run("a", 0.5)
     assert run("b", 12.25) == same
     assert run("c", 0.5, "ho") != same
     empty = RunStore.create(tmp_path / "d", {})
-    assert empty.summary()["records_digest"] != same
+    assert empty.records_digest() != same
 
 
 def test_answers_are_committed_with_their_tick(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.minds.interview import interview
 from replays.export import init_headless
 from replays.feeds import ReplayFeed
 from replays.runview import open_run
@@ -29,7 +30,8 @@ def test_viewer_interviews_the_selected_resident(tmp_path: Path, monkeypatch) ->
 
     init_headless()
     run = open_run(run_dir)
-    viewer = Viewer(run.map, ReplayFeed(run.reader, run_dir), size=(1024, 700), run_dir=run_dir, model="scripted")
+    viewer = Viewer(run.map, ReplayFeed(run.reader, run_dir), size=(1024, 700), run_dir=run_dir, model="scripted",
+                    interviewer=interview)
     viewer.seek(2)
     viewer.select(name)
     viewer.mode = "ask"

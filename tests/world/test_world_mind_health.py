@@ -23,6 +23,7 @@ from memory.runfile import RunStore
 from world.engine import Engine
 from world.cli.run import health_exit_code
 from world.runner import RunOptions, build_engine
+from world.summary import run_summary
 
 REPO = Path(__file__).resolve().parents[2]
 START = datetime(2026, 2, 13, 7, 0)
@@ -37,7 +38,7 @@ def test_a_scripted_day_of_every_built_in_residents_file_has_no_mind_error(
     engine = build_engine(RunOptions(model="scripted", mind="generative", residents=str(residents), duration="1d",
                                      out=tmp_path / "run", cache_dir=tmp_path / "cache"))
     asyncio.run(engine.run(engine.until))
-    summary = engine.store.summary()
+    summary = run_summary(engine.store)
     engine.store.close()
     data = json.loads(residents.read_text())
     n = len(data["residents"] if isinstance(data, dict) else data)
@@ -101,7 +102,7 @@ def test_a_mind_that_raises_is_counted_logged_once_and_fails_the_run(
         logging.getLogger(name).disabled = False
     with caplog.at_level(logging.ERROR):
         asyncio.run(engine.run(START + timedelta(minutes=5)))
-    summary = store.summary()
+    summary = run_summary(store)
     store.close()
     ticks = summary["ticks"]
     assert ticks == 30
@@ -152,4 +153,4 @@ def test_run_prints_the_failure_and_exits_3(tmp_path: Path, capsys: pytest.Captu
     assert code == 3
     assert "health: failed" in out and f"{first.name[:18]}: errors" in out and "Broken: no plan" in out
     with RunStore.open(tmp_path / "run") as store:
-        assert store.summary()["mind_errors"]["by_resident"][first.name]["errors"] == store.summary()["ticks"]
+        assert run_summary(store)["mind_errors"]["by_resident"][first.name]["errors"] == store.counts()["ticks"]

@@ -66,7 +66,7 @@ def test_kill_and_resume_is_gap_free_and_identical(tmp_path: Path) -> None:
     engine = build_engine(RunOptions(resume=killed))
     run_to_end(engine)
     with RunStore.open(killed) as s:
-        summary = s.summary()
+        summary = s.counts()
         assert summary["missing_ticks"] == []
         assert summary["ticks"] == summary["last_tick"] + 1 == 720
         assert [r["after_tick"] for r in s.meta()["resumed"]] == [cut]
@@ -159,7 +159,7 @@ def run_and_kill(options: dict, kill_at: int) -> None:
 
 def digest(run_dir: Path) -> str:
     with RunStore.open(run_dir) as s:
-        return s.summary()["records_digest"]
+        return s.records_digest()
 
 
 def first_difference(a: Path, b: Path) -> str:
@@ -285,7 +285,7 @@ def test_a_second_writer_is_refused_and_touches_nothing(tmp_path: Path) -> None:
 
         # readers still work while the run is live, and the run is still the first one's
         with RunStore.open(out) as s:
-            summary = s.summary()
+            summary = s.counts()
         assert summary["seed"] == 1 and summary["missing_ticks"] == []
         assert first.poll() is None  # the first writer goes on, undisturbed
         assert (out / "run.db").stat().st_size >= db_before

@@ -8,34 +8,43 @@ read the final line). Figures are recorded in docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import platform
 import sys
+from types import ModuleType
 
-BENCHES: dict[str, tuple[str, str]] = {
-    "engine": ("world.cli.bench_engine", "tick engine throughput on the scripted backend"),
-    "llm": ("world.cli.bench_llm", "LLM calls and tokens per resident per game hour"),
-    "retrieval": ("world.cli.bench_retrieval", "FAISS vs numpy vs Python-loop memory retrieval"),
-    "viewer": ("world.cli.bench_viewer", "headless viewer frames per second"),
-    "eval": ("world.cli.bench_eval", "encounter episodes per hour by worker count"),
-    "judges": ("world.cli.bench_judges", "judge agreement with human labels on ASSEBench"),
-    "models": ("agents.llm.quality", "schema-valid and sensible answers of the embedded models"),
-    "believability": ("world.cli.bench_believability", "believability checks of a short run on a model"),
-    "local": ("world.cli.bench_local", "embedded model per-call latency with the KV prefix cache off and on"),
-}
+def benches() -> dict[str, tuple[ModuleType, str]]:
+    """name -> (module, one-line help), imported when the parser is built."""
+    from agents.llm import quality
+    from world.cli import (
+        bench_believability,
+        bench_engine,
+        bench_eval,
+        bench_judges,
+        bench_llm,
+        bench_local,
+        bench_retrieval,
+        bench_viewer,
+    )
+
+    return {
+        "engine": (bench_engine, "tick engine throughput on the scripted backend"),
+        "llm": (bench_llm, "LLM calls and tokens per resident per game hour"),
+        "retrieval": (bench_retrieval, "FAISS vs numpy vs Python-loop memory retrieval"),
+        "viewer": (bench_viewer, "headless viewer frames per second"),
+        "eval": (bench_eval, "encounter episodes per hour by worker count"),
+        "judges": (bench_judges, "judge agreement with human labels on ASSEBench"),
+        "models": (quality, "schema-valid and sensible answers of the embedded models"),
+        "believability": (bench_believability, "believability checks of a short run on a model"),
+        "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="bench", metavar="BENCH")
-    for name, (module_name, help_text) in BENCHES.items():
+    for name, (module, help_text) in benches().items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            p.set_defaults(_bench_module=None)
-            continue
         module.add_arguments(p)
         p.set_defaults(_bench_module=module)
 
@@ -49,12 +58,9 @@ def machine() -> str:
 
 def main(args: argparse.Namespace) -> int:
     if not getattr(args, "bench", None):
-        print("usage: townsfolk bench {" + ",".join(BENCHES) + "} [--json]", file=sys.stderr)
+        print("usage: townsfolk bench {" + ",".join(benches()) + "} [--json]", file=sys.stderr)
         return 2
-    module = getattr(args, "_bench_module", None)
-    if module is None:
-        print(f"townsfolk bench {args.bench}: not yet available in this version", file=sys.stderr)
-        return 2
+    module = args._bench_module
     result = module.run(args)
     result.setdefault("bench", args.bench)
     result.setdefault("machine", machine())

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sqlite3
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
+from memory.runfile import connect_readonly
 from world.clock import parse_duration, parse_start
 
 QUESTION = "What have you been doing today, and who have you seen?"
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
         answers = _interviews(run_dir, llm)
         model_s = time.perf_counter() - t1
-        conn = sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True)
+        conn = connect_readonly(run_dir / "run.db")
         try:
             texts = read_run(conn)
         finally:

@@ -18,6 +18,7 @@ from typing import Any
 
 from world.clock import parse_duration, parse_start
 from world.runner import RunOptions, build_engine
+from world.summary import run_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         asyncio.run(engine.run(engine.until))
         wall = time.perf_counter() - t1
         cpu = time.process_time() - c1
-        summary = engine.store.summary()
+        summary = run_summary(engine.store)
         engine.store.close()
     ticks = engine.stats["ticks"]
     agents = len(engine.residents)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from replays.reader import ReaderError
+from world.summary import run_leaks, run_summary
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -148,18 +149,11 @@ def main(args: argparse.Namespace) -> int:
 
         if isinstance(exc, (ExportError, TimeError)):
             return _fail(str(exc))
-        store_error = _store_error_type()
-        if store_error is not None and isinstance(exc, store_error):
+        from memory.runfile import StoreError
+
+        if isinstance(exc, StoreError):
             return _fail(str(exc))
         raise
-
-
-def _store_error_type():
-    try:
-        from memory.runfile import StoreError
-    except ImportError:  # pragma: no cover
-        return None
-    return StoreError
 
 
 def _open_store(run_dir: Path):
@@ -179,7 +173,7 @@ def _resident_names(run_dir: Path) -> list[str]:
 def _summary(run_dir: Path, as_json: bool) -> int:
     store = _open_store(run_dir)
     try:
-        summary = store.summary()
+        summary = run_summary(store)
     finally:
         store.close()
     if not as_json:
@@ -202,8 +196,8 @@ def _leaks_plot(run_dir: Path, png: str) -> int:
         return _fail(f"--leaks-plot {png}: expected a .png file name")
     store = _open_store(run_dir)
     try:
-        leaks = store.leaks()
-        end = store.summary().get("end_time")
+        leaks = run_leaks(store)
+        end = store.counts().get("end_time")
     finally:
         store.close()
     out = plot_leaks(leaks, png, title=f"Harm diffusion — {run_dir.name}", end=end)
@@ -233,6 +227,7 @@ def _timeline(run_dir: Path, md: str | None) -> int:
 def _view(run_dir: Path, args: argparse.Namespace) -> int:
     from replays.feeds import ReplayFeed
     from replays.runview import open_run
+    from agents.minds.interview import interview
     from replays.viewer import NoDisplayError, Viewer, check_display
     from maps.contracts import parse_at
 
@@ -246,7 +241,7 @@ def _view(run_dir: Path, args: argparse.Namespace) -> int:
     if bounds is None:
         return _fail(f"{run_dir}: the run has no committed ticks yet")
     viewer = Viewer(run.map, feed, size=args.size or (1600, 900), speed=args.speed, run_dir=run_dir,
-                    model=args.model, title=run.title)
+                    model=args.model, title=run.title, interviewer=interview)
     run.reader.start_indexing(follow=True)
     if args.at:
         start = run.reader.time_of(bounds[0])

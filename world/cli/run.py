@@ -32,6 +32,7 @@ from maps.contracts import TickRecords
 from memory.runfile import StoreError
 from world.runner import RunError, RunOptions, build_engine, option_error
 from world.stop_signals import StopSignals, Stopped
+from world.summary import run_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,12 +110,10 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
     run_dir = engine.run_dir
     server = None
     if control:
-        try:
-            from replays.control import ControlServer
+        from replays.control import ControlServer
 
+        try:
             server = ControlServer(run_dir, engine.submit).start()
-        except ModuleNotFoundError:
-            server = None
         except Exception as exc:  # refuse: a run the user cannot reach, or others can, is not what they asked for
             print(f"townsfolk run: {exc}", file=sys.stderr)
             engine.store.close()
@@ -150,7 +149,7 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
     if stop is not None and stop.requested:
         code = stop.exit_code
     wall = time.perf_counter() - started
-    summary = engine.store.summary()
+    summary = run_summary(engine.store)
     summary["wall_s"] = round(wall, 2)
     summary["ticks_per_s"] = round(engine.stats["ticks"] / wall, 1) if wall > 0 else None
     summary["mind"] = engine.mind_kind

@@ -87,10 +87,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"townsfolk watch: {exc}", file=sys.stderr)
         return 2
     try:
-        from replays.viewer import NoDisplayError, check_display
+        import pygame  # noqa: F401 - optional: only the viewer needs it
     except ImportError:
         print("townsfolk watch: the viewer needs pygame (pip install pygame)", file=sys.stderr)
         return 2
+    from replays.viewer import NoDisplayError, check_display
+
     try:
         check_display()
     except NoDisplayError as exc:
@@ -109,6 +111,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
           select: str | None = None, control: bool = True, as_json: bool = False,
           close_after: float | None = None) -> int:
     """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
+    from agents.minds.interview import interview
     from replays.frames import frame_from_snapshot
     from replays.mapview import from_town
     from replays.viewer import Viewer
@@ -135,7 +138,8 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
         if persona is not None:
             mapview.personas[name] = persona.model_dump()
     viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=run_dir,
-                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {run_dir}")
+                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {run_dir}",
+                    interviewer=interview)
     if select:
         if select not in viewer.frame.residents:
             print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
@@ -204,7 +208,9 @@ def _summary(engine: Any, wall: float) -> dict[str, Any]:
     """The run summary `townsfolk run` prints, for the part of the run this window watched."""
     if engine.store is None:
         return {}
-    summary = engine.store.summary()
+    from world.summary import run_summary
+
+    summary = run_summary(engine.store)
     summary["run"] = summary.get("run") or str(engine.run_dir)
     summary["wall_s"] = round(wall, 2)
     ticks = getattr(engine, "stats", {}).get("ticks", 0)

@@ -1,0 +1,30 @@
+"""The run summary (world/summary.py) keeps every key, in the order `replay --summary` prints them."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from maps.contracts import Record, TickRecords
+from memory.runfile import RunStore
+from world.summary import run_summary
+
+KEYS = ["run", "town", "model", "seed", "forked_from", "ticks", "first_tick", "last_tick", "missing_ticks",
+        "start_time", "end_time", "residents", "resident_names", "events", "conversations", "chat_lines",
+        "injected", "injected_refused", "llm_calls", "memories", "records_by_kind", "snapshots", "mind_errors",
+        "health", "records_digest", "believability", "leaks"]
+
+
+def test_summary_keys_and_counts(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, {"resident_names": ["A"]})
+    store.commit_tick(TickRecords(tick=0, time=datetime(2023, 2, 13, 8), records=[
+        Record(kind="mind_error", resident="A", data={"error": "Broken: no plan"}),
+        Record(kind="action", resident="A", data={"description": "x", "address": "a"}),
+    ]))
+    summary = run_summary(store)
+    assert list(summary) == KEYS
+    assert summary["events"] == 1 and summary["leaks"] == [] and summary["mind_errors"]["errors"] == 1
+    assert summary["health"]["status"] != "ok"
+    assert summary["records_digest"] == store.records_digest()
+    json.dumps(summary)
