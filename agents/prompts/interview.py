@@ -5,15 +5,9 @@ Purpose: ``interview``. Nothing of the answer is written back to memory.
 
 from __future__ import annotations
 
-import random
-import re
-from typing import Any
-
 from pydantic import BaseModel, Field
 
-from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import Sentence, bullet, fact, facts, messages, section
-from agents.prompts.importance import heuristic_importance
+from agents.prompts.common import Sentence, bullet, facts, messages
 
 
 class Answer(BaseModel):
@@ -39,19 +33,3 @@ def interview_prompt(summary: str, name: str, time: str, status: str, memories: 
         ]
     )
     return messages(user)
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
-
-
-@scripted_responder("interview")
-def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    question = fact(text, "Question", "")
-    memories = [m for m in section(text, "What you remember") if m != "(none)"]
-    if not memories:
-        return {"answer": "I don't remember anything about that."}
-    q = _words(question)
-    ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
-    return {"answer": f"From what I remember: {ranked[0]}" + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")}
