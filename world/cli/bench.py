@@ -20,7 +20,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "viewer": ("world.cli.bench_viewer", "headless viewer frames per second"),
     "eval": ("world.cli.bench_eval", "encounter episodes per hour by worker count"),
     "judges": ("world.cli.bench_judges", "judge agreement with human labels on ASSEBench"),
-    "models": ("agents.llm.quality", "schema-valid and sensible answers of the embedded models"),
+    "models": ("world.cli.bench_models", "schema-valid and sensible answers of the embedded models"),
     "believability": ("world.cli.bench_believability", "believability checks of a short run on a model"),
 }
 
