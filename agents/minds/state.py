@@ -1,4 +1,4 @@
-"""The generative mind's state as one pydantic model: a snapshot is its dump, a restore its validation.
+"""Each mind's state as one pydantic model: a snapshot is its dump, a restore its validation.
 
 Everything a resident's cognition keeps between ticks, apart from its memory stream (rows in
 the run file, cut back by tick on restore) and the memory objects that serialise themselves
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from agents.minds.cognition.conversation import Conversation
 from agents.minds.cognition.importance import PendingMemory
@@ -87,3 +87,20 @@ class StateField:
 
     def __set__(self, mind: Any, value: Any) -> None:
         setattr(mind.state, self.field, value)
+
+
+class RoutineState(BaseModel):
+    """What the routine mind keeps between ticks (its day's blocks are recomputed from ``day``)."""
+
+    day: date | None = None
+    block: str = ""
+    asleep: bool = False
+    going_to_bed: bool = False
+    greeted: set[str] = Field(default_factory=set, description="people greeted today")
+    sleepers: set[str] = Field(default_factory=set, description="people seen asleep, not woken by a greeting")
+    detour: tuple[int, str] | None = Field(default=None, description="(until minute of day, address)")
+    said: bool = False
+
+    @field_serializer("greeted", "sleepers")
+    def _sorted(self, names: set[str]) -> list[str]:
+        return sorted(names)  # a snapshot is the same text for the same state
