@@ -157,6 +157,22 @@ class LiteLLMBackend:
             return []
         return [str(k) for k in found.get("missing_keys") or []]
 
+    def _key_problem(self, status: int | None, detail: str) -> Unreachable:
+        """A missing key names the variable to set; a rejected one says to check it."""
+        missing = self.missing_keys()
+        if missing:
+            return Unreachable(
+                f"missing API key ({', '.join(missing)} is not set)",
+                f"export {missing[0]}=<your key> (keys are read from the environment only), "
+                "or run offline with --model local",
+                retryable=False, detail=detail,
+            )
+        return Unreachable(
+            "API key rejected (401)" if status == 401 else "API key missing or rejected",
+            f"check the API key variable for {self.model} in your environment",
+            retryable=False, detail=detail,
+        )
+
     def unreachable_from(self, exc: BaseException) -> Unreachable | None:
         """The plain-words cause and fix when ``exc`` means the model was not reached, else None.
 
@@ -176,19 +192,7 @@ class LiteLLMBackend:
                 retryable=True, detail=detail,
             )
         if isinstance(exc, litellm.AuthenticationError) or status == 401 or any(s in text for s in _NO_KEY):
-            missing = self.missing_keys()
-            if missing:
-                return Unreachable(
-                    f"missing API key ({', '.join(missing)} is not set)",
-                    f"export {missing[0]}=<your key> (keys are read from the environment only), "
-                    "or run offline with --model local",
-                    retryable=False, detail=detail,
-                )
-            return Unreachable(
-                "API key rejected (401)" if status == 401 else "API key missing or rejected",
-                f"check the API key variable for {self.model} in your environment",
-                retryable=False, detail=detail,
-            )
+            return self._key_problem(status, detail)
         if isinstance(exc, litellm.APIConnectionError) or any(_is_connection_error(c) for c in chain):
             return Unreachable(
                 connection_cause(chain, where),

@@ -16,14 +16,13 @@ Everything a mind writes or plans is handed to the engine through :meth:`drain_r
 
 from __future__ import annotations
 
-import json
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
-from agents.minds.cognition.conversation import Conversation, close_conversation, on_heard, timed_out
+from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
 from agents.minds.cognition.planning import (
     Block,
@@ -37,6 +36,7 @@ from agents.minds.cognition.planning import (
 )
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
+from agents.minds.state import MindSnapshot, MindState, StateField, dump_snapshot, load_snapshot
 from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
 from memory.social import SocialMemory
 from memory.embeddings import CachedEmbedder, get_embedder
@@ -69,6 +69,30 @@ class Tuning(BaseModel):
 class Resident:
     """One resident's mind; holds its own memory, never touches world state."""
 
+    # The state cognition reads and writes, one MindState (agents/minds/state.py); these keep `mind.x`.
+    tick = StateField("tick")
+    now = StateField("now")
+    day = StateField("day")
+    currently = StateField("currently")
+    day_plan = StateField("day_plan")
+    blocks = StateField("blocks")
+    steps = StateField("steps")
+    current = StateField("current")
+    phase = StateField("phase")
+    replan_reason = StateField("replan_reason")
+    convo = StateField("convo")
+    last_talk = StateField("last_talk")
+    recently_closed = StateField("recently_closed")
+    last_chat_end = StateField("last_chat_end")
+    last_reaction = StateField("last_reaction")
+    react_seen = StateField("react_seen")
+    pending = StateField("pending")
+    importance_since_reflection = StateField("importance_since_reflection")
+    _seen = StateField("seen")
+    _triggers = StateField("triggers")
+    _started = StateField("started")
+    _sleep = StateField("sleep")
+
     def __init__(
         self,
         persona: Persona,
@@ -83,6 +107,7 @@ class Resident:
         self.name = persona.name
         self.persona = persona
         self.options = options
+        self.state = MindState(now=options.start_time or MindState().now)
         self.tuning = tuning or Tuning()
         self.summary = persona.summary()
         self.run_db = Path(run_db) if run_db is not None else None
@@ -94,33 +119,8 @@ class Resident:
         self.spatial = SpatialMemory(options.places, self._initial_places(options.places))
         self.social = SocialMemory(persona, self.memory.conn)
         self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max)
-        # plan state
-        self.day: date | None = None
-        self.currently: str = ""
-        self.day_plan: list[str] = []
-        self.blocks: list[Block] = []
-        self.steps: list[Step] = []
-        self.current: Step | None = None
-        self.phase: str = "idle"
-        self.replan_reason: str = ""
-        self._sleep: Step | None = None
-        # social state
-        self.convo: Conversation | None = None
-        self.last_talk: dict[str, datetime] = {}
-        self.recently_closed: dict[str, int] = {}
-        self.last_chat_end: datetime | None = None
-        self.last_reaction: datetime | None = None
-        self.react_seen: dict[str, datetime] = {}
-        # memory intake
-        self.pending: list[PendingMemory] = []
-        self.importance_since_reflection: float = 0.0
-        self._seen: dict[str, datetime] = {}
-        self._triggers: list[str] = []
         self._records: list[Record] = []
         self._absorbed_tick: int | None = None
-        self._started = False
-        self.now: datetime = options.start_time or datetime(2023, 2, 13, 0, 0)
-        self.tick: int = 0
 
     # -- places ----------------------------------------------------------------------------------
 
@@ -420,61 +420,21 @@ class Resident:
 
     def snapshot(self) -> dict:
         """Everything but the memory rows (those are in the run file, cut back by tick)."""
-        state = {
-            "name": self.name, "tick": self.tick, "now": self.now.isoformat(),
-            "day": self.day.isoformat() if self.day else None, "currently": self.currently,
-            "day_plan": self.day_plan,
-            "blocks": [b.model_dump(mode="json") for b in self.blocks],
-            "steps": [s.model_dump(mode="json") for s in self.steps],
-            "current": self.current.model_dump(mode="json") if self.current else None,
-            "phase": self.phase, "replan_reason": self.replan_reason,
-            "convo": self.convo.model_dump(mode="json") if self.convo else None,
-            "last_talk": {k: v.isoformat() for k, v in self.last_talk.items()},
-            "recently_closed": self.recently_closed,
-            "last_chat_end": self.last_chat_end.isoformat() if self.last_chat_end else None,
-            "last_reaction": self.last_reaction.isoformat() if self.last_reaction else None,
-            "react_seen": {k: v.isoformat() for k, v in self.react_seen.items()},
-            "pending": [m.model_dump(mode="json") for m in self.pending],
-            "importance_since_reflection": self.importance_since_reflection,
-            "seen": {k: v.isoformat() for k, v in self._seen.items()},
-            "triggers": self._triggers, "started": self._started,
-            "spatial": self.spatial.to_dict(), "social": self.social.to_dict(),
-            "rated": self.rater.known,
-            "sleep": self._sleep.model_dump(mode="json") if self._sleep else None,  # its end is rounded from its start
-        }
-        return json.loads(json.dumps(state))
+        return dump_snapshot(MindSnapshot(
+            **dict(self.state), name=self.name, spatial=self.spatial.to_dict(), social=self.social.to_dict(),
+            rated=self.rater.known,
+        ))
 
     def restore(self, state: dict) -> None:
         """Back to a snapshot; memory is reloaded as it was at the snapshot's tick."""
         if state.get("name") not in (None, self.name):
             raise ValueError(f"snapshot is of {state.get('name')!r}, not {self.name!r}")
-        dt = datetime.fromisoformat
-        self.tick = int(state["tick"])
-        self.now = dt(state["now"])
+        snapshot = load_snapshot(state)
+        self.state = MindState.model_validate(snapshot.model_dump(include=set(MindState.model_fields)))
         self.memory.rollback_to(self.tick)
-        self.day = date.fromisoformat(state["day"]) if state.get("day") else None
-        self.currently = state.get("currently", "")
-        self.day_plan = list(state.get("day_plan", []))
-        self.blocks = [Block.model_validate(b) for b in state.get("blocks", [])]
-        self.steps = [Step.model_validate(s) for s in state.get("steps", [])]
-        self.current = Step.model_validate(state["current"]) if state.get("current") else None
-        self.phase = state.get("phase", "idle")
-        self.replan_reason = state.get("replan_reason", "")
-        self.convo = Conversation.model_validate(state["convo"]) if state.get("convo") else None
-        self.last_talk = {k: dt(v) for k, v in state.get("last_talk", {}).items()}
-        self.recently_closed = {k: int(v) for k, v in state.get("recently_closed", {}).items()}
-        self.last_chat_end = dt(state["last_chat_end"]) if state.get("last_chat_end") else None
-        self.last_reaction = dt(state["last_reaction"]) if state.get("last_reaction") else None
-        self.react_seen = {k: dt(v) for k, v in state.get("react_seen", {}).items()}
-        self.pending = [PendingMemory.model_validate(m) for m in state.get("pending", [])]
-        self.importance_since_reflection = float(state.get("importance_since_reflection", 0.0))
-        self._seen = {k: dt(v) for k, v in state.get("seen", {}).items()}
-        self._triggers = list(state.get("triggers", []))
-        self._started = bool(state.get("started", True))
-        self.spatial.restore(state.get("spatial", {}))
-        self.social.restore(state.get("social", {}))
-        self.rater.known = dict(state.get("rated", {}))
-        self._sleep = Step.model_validate(state["sleep"]) if state.get("sleep") else None
+        self.spatial.restore(snapshot.spatial)
+        self.social.restore(snapshot.social)
+        self.rater.known = dict(snapshot.rated)
         self._absorbed_tick = None
         self._records, self.caller.records = [], []
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from maps.contracts import Intent, LanguageModel, MindOptions, Perception, Persona
 from maps.contracts import Record
+from agents.minds.state import RoutineState, StateField
 
 CONTINUE = Intent()
 STRANGER_GREETINGS = 6  # people without a relationship greeted per day, at most
@@ -45,6 +46,16 @@ class RoutineMind:
     """See module docstring. ``decide_fast`` answers every tick except at block changes and
     when someone speaks to it; ``decide`` handles those decision points."""
 
+    # its state lives in one RoutineState (agents/minds/state.py); these keep the old names
+    _day = StateField("day")
+    _block = StateField("block")
+    _asleep = StateField("asleep")
+    _going_to_bed = StateField("going_to_bed")
+    _greeted = StateField("greeted")
+    _sleepers = StateField("sleepers")
+    _detour = StateField("detour")
+    _said = StateField("said")
+
     def __init__(self, persona: Persona, options: MindOptions | None = None) -> None:
         self.persona = persona
         self.name = persona.name
@@ -62,17 +73,10 @@ class RoutineMind:
         self.lunch = self._first(("Willow Cafe:dining room", "Willow Cafe")) or persona.workplace
         self.leisure = [a for a in (self._first(("Willow Park:lawn", "Willow Park")),
                                     self._first(("The Crooked Pub:bar room", "The Crooked Pub"))) if a]
-        self._day: date | None = None
+        self.state = RoutineState()
         self._blocks: list[Block] = []
-        self._block: str = ""
-        self._asleep = False
-        self._going_to_bed = False
-        self._greeted: set[str] = set()
         self._friends = frozenset(rel.name for rel in persona.relationships)
         self._strangers = 0  # strangers greeted today
-        self._sleepers: set[str] = set()
-        self._detour: tuple[int, str] | None = None  # (until minute of day, address)
-        self._said = False
         self._memo_key: tuple | None = None  # the block is recomputed once per game minute
         self._memo_block: Block | None = None
         self._records: list[Record] = []
@@ -254,23 +258,12 @@ class RoutineMind:
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        return {
-            "day": self._day.isoformat() if self._day else None, "block": self._block, "asleep": self._asleep,
-            "going_to_bed": self._going_to_bed, "greeted": sorted(self._greeted), "sleepers": sorted(self._sleepers),
-            "detour": list(self._detour) if self._detour else None, "said": self._said,
-        }
+        return self.state.model_dump(mode="json")
 
     def restore(self, state: dict[str, Any]) -> None:
-        self._day = date.fromisoformat(state["day"]) if state.get("day") else None
+        self.state = RoutineState.model_validate(state)
         self._blocks = self._plan(self._day) if self._day else []
-        self._block = state["block"]
-        self._asleep = state["asleep"]
-        self._going_to_bed = state["going_to_bed"]
-        self._greeted = set(state["greeted"])
         self._strangers = len(self._greeted - self._friends)
-        self._sleepers = set(state["sleepers"])
-        self._detour = tuple(state["detour"]) if state.get("detour") else None  # type: ignore[assignment]
-        self._said = bool(state.get("said", False))
         self._memo_key = None
         self._records = []
 

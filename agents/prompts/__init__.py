@@ -1,5 +1,5 @@
-"""Prompts, output schemas and scripted answers, one module per role.
+"""Prompts and output schemas, one module per role (scripted answers: agents/llm/scripted/).
 
 Logic lives elsewhere (agents/cognition, agents/encounters); a prompt module only says what
-is asked, what shape the answer has, and how the `scripted` backend answers it plausibly.
+is asked and what shape the answer has.
 """

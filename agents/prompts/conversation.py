@@ -6,18 +6,12 @@ memory of the conversation, its importance, and a planning thought it leads to).
 
 from __future__ import annotations
 
-import random
-import re
-from typing import Any
-
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import copied_from, just_a_name, repeats
-from agents.prompts.common import Words, clip, fit_words, bullet, fact, facts, messages, section
-from agents.prompts.importance import heuristic_importance
+from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages
 
 
 class Line(BaseModel):
@@ -115,59 +109,3 @@ def summary_prompt(summary: str, name: str, other: str, transcript: list[str]) -
         ]
     )
     return messages(user)
-
-
-def _spoken(transcript: list[str]) -> str:
-    return " ".join(transcript).lower()
-
-
-_FILLER = re.compile(
-    r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|hi \w+! did you hear\?\s*|"
-    r"(oh really\?|interesting\.|i see\.|good to know\.)\s*also,\s*)+",
-    re.IGNORECASE,
-)
-
-
-def _news(memory: str) -> str:
-    """A remembered sentence as something to tell (no memory prefixes or chat filler)."""
-    return _FILLER.sub("", memory.strip()).strip().rstrip(".")
-
-
-@scripted_responder("converse")
-def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    other = fact(text, "Partner", "friend").split()[0]
-    left = int(fact(text, "Lines left", "4") or 0)
-    transcript = section(text, "Conversation so far")
-    transcript = [t for t in transcript if t != "(nothing yet)"]
-    said = _spoken(transcript)
-    memories = section(text, "What you remember")
-    # share the most poignant thing remembered that has not been said yet
-    partner = fact(text, "Partner", "")
-    fresh = [
-        m for m in memories
-        if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
-        and not m.startswith(partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
-        and heuristic_importance(m) >= 3
-    ]
-    fresh.sort(key=lambda m: -heuristic_importance(m))
-    if not transcript:
-        line = f"Hi {other}! " + (f"Did you hear? {_news(fresh[0])}." if fresh else "How are you today?")
-        return {"utterance": line, "end": False}
-    if left <= 1 or len(transcript) >= 5 or not fresh:
-        return {"utterance": f"Good talking to you, {other}. See you around!", "end": True}
-    opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
-    return {"utterance": f"{opener} Also, {_news(fresh[0])}.", "end": False}
-
-
-@scripted_responder("chat_summary")
-def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    other = fact(text, "Partner", "someone")
-    lines = section(text, "Conversation")
-    theirs = [_news(l.split(": ", 1)[1]) for l in lines if l.startswith(other + ": ") and ": " in l]
-    theirs = [t for t in theirs if t and not t.lower().startswith(("good talking", "how are you"))]
-    told = ". ".join(theirs)[:400] or "small talk"
-    importance = max([heuristic_importance(t) for t in theirs] + [3])
-    thought = f"I should keep in mind what {other} told me." if importance >= 6 else ""
-    return {"summary": f"Conversation with {other}: {told}", "importance": importance, "thought": thought}

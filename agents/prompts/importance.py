@@ -11,14 +11,11 @@ while the model still moves a memory within the prior's neighbourhood.
 
 from __future__ import annotations
 
-import random
-import re
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, create_model
 
-from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import flat_ratings
 from agents.prompts.common import messages
 
@@ -111,10 +108,3 @@ def heuristic_importance(text: str) -> int:
         if any(w in lower for w in words):
             return score
     return 3
-
-
-@scripted_responder("importance")
-def _scripted_importance(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    items = re.findall(r"^\d+\. (.*)$", text.split("Memories:", 1)[-1], re.MULTILINE)
-    return {"ratings": [heuristic_importance(t) for t in items]}

@@ -131,19 +131,3 @@ def interview_prompt(summary: str, name: str, time: str, status: str, memories: 
         ]
     )
     return messages(user)
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
-
-
-@scripted_responder("interview")
-def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    question = fact(text, "Question", "")
-    memories = [m for m in section(text, "What you remember") if m != "(none)"]
-    if not memories:
-        return {"answer": "I don't remember anything about that."}
-    q = _words(question)
-    ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
-    return {"answer": f"From what I remember: {ranked[0]}" + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")}

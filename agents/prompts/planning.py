@@ -6,7 +6,6 @@ Purposes: ``plan_day``, ``schedule``, ``decompose``.
 
 from __future__ import annotations
 
-import random
 import re
 from datetime import datetime
 from functools import lru_cache
@@ -15,9 +14,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
-from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import copied_from, fits_place
-from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, fact, facts, make_model, messages, section
+from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, facts, make_model, messages
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -140,27 +138,6 @@ def day_plan_prompt(
     return messages(user)
 
 
-_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
-
-
-@scripted_responder("plan_day")
-def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    name = fact(text, "Name", "I")
-    work = fact(text, "Workplace", "work")
-    extra = ""
-    for memory in section(text, "Memories"):
-        if any(w in memory.lower() for w in _EVENT_WORDS):
-            extra = f"go to the {next(w for w in _EVENT_WORDS if w in memory.lower())} I heard about"
-            break
-    parts = []
-    for line in section(text, "Open parts"):
-        kind, _, usual = strip_time(line).partition(" (usually: ")
-        parts.append(extra if kind == "evening" and extra else usual.rstrip(")"))
-    first = name.split()[0]
-    return {"currently": f"{first} is keeping up with work at {work} and the people around them.", "parts": parts}
-
-
 # ---------------------------------------------------------------------------------------------
 # Hourly schedule
 # ---------------------------------------------------------------------------------------------
@@ -236,14 +213,6 @@ def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str
                 current = activity
         out.append((hour, current))
     return out
-
-
-@scripted_responder("schedule")
-def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    hours = [int(h) for h in fact(text, "Hours", "8").split(",") if h.strip().isdigit()]
-    plan = section(text, "Plan")
-    return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,44 +341,3 @@ def pick_place(text: str, places: list[str], home: str, work: str) -> str:
                     return p
         return under[0]
     return places[0]
-
-
-_STEP_TEMPLATES = (
-    "getting ready for {b}", "{b}", "{b}", "taking a short break", "{b}", "{b}", "finishing up {b}",
-)
-
-
-@scripted_responder("decompose")
-def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    block = fact(text, "Block", "keep busy")
-    minutes = int(fact(text, "Minutes", "60") or 60)
-    places = section(text, "Known places")
-    home = fact(text, "Home", "")
-    work = fact(text, "Workplace", "")
-    place = pick_place(block, places, home, work)
-    steps = []
-    left = minutes
-    i = 0
-    # At most MAX_STEPS; decompose() rescales the lengths to fill the window exactly.
-    while left > 0 and len(steps) < MAX_STEPS:
-        length = min(left, rng.choice((10, 15, 15)))
-        if length < 5:
-            steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
-            break
-        action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
-        if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
-            action = f"finishing up {block}"
-        action = fit_words(action, ACTION_MAX, "keeping busy")
-        steps.append(
-            {
-                "action": action,
-                "minutes": length,
-                "place": place,
-                "emoji": emoji_for(action),
-                "object_state": clip(f"being used for {block}", OBJECT_STATE_MAX),
-            }
-        )
-        left -= length
-        i += 1
-    return {"steps": steps}

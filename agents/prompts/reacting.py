@@ -6,16 +6,13 @@ known places), so the answer is always actionable.
 
 from __future__ import annotations
 
-import random
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import fits_place
-from agents.prompts.common import require_words, bullet, choice_type, fact, facts, make_model, messages, section
-from agents.prompts.planning import emoji_for, pick_place
+from agents.prompts.common import require_words, bullet, choice_type, facts, make_model, messages
 
 NOBODY = "nobody"
 
@@ -76,34 +73,3 @@ def react_prompt(
         ]
     )
     return messages(user)
-
-
-
-
-@scripted_responder("react")
-def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    text = last_user_text(msgs)
-    observed = section(text, "Just observed")
-    people = section(text, "People here (and last talk)")
-    places = section(text, "Known places")
-    home, work = fact(text, "Home"), fact(text, "Workplace")
-    here = fact(text, "Current place") or (places[0] if places else "")
-    answer: dict[str, Any] = {
-        "decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
-        "minutes": 15, "emoji": "🙂",
-    }
-    for line in observed:
-        lower = line.lower()
-        place = pick_place(line, places, home, work)
-        if "fire" in lower or "burning" in lower:
-            answer.update(decision="react", action=f"rushing to deal with it: {line[:80]}", place=place,
-                          minutes=15, emoji="🧯")
-            return answer
-        if ("announcement" in lower or "thought" in lower) and any(w in lower for w in ("go to", "should", "come to")):
-            answer.update(decision="react", action=f"heading over because {line.split(':', 1)[-1].strip()[:80]}",
-                          place=place, minutes=30, emoji=emoji_for(line))
-            return answer
-    strangers = [p for p in people if "never" in p or "hours ago" in p]
-    if strangers and rng.random() < 0.6:
-        answer.update(decision="talk", talk_to=strangers[0].split(" (")[0])
-    return answer

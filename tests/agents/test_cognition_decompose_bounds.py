@@ -13,7 +13,8 @@ from datetime import datetime
 import pytest
 
 from agents.llm.repair import parse_answer
-from agents.prompts.planning import MAX_STEPS, _scripted_decompose, decompose_prompt, decomposition_schema
+from agents.llm.scripted.planning import _scripted_decompose
+from agents.prompts.planning import MAX_STEPS, decompose_prompt, decomposition_schema
 
 PLACES = ["Willow Cafe:kitchen", "Oak House:bedroom"]
 

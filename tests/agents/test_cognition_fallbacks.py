@@ -18,7 +18,7 @@ import agents.prompts.planning as planning
 import agents.prompts.reacting as reacting
 import agents.prompts.reflection as reflection
 from agents.minds.cognition.planning import waking_hours
-from agents.llm.scripted import _RESPONDERS
+from agents.llm.scripted import responders
 
 LONG_NAME = "Priya " + "Shah-" * 40 + "Venkataraman"
 LONG_ACTIVITY = "prepare the big surprise party for the whole town " * 12
@@ -80,7 +80,7 @@ def test_every_resident_purpose_has_a_tested_fallback() -> None:
         importlib.import_module(f"agents.prompts.{module.name}")
     tested = set(_fallbacks("work", "Al", LONG_ADDRESS))
     # the resident's roles (encounter prompts belong to the assistants and judges, not to minds)
-    resident_purposes = {p for p, fn in _RESPONDERS.items() if not fn.__module__.startswith("agents.prompts.encounters")}
+    resident_purposes = {p for p, fn in responders().items() if not fn.__module__.startswith("agents.llm.scripted.encounters")}
     assert resident_purposes, "no scripted purposes registered"
     assert resident_purposes <= tested, f"purposes without a tested fallback: {resident_purposes - tested}"
 

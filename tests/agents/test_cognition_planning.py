@@ -10,7 +10,7 @@ import pytest
 from maps.contracts import MindOptions, Perception
 from agents.llm.gateway import make_llm
 from agents.minds.generative import make_mind
-from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from memory.embeddings import get_embedder
 from memory.spatial import arena_of
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from maps.contracts import MindOptions, PerceivedEvent, Perception
 from agents.llm.gateway import make_llm
 from agents.minds.generative import make_mind
-from agents.sandbox import DEMO_PLACES, demo_home, demo_persona
+from agents.minds.conformance import DEMO_PLACES, demo_home, demo_persona
 from memory.embeddings import get_embedder
 
 

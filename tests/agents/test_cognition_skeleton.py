@@ -77,7 +77,7 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
 
     from maps.contracts import MindOptions
     from agents.minds.generative import make_mind
-    from agents.sandbox import DEMO_PLACES, demo_home, demo_persona
+    from agents.minds.conformance import DEMO_PLACES, demo_home, demo_persona
     from memory.embeddings import get_embedder
 
     persona = demo_persona("Klaus Mueller", "Hobbs Cafe:counter", "barista")

@@ -14,7 +14,7 @@ from agents.minds.interview import InterviewError, interview, parse_at
 from world.cli.interview import add_arguments, main
 from agents.llm.gateway import make_llm
 from agents.minds.generative import make_mind
-from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from memory.embeddings import get_embedder
 
 FACT = "Isabella is throwing a Valentine's Day party at Hobbs Cafe on Friday at 5pm"

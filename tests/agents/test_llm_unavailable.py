@@ -289,7 +289,7 @@ def test_interview_stops_with_the_cause_and_exit_2(tmp_path: Path, refused_model
 
     from maps.contracts import MindOptions
     from agents.minds.generative import make_mind
-    from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+    from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
     from memory.embeddings import get_embedder
     from world.cli import main
 

@@ -12,7 +12,7 @@ import pytest
 
 from maps.contracts import MindOptions
 from agents.minds.generative import make_mind
-from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from memory.embeddings import get_embedder
 
 

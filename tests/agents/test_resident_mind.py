@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from maps.contracts import Mind, MindOptions
 from agents.llm.gateway import make_llm
 from agents.minds.generative import make_mind
-from agents.sandbox import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from memory.social import density, load_graph
 from memory.embeddings import get_embedder
 from memory.store import truncate_after

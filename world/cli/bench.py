@@ -15,7 +15,6 @@ from types import ModuleType
 
 def benches() -> dict[str, tuple[ModuleType, str]]:
     """name -> (module, one-line help), imported when the parser is built."""
-    from agents.llm import quality
     from world.cli import (
         bench_believability,
         bench_engine,
@@ -23,6 +22,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         bench_judges,
         bench_llm,
         bench_local,
+        bench_models,
         bench_retrieval,
         bench_viewer,
     )
@@ -34,7 +34,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         "viewer": (bench_viewer, "headless viewer frames per second"),
         "eval": (bench_eval, "encounter episodes per hour by worker count"),
         "judges": (bench_judges, "judge agreement with human labels on ASSEBench"),
-        "models": (quality, "schema-valid and sensible answers of the embedded models"),
+        "models": (bench_models, "schema-valid and sensible answers of the embedded models"),
         "believability": (bench_believability, "believability checks of a short run on a model"),
         "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
     }

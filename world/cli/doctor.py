@@ -123,7 +123,7 @@ def check_llm(model: str) -> str:
         raise CheckFailed(
             f"{llm.model} answered, but not with a valid structured answer ({', '.join(info.errors)})",
             "for a remote model check its API key variable and TOWNSFOLK_API_BASE; "
-            "for local run `python -m agents.llm.quality` and see docs/MODELS.md",
+            "for local run `townsfolk bench models` and see docs/MODELS.md",
         )
     stats = llm.stats()["total"]
     speed = stats["completion_tokens"] / info.latency_s if info.latency_s else 0.0

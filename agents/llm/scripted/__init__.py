@@ -4,12 +4,14 @@ Tests and benchmarks need a model that is fast, reproducible and still plausible
 resident on `scripted` should go to the places its persona names, not to a constant.
 Generic answers are built from the output schema (enumerations prefer options the prompt
 mentions; numbers and free text are derived from a hash of the prompt). Each role may
-register a purpose-specific responder next to its prompts with :func:`scripted_responder`.
+register a purpose-specific responder with :func:`scripted_responder`, in its own module of this
+package (one per role, named as the role's prompts module in agents/prompts/).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import random
 import re
@@ -24,6 +26,15 @@ from agents.llm.schemas import json_schema_of
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
 _RESPONDERS: dict[str, Responder] = {}
+ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "encounters_synthesis",
+         "importance", "interview", "planning", "reacting", "reflection")
+
+
+def responders() -> dict[str, Responder]:
+    """Every role's responder by purpose; the role modules register on first use (they import prompts)."""
+    for role in ROLES:
+        importlib.import_module(f"{__name__}.{role}")
+    return _RESPONDERS
 
 
 def scripted_responder(purpose: str) -> Callable[[Responder], Responder]:
@@ -135,7 +146,7 @@ def scripted_answer(
 ) -> str:
     """The scripted backend's text for one call: a responder's answer, else a generic one."""
     rng = random.Random(prompt_seed(purpose, messages, seed))
-    responder = _RESPONDERS.get(purpose)
+    responder = responders().get(purpose)
     if responder is not None:
         # A responder is written for its role's schema; another caller may use the same
         # purpose name with a different schema, which gets the generic answer instead.

@@ -1,4 +1,11 @@
-"""A minimal stand-in world for driving minds without a map: tests and the LLM benchmark.
+"""The conformance check every Mind must pass, and the minimal stand-in world it runs in.
+
+:func:`check_mind` (PettingZoo's api_test for minds) drives a mind built by a MindFactory
+through a few game hours of a three-house demo town and checks the Mind contract:
+decide_fast/decide give Intents, drain_records gives Records, a snapshot survives JSON and
+restores to the same future decisions, and the mind never changes what it was shown.
+
+The Sandbox below is also what tests use to drive minds without a map.
 
 Places are addresses only (no tiles): a resident is always in one arena; walking to
 another arena takes ``walk_ticks`` ticks. Residents in the same arena see each other's
@@ -11,12 +18,17 @@ real rules (paths, vision radius, refusals) are world/'s.
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 
-from maps.contracts import ChatLine, Intent, Mind, PerceivedEvent, Perception
+from maps.contracts import (ChatLine, Intent, LanguageModel, Mind, MindFactory, MindOptions, PerceivedEvent,
+                            Perception, Persona, Record)
 from memory.spatial import arena_of, split_address
-from maps.contracts import Record
 
 
 @dataclass
@@ -158,3 +170,123 @@ def demo_persona(name: str, workplace: str, occupation: str, *, wake: int = 7, s
         occupation=occupation, workplace=workplace, home=f"{name.split()[0]}'s House",
         wake_hour=wake, sleep_hour=sleep, **extra,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The conformance check
+# ---------------------------------------------------------------------------------------------
+
+
+class ConformanceError(AssertionError):
+    """A mind broke the Mind contract; the message says which rule and where."""
+
+
+class _CheckedSandbox(Sandbox):
+    """The sandbox, checking each answer of each mind against the contract as it steps."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.decisions: list[tuple[int, str, str]] = []
+
+    async def step(self) -> None:
+        self.tick += 1
+        if self.tick > 0:
+            self.time += self.dt
+        for body in self.bodies.values():
+            if body.dest and self.tick >= body.eta:
+                self._arrive(body)
+        perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
+        shown = {n: p.model_dump_json() for n, p in perceptions.items()}
+        intents: dict[str, Intent] = {}
+        for name, mind in self.minds.items():
+            intent = mind.decide_fast(perceptions[name])
+            if intent is None:
+                intent = await mind.decide(perceptions[name])
+                _expect(isinstance(intent, Intent), f"tick {self.tick}: {name}.decide gave {type(intent).__name__}, not an Intent")
+            _expect(isinstance(intent, Intent), f"tick {self.tick}: {name}.decide_fast gave {type(intent).__name__}, not an Intent or None")
+            _expect(perceptions[name].model_dump_json() == shown[name],
+                    f"tick {self.tick}: {name} changed the Perception it was shown (world state)")
+            intents[name] = intent
+            self.decisions.append((self.tick, name, intent.model_dump_json()))
+        for name, body in self.bodies.items():
+            self._apply(body, intents[name], perceptions[name].nearby)
+        for name, mind in self.minds.items():
+            records = mind.drain_records()
+            _expect(isinstance(records, list) and all(isinstance(r, Record) for r in records),
+                    f"tick {self.tick}: {name}.drain_records gave something other than a list of Records")
+            self.records.extend(records)
+
+
+def _expect(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConformanceError(message)
+
+
+def _copy_db(source: Path, target: Path) -> None:
+    """A consistent copy of a mind's run file, taken while the mind still holds it open."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+
+
+def _demo_town(names: list[str]) -> tuple[list[Persona], list[str], dict[str, str]]:
+    personas = [demo_persona(names[0], "Hobbs Cafe:counter", "barista"),
+                demo_persona(names[1], "Town Library:reading room", "librarian", wake=6, sleep=21)]
+    places = DEMO_PLACES + [a for n in names for a in demo_home(n)]
+    spawn = {p.name: f"{p.home}:bedroom" for p in personas}
+    return personas, places, spawn
+
+
+def check_mind(
+    factory: MindFactory | Callable[..., Mind],
+    llm: LanguageModel | None,
+    workdir: Path,
+    *,
+    start: datetime = datetime(2023, 2, 13, 6, 30),
+    hours: float = 3.0,
+    snapshot_after: float = 1.5,
+) -> list[tuple[int, str, str]]:
+    """Run two minds from ``factory`` in the demo town and check the Mind contract.
+
+    ``factory(persona, llm, run_db, options)`` builds a mind (as the engine calls it);
+    ``workdir`` holds the run files. At ``snapshot_after`` hours each mind's snapshot must
+    survive a JSON round trip and, restored into a fresh mind on a copy of its run file, give
+    the same decisions as the original for the rest of the run. Raises ConformanceError on
+    the first broken rule; returns the decisions (tick, name, intent JSON) for more checks.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    names = ["Ayesha Khan", "Klaus Mueller"]
+    personas, places, spawn = _demo_town(names)
+    options = MindOptions(places=places, start_time=start)
+    minds = {p.name: factory(p, llm, workdir / f"a-{i}.db", options) for i, p in enumerate(personas)}
+    for name, mind in minds.items():
+        _expect(isinstance(mind, Mind), f"{type(mind).__name__} lacks a method of the Mind protocol")
+        _expect(mind.name == name, f"the mind built for {name!r} calls itself {mind.name!r}")
+    world = _CheckedSandbox(minds, places, start, spawn=spawn)
+    asyncio.run(world.run(start + timedelta(hours=snapshot_after)))
+    _expect(bool(world.decisions), "no decisions were made")
+    snapshots = {}
+    for name, mind in minds.items():
+        state = mind.snapshot()
+        _expect(isinstance(state, dict), f"{name}.snapshot gave {type(state).__name__}, not a dict")
+        try:
+            snapshots[name] = json.loads(json.dumps(state))
+        except (TypeError, ValueError) as exc:
+            raise ConformanceError(f"{name}.snapshot is not JSON: {exc}") from exc
+    clones = {}
+    for i, p in enumerate(personas):
+        _copy_db(workdir / f"a-{i}.db", workdir / f"b-{i}.db")
+        clones[p.name] = factory(p, llm, workdir / f"b-{i}.db", options)
+        clones[p.name].restore(snapshots[p.name])
+    twin = _CheckedSandbox(clones, places, start, spawn=spawn)
+    for attr in ("objects", "time", "tick", "bodies", "chat", "refused"):
+        setattr(twin, attr, copy.deepcopy(getattr(world, attr)))
+    split = len(world.decisions)
+    until = start + timedelta(hours=hours)
+    asyncio.run(world.run(until))
+    asyncio.run(twin.run(until))
+    after = world.decisions[split:]
+    _expect(bool(after), "no decisions after the snapshot")
+    for ours, theirs in zip(after, twin.decisions):
+        _expect(ours == theirs, f"after restore, decision {theirs} differs from the original's {ours}")
+    _expect(len(after) == len(twin.decisions), "after restore, a different number of decisions")
+    return world.decisions

@@ -1,0 +1,29 @@
+"""The scripted backend's answers for the interview prompts (agents/prompts/interview.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+import random
+import re
+
+from pydantic import BaseModel
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.common import fact, section
+from agents.prompts.importance import heuristic_importance
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
+
+
+@scripted_responder("interview")
+def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    question = fact(text, "Question", "")
+    memories = [m for m in section(text, "What you remember") if m != "(none)"]
+    if not memories:
+        return {"answer": "I don't remember anything about that."}
+    q = _words(question)
+    ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
+    return {"answer": f"From what I remember: {ranked[0]}" + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")}

@@ -1,0 +1,83 @@
+"""The scripted backend's answers for the planning prompts (agents/prompts/planning.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+import random
+
+from pydantic import BaseModel
+
+from agents.llm.scripted import last_user_text, scripted_responder
+from agents.minds.cognition.plan_times import strip_time
+from agents.prompts.common import clip, fit_words, fact, section
+from agents.prompts.planning import ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, emoji_for, pick_place, schedule_from_plan
+
+
+_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
+
+
+@scripted_responder("plan_day")
+def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    name = fact(text, "Name", "I")
+    work = fact(text, "Workplace", "work")
+    extra = ""
+    for memory in section(text, "Memories"):
+        if any(w in memory.lower() for w in _EVENT_WORDS):
+            extra = f"go to the {next(w for w in _EVENT_WORDS if w in memory.lower())} I heard about"
+            break
+    parts = []
+    for line in section(text, "Open parts"):
+        kind, _, usual = strip_time(line).partition(" (usually: ")
+        parts.append(extra if kind == "evening" and extra else usual.rstrip(")"))
+    first = name.split()[0]
+    return {"currently": f"{first} is keeping up with work at {work} and the people around them.", "parts": parts}
+
+
+@scripted_responder("schedule")
+def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    hours = [int(h) for h in fact(text, "Hours", "8").split(",") if h.strip().isdigit()]
+    plan = section(text, "Plan")
+    return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
+
+
+_STEP_TEMPLATES = (
+    "getting ready for {b}", "{b}", "{b}", "taking a short break", "{b}", "{b}", "finishing up {b}",
+)
+
+
+@scripted_responder("decompose")
+def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    text = last_user_text(msgs)
+    block = fact(text, "Block", "keep busy")
+    minutes = int(fact(text, "Minutes", "60") or 60)
+    places = section(text, "Known places")
+    home = fact(text, "Home", "")
+    work = fact(text, "Workplace", "")
+    place = pick_place(block, places, home, work)
+    steps = []
+    left = minutes
+    i = 0
+    # At most MAX_STEPS; decompose() rescales the lengths to fill the window exactly.
+    while left > 0 and len(steps) < MAX_STEPS:
+        length = min(left, rng.choice((10, 15, 15)))
+        if length < 5:
+            steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
+            break
+        action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
+        if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
+            action = f"finishing up {block}"
+        action = fit_words(action, ACTION_MAX, "keeping busy")
+        steps.append(
+            {
+                "action": action,
+                "minutes": length,
+                "place": place,
+                "emoji": emoji_for(action),
+                "object_state": clip(f"being used for {block}", OBJECT_STATE_MAX),
+            }
+        )
+        left -= length
+        i += 1
+    return {"steps": steps}

@@ -1,0 +1,106 @@
+"""Each mind's state as one pydantic model: a snapshot is its dump, a restore its validation.
+
+Everything a resident's cognition keeps between ticks, apart from its memory stream (rows in
+the run file, cut back by tick on restore) and the memory objects that serialise themselves
+(spatial and social memory, the importance rater's cache), which the snapshot adds beside it.
+Field names and order are those of the snapshots written before this model existed, so old
+run files restore unchanged.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from agents.minds.cognition.conversation import Conversation
+from agents.minds.cognition.importance import PendingMemory
+from agents.minds.cognition.planning import Block, Step
+
+
+class MindState(BaseModel):
+    """What a generative resident's cognition reads and writes between ticks."""
+
+    model_config = ConfigDict(validate_assignment=False, extra="ignore")
+
+    tick: int = 0
+    now: datetime = datetime(2023, 2, 13, 0, 0)
+    day: date | None = None
+    currently: str = ""
+    day_plan: list[str] = Field(default_factory=list)
+    blocks: list[Block] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    current: Step | None = None
+    phase: str = "idle"
+    replan_reason: str = ""
+    convo: Conversation | None = None
+    last_talk: dict[str, datetime] = Field(default_factory=dict)
+    recently_closed: dict[str, int] = Field(default_factory=dict)
+    last_chat_end: datetime | None = None
+    last_reaction: datetime | None = None
+    react_seen: dict[str, datetime] = Field(default_factory=dict)
+    pending: list[PendingMemory] = Field(default_factory=list)
+    importance_since_reflection: float = 0.0
+    seen: dict[str, datetime] = Field(default_factory=dict, description="observations by text, for skipping repeats")
+    triggers: list[str] = Field(default_factory=list, description="why the next decide() runs")
+    started: bool = False
+    sleep: Step | None = Field(default=None, description="tonight's sleep step; its end is rounded from its start")
+
+
+class MindSnapshot(MindState):
+    """A snapshot: the state plus who it is of and the self-serialising memory objects."""
+
+    name: str | None = None
+    spatial: dict[str, Any] = Field(default_factory=dict)
+    social: dict[str, Any] = Field(default_factory=dict)
+    rated: dict[str, int] = Field(default_factory=dict)
+
+
+SNAPSHOT_ORDER = ("name", "tick", "now", "day", "currently", "day_plan", "blocks", "steps", "current", "phase",
+                  "replan_reason", "convo", "last_talk", "recently_closed", "last_chat_end", "last_reaction",
+                  "react_seen", "pending", "importance_since_reflection", "seen", "triggers", "started",
+                  "spatial", "social", "rated", "sleep")
+
+
+def dump_snapshot(snapshot: MindSnapshot) -> dict[str, Any]:
+    """JSON-ready, keys in the order snapshots have always had (run files compare as text)."""
+    data = snapshot.model_dump(mode="json")
+    return {key: data[key] for key in SNAPSHOT_ORDER}
+
+
+def load_snapshot(data: dict[str, Any]) -> MindSnapshot:
+    """A snapshot from a run file; ones written before a field existed get its old default."""
+    data = dict(data)
+    data.setdefault("started", True)
+    return MindSnapshot.model_validate(data)
+
+
+class StateField:
+    """An attribute of the mind that lives in its MindState (cognition modules keep `mind.x`)."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __get__(self, mind: Any, owner: type | None = None) -> Any:
+        return self if mind is None else getattr(mind.state, self.field)
+
+    def __set__(self, mind: Any, value: Any) -> None:
+        setattr(mind.state, self.field, value)
+
+
+class RoutineState(BaseModel):
+    """What the routine mind keeps between ticks (its day's blocks are recomputed from ``day``)."""
+
+    day: date | None = None
+    block: str = ""
+    asleep: bool = False
+    going_to_bed: bool = False
+    greeted: set[str] = Field(default_factory=set, description="people greeted today")
+    sleepers: set[str] = Field(default_factory=set, description="people seen asleep, not woken by a greeting")
+    detour: tuple[int, str] | None = Field(default=None, description="(until minute of day, address)")
+    said: bool = False
+
+    @field_serializer("greeted", "sleepers")
+    def _sorted(self, names: set[str]) -> list[str]:
+        return sorted(names)  # a snapshot is the same text for the same state
