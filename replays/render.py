@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import textwrap
 import unicodedata
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import pygame
 
 from replays.frames import EncounterFrame, FrameState, ResidentFrame
 from replays.mapview import Area, MapView
+from maps.contracts import stable_hash
 
 # ---------------------------------------------------------------------------
 # Colours
@@ -58,10 +58,6 @@ TERRAIN_COLOURS = {
     "door": (196, 160, 112),
 }
 IDLE_STATES = {"", "idle", "off", "closed", "empty", "clean", "unused"}
-
-
-def _hash(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
 
 
 def _srgb_to_lab(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
@@ -124,12 +120,12 @@ def resident_colours(names: "list[str] | tuple[str, ...] | set[str]") -> dict[st
 
 def resident_colour(name: str) -> tuple[int, int, int]:
     """A stable palette colour for a resident seen alone (no town to share colours with)."""
-    return PALETTE[_hash(name) % len(PALETTE)]
+    return PALETTE[stable_hash(name) % len(PALETTE)]
 
 
 def sector_colour(name: str) -> tuple[int, int, int]:
     """A soft pastel per building, stable across runs."""
-    h = _hash(name)
+    h = stable_hash(name)
     c = pygame.Color(0)
     c.hsva = ((h % 360), 18.0 + (h >> 9) % 10, 92.0, 100.0)
     return c.r, c.g, c.b

@@ -18,7 +18,6 @@ import json
 import logging
 import threading
 import time as _time
-import zlib
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -29,7 +28,7 @@ from maps.contracts import Record, TickRecords
 from memory.runfile import TIMING_KEYS, RunStore, Snapshot
 from world import injections
 from world.clock import Clock
-from maps.contracts import build
+from maps.contracts import build, stable_index
 from world.injections import AnnounceCommand, EncounterCommand, InjectResult, ObjectCommand, WhisperCommand
 from world.pathfinding import PathFinder
 from world.perception import Attention, ObjectSight, Sight, SpatialIndex, choose
@@ -50,11 +49,6 @@ class Plugin(Protocol):
     def snapshot(self) -> dict: ...
 
     def restore(self, state: dict) -> None: ...
-
-
-def stable_index(key: str, n: int) -> int:
-    """A deterministic choice in range(n) (Python's hash() is salted per process)."""
-    return zlib.crc32(key.encode()) % n
 
 
 class Resident:

@@ -555,12 +555,10 @@ def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None
 
     A time after ``end`` (the run's end) gives the tick after the last one, so that callers
     refuse it rather than silently take the last tick."""
+    from maps.contracts import parse_at
+
     try:
-        from maps.contracts import parse_at
-    except ModuleNotFoundError:  # pragma: no cover - the viewer package ships with townsfolk
-        parse_at = None  # type: ignore[assignment]
-    try:
-        when: datetime | int = parse_at(text, start) if parse_at else parse_start(text)
+        when: datetime | int = parse_at(text, start)
     except ValueError as exc:
         raise RunError(f"--at: {exc}") from None
     if isinstance(when, int):

@@ -16,14 +16,12 @@ from pathlib import Path
 from maps.contracts import Persona
 from agents.prompts.interview import Answer, answer_fallback, interview_prompt
 from memory.embeddings import get_embedder
+from memory.runfile import DB_NAME, RunStore
 from memory.store import MemoryStore, registered_residents
 from maps.contracts import TimeError
 from maps.contracts import parse_at as parse_when
 
 _FULL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-
-DB_NAME = "run.db"
-
 
 class InterviewError(ValueError):
     """The run folder, resident or time cannot be used; the message says which and why."""
@@ -31,7 +29,7 @@ class InterviewError(ValueError):
 
 def run_db_path(run_dir: Path | str) -> Path:
     path = Path(run_dir)
-    db = path if path.suffix == ".db" else path / DB_NAME
+    db = RunStore.db_path(path)
     if not db.exists():
         raise InterviewError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
     return db

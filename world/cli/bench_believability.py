@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
+from memory.runfile import RunStore
 from world.clock import parse_duration, parse_start
 
 QUESTION = "What have you been doing today, and who have you seen?"
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         probe = asyncio.run(importance_probe(llm))
         answers = _interviews(run_dir, llm)
         model_s = time.perf_counter() - t1
-        conn = sqlite3.connect(f"file:{run_dir / 'run.db'}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{RunStore.db_path(run_dir)}?mode=ro", uri=True)
         try:
             texts = read_run(conn)
         finally:
@@ -94,7 +95,7 @@ def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str]]:
     from agents.minds.interview import interview
     from memory.store import registered_residents
 
-    names = sorted(registered_residents(run_dir / "run.db"))
+    names = sorted(registered_residents(RunStore.db_path(run_dir)))
     return [(name, interview(run_dir, name, QUESTION, llm=llm)) for name in names]
 
 

@@ -18,17 +18,9 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memory.runfile import RunStore
 from replays.reader import ReaderError
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
-    if w < 320 or h < 240 or w > 7680 or h > 4320:
-        raise argparse.ArgumentTypeError(f"size {text} is outside 320x240 .. 7680x4320")
-    return w, h
+from world.cli.args import size_type
 
 
 def _speed(text: str) -> float:
@@ -49,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=_speed, default=60.0, metavar="X",
                         help="replay speed in game seconds per real second (default 60)")
     parser.add_argument("--select", metavar="NAME", help="select this resident (viewer and pictures)")
-    parser.add_argument("--size", type=_size, default=None, metavar="WxH",
+    parser.add_argument("--size", type=size_type, default=None, metavar="WxH",
                         help="window / picture size (default 1600x900 window, 1920x1080 PNG, 960x540 GIF)")
     parser.add_argument("--summary", action="store_true", help="print what the run holds")
     parser.add_argument("--json", action="store_true", help="with --summary: last line is one JSON object")
@@ -136,9 +128,9 @@ def main(args: argparse.Namespace) -> int:
     except ReaderError as exc:
         return _fail(str(exc))
     except sqlite3.DatabaseError as exc:  # damage the integrity check on open did not see
-        return _fail(f"{run_dir / 'run.db'}: the run database is damaged or unreadable ({exc})")
+        return _fail(f"{RunStore.db_path(run_dir)}: the run database is damaged or unreadable ({exc})")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a stored record's bytes damaged in place
-        return _fail(f"{run_dir / 'run.db'}: a stored record is damaged and cannot be read ({exc})")
+        return _fail(f"{RunStore.db_path(run_dir)}: a stored record is damaged and cannot be read ({exc})")
     except OSError as exc:  # an output path that cannot be written (--md, --png-dir, --export)
         where = exc.filename or args.md or args.png_dir or args.export or run_dir
         return _fail(f"{where}: cannot write there ({exc.strerror or exc})")

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from replays.feeds import LiveFeed
+from world.cli.args import window_size
 
 log = logging.getLogger(__name__)
 DEFAULT_PACE = 60.0
@@ -59,14 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close the window after this many real seconds (scripted demos, smoke tests)")
 
 
-def _size(text: str) -> tuple[int, int]:
+def _window(text: str) -> tuple[int, int]:
+    """--size for a live window: at least 640x480, so the side panel fits."""
     try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1600x900, got {text!r}") from None
-    if w < 640 or h < 480:
-        raise ValueError(f"--size: at least 640x480, got {text}")
-    return w, h
+        return window_size(text, least=(640, 480))
+    except ValueError as exc:
+        raise ValueError(f"--size: {exc}") from None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     from world.runner import RunError, build_engine, option_error
 
     try:
-        size = _size(args.size)
+        size = _window(args.size)
         options = options_from_args(args)
     except ValidationError as exc:
         print(f"townsfolk watch: {option_error(exc)}", file=sys.stderr)
