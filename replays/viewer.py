@@ -405,53 +405,63 @@ class Viewer:
     def _key(self, ev: pygame.event.Event) -> None:
         k = ev.key
         if self.typing:
-            if k == pygame.K_RETURN or k == pygame.K_KP_ENTER:
-                self.submit_text()
-            elif k == pygame.K_ESCAPE:
-                self.typing = False
-            elif k == pygame.K_BACKSPACE:
-                self.text = self.text[:-1]
-            elif k == pygame.K_TAB:
-                self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
-            return
+            self._key_typing(k)
+        elif not (self._key_camera(k) or self._key_playback(k)):
+            self._key_selection(k)
+
+    def _key_typing(self, k: int) -> None:
+        """Keys while the command box is open: submit, cancel, edit, switch mode."""
+        if k == pygame.K_RETURN or k == pygame.K_KP_ENTER:
+            self.submit_text()
+        elif k == pygame.K_ESCAPE:
+            self.typing = False
+        elif k == pygame.K_BACKSPACE:
+            self.text = self.text[:-1]
+        elif k == pygame.K_TAB:
+            self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+
+    def _key_camera(self, k: int) -> bool:
+        """Arrows pan (and stop following), PageUp/PageDown zoom, 0 fits the map. True if handled."""
         pan = 0.25 * min(self.map_rect.size)
+        moves = {pygame.K_LEFT: (-pan, 0), pygame.K_RIGHT: (pan, 0), pygame.K_UP: (0, -pan), pygame.K_DOWN: (0, pan)}
+        centre = (self.map_rect.w // 2, self.map_rect.h // 2)
+        if k in moves:
+            self.camera.x += moves[k][0]
+            self.camera.y += moves[k][1]
+            self.follow = False
+        elif k == pygame.K_PAGEUP:
+            self.camera.zoom(1, centre)
+        elif k == pygame.K_PAGEDOWN:
+            self.camera.zoom(-1, centre)
+        elif k == pygame.K_0:
+            self.camera.fit(self.map, self.map_rect.size)
+        else:
+            return False
+        return True
+
+    def _key_playback(self, k: int) -> bool:
+        """Space pauses, +/- change speed, Home/End jump (replays), . and , step. True if handled."""
         if k == pygame.K_SPACE:
             self.toggle_pause()
         elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
             self.change_speed(+1)
         elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
             self.change_speed(-1)
-        elif k == pygame.K_LEFT:
-            self.camera.x -= pan
-            self.follow = False
-        elif k == pygame.K_RIGHT:
-            self.camera.x += pan
-            self.follow = False
-        elif k == pygame.K_UP:
-            self.camera.y -= pan
-            self.follow = False
-        elif k == pygame.K_DOWN:
-            self.camera.y += pan
-            self.follow = False
-        elif k == pygame.K_PAGEUP:
-            self.camera.zoom(1, (self.map_rect.w // 2, self.map_rect.h // 2))
-        elif k == pygame.K_PAGEDOWN:
-            self.camera.zoom(-1, (self.map_rect.w // 2, self.map_rect.h // 2))
-        elif k == pygame.K_0:
-            self.camera.fit(self.map, self.map_rect.size)
-        elif k == pygame.K_HOME and isinstance(self.feed, ReplayFeed):
-            b = self.feed.bounds()
+        elif k in (pygame.K_HOME, pygame.K_END):
+            b = self.feed.bounds() if isinstance(self.feed, ReplayFeed) else None
             if b:
-                self.seek(b[0])
-        elif k == pygame.K_END and isinstance(self.feed, ReplayFeed):
-            b = self.feed.bounds()
-            if b:
-                self.seek(b[1])
+                self.seek(b[0] if k == pygame.K_HOME else b[1])
         elif k == pygame.K_PERIOD:
             self.step(+1)
         elif k == pygame.K_COMMA:
             self.step(-1)
-        elif k == pygame.K_TAB:
+        else:
+            return False
+        return True
+
+    def _key_selection(self, k: int) -> None:
+        """Tab cycles residents, f follows, Enter or / opens the command box, Esc clears, q quits."""
+        if k == pygame.K_TAB:
             names = sorted(self.frame.residents)
             if names:
                 i = names.index(self.selected) + 1 if self.selected in names else 0
@@ -660,11 +670,17 @@ class Viewer:
         self.seek(int(round(bounds[0] + frac * (bounds[1] - bounds[0]))))
 
     def _draw_bar(self, surface: pygame.Surface) -> None:
-        f = self.fonts
         b = self.bar_rect
         surface.fill(BAR_BG, b)
         live = isinstance(self.feed, LiveFeed)
-        # play / pause
+        pb = self._draw_play_button(surface)
+        plus = self._draw_speed(surface, pb, live)
+        self._draw_clock(surface, plus)
+        self._draw_slider(surface, live)
+        self._draw_badge(surface, live)
+
+    def _draw_play_button(self, surface: pygame.Surface) -> pygame.Rect:
+        b = self.bar_rect
         pb = pygame.Rect(b.x + 10, b.y + 8, 40, 40)
         pygame.draw.rect(surface, BUTTON, pb, border_radius=8)
         if self.paused:
@@ -673,7 +689,11 @@ class Viewer:
             surface.fill((255, 255, 255), (pb.x + 12, pb.y + 10, 5, 20))
             surface.fill((255, 255, 255), (pb.x + 23, pb.y + 10, 5, 20))
         self._buttons.append((pb, self.toggle_pause))
-        # speed
+        return pb
+
+    def _draw_speed(self, surface: pygame.Surface, pb: pygame.Rect, live: bool) -> pygame.Rect:
+        """The - and + buttons with the pace (live) or speed (replay) between them; returns +'s rect."""
+        f, b = self.fonts, self.bar_rect
         minus = pygame.Rect(pb.right + 10, b.y + 14, 28, 28)
         plus = pygame.Rect(minus.right + 84, b.y + 14, 28, 28)
         for r, sign, d in ((minus, "-", -1), (plus, "+", 1)):
@@ -682,42 +702,43 @@ class Viewer:
             surface.blit(s, (r.centerx - s.get_width() // 2, r.centery - s.get_height() // 2))
             self._buttons.append((r, lambda d=d: self.change_speed(d)))
         rate = (self.feed.pace if live else self.speed)
-        label = "max" if rate is None else f"{rate:g}x"
-        s = f.render(label, f.bold, (255, 255, 255))
-        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 14))
+        mid = (minus.right + plus.x) // 2
+        s = f.render("max" if rate is None else f"{rate:g}x", f.bold, (255, 255, 255))
+        surface.blit(s, (mid - s.get_width() // 2, b.y + 14))
         s = f.render("pace" if live else "speed", f.small, PANEL_DIM)
-        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 32))
-        # clock
+        surface.blit(s, (mid - s.get_width() // 2, b.y + 32))
+        return plus
+
+    def _draw_clock(self, surface: pygame.Surface, plus: pygame.Rect) -> None:
+        f, b = self.fonts, self.bar_rect
         when = self.frame.time.strftime("%a %d %b %Y  %H:%M:%S") if self.frame.tick >= 0 else "--:--"
-        s = f.render(when, f.big, (255, 255, 255))
-        surface.blit(s, (plus.right + 14, b.y + 8))
+        surface.blit(f.render(when, f.big, (255, 255, 255)), (plus.right + 14, b.y + 8))
         s = f.render(f"tick {self.frame.tick}" + ("  paused" if self.paused else ""), f.small, PANEL_DIM)
         surface.blit(s, (plus.right + 14, b.y + 32))
-        # slider
+
+    def _draw_slider(self, surface: pygame.Surface, live: bool) -> None:
+        """A replay's position between its first and last tick; a full bar when live."""
         r = self._slider_rect()
         pygame.draw.rect(surface, (70, 74, 88), r, border_radius=8)
-        if isinstance(self.feed, ReplayFeed):
-            bounds = self.feed.bounds()
-        else:
-            bounds = None
+        bounds = self.feed.bounds() if isinstance(self.feed, ReplayFeed) else None
         if bounds is not None and bounds[1] > bounds[0]:
-            frac = (self.frame.tick - bounds[0]) / (bounds[1] - bounds[0])
-            frac = min(1.0, max(0.0, frac))
+            frac = min(1.0, max(0.0, (self.frame.tick - bounds[0]) / (bounds[1] - bounds[0])))
             filled = r.copy()
             filled.width = int(r.width * frac)
             pygame.draw.rect(surface, (120, 150, 220), filled, border_radius=8)
             pygame.draw.circle(surface, (255, 255, 255), (r.x + int(r.width * frac), r.centery), 10)
         elif live:
             pygame.draw.rect(surface, (120, 150, 220), r, border_radius=8)
-        # mode badge + fps
-        tag = "LIVE" if live else "REPLAY"
-        s = f.render(tag, f.bold, (255, 255, 255))
+
+    def _draw_badge(self, surface: pygame.Surface, live: bool) -> None:
+        """LIVE or REPLAY, and the frame rate under it."""
+        f, b = self.fonts, self.bar_rect
+        s = f.render("LIVE" if live else "REPLAY", f.bold, (255, 255, 255))
         tr = pygame.Rect(b.right - 126, b.y + 12, s.get_width() + 16, 24)
         pygame.draw.rect(surface, (200, 50, 50) if live else (70, 110, 170), tr, border_radius=6)
         surface.blit(s, (tr.x + 8, tr.y + 3))
         if self._fps:
-            s = f.render(f"{self._fps:.0f} fps", f.small, PANEL_DIM)
-            surface.blit(s, (b.right - 126, b.y + 38))
+            surface.blit(f.render(f"{self._fps:.0f} fps", f.small, PANEL_DIM), (b.right - 126, b.y + 38))
 
     # -- side panel ---------------------------------------------------------------
 
