@@ -12,6 +12,7 @@ import math
 import textwrap
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pygame
@@ -253,58 +254,65 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts,
     """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached.
     The labels it placed are appended to ``labels_out`` (what moves is kept off them)."""
     t = tile_px
-    surf = pygame.Surface((mapview.width * t, mapview.height * t)).convert() if pygame.display.get_init() \
-        and pygame.display.get_surface() is not None else pygame.Surface((mapview.width * t, mapview.height * t))
+    size = (mapview.width * t, mapview.height * t)
+    surf = pygame.Surface(size).convert() if pygame.display.get_init() \
+        and pygame.display.get_surface() is not None else pygame.Surface(size)
+    _draw_ground(surf, mapview, t)
+    _draw_places(surf, mapview, t)
+    # Labels last so that nothing covers them, placed so that none covers another.
+    placed = place_static_labels(mapview, t, fonts)
+    if labels_out is not None:
+        labels_out.extend(placed)
+    for label in placed:
+        _draw_label(surf, label)
+    return surf
+
+
+def _fill_tiles(surf: pygame.Surface, tiles: Iterable[tuple[int, int]], col: tuple[int, int, int], t: int) -> None:
+    for (x, y) in tiles:
+        surf.fill(col, (x * t, y * t, t, t))
+
+
+def _draw_ground(surf: pygame.Surface, mapview: MapView, t: int) -> None:
+    """Ground, the street dot pattern (when tiles are big enough) and terrain other than floor and water."""
     surf.fill(GROUND)
     if t >= 8:
         for y in range(0, mapview.height, 2):
             for x in range((y // 2) % 2, mapview.width, 2):
                 surf.fill(STREET_DOT, (x * t + t // 2, y * t + t // 2, 1, 1))
     for kind, tiles in sorted(mapview.terrain.items()):
-        if kind in ("floor", "water"):
-            continue
-        col = TERRAIN_COLOURS.get(kind) or _lighter(sector_colour(kind), 0.1)
-        for (x, y) in tiles:
-            surf.fill(col, (x * t, y * t, t, t))
-    sectors = mapview.of_kind("sector")
-    arenas = mapview.of_kind("arena")
-    objects = mapview.of_kind("object")
+        if kind not in ("floor", "water"):
+            _fill_tiles(surf, tiles, TERRAIN_COLOURS.get(kind) or _lighter(sector_colour(kind), 0.1), t)
+
+
+def _draw_places(surf: pygame.Surface, mapview: MapView, t: int) -> None:
+    """Sectors, rooms (a lighter shade of their sector), water, walls, then objects on top."""
     sector_fill: dict[str, tuple[int, int, int]] = {}
-    for s in sectors:
-        col = sector_colour(s.name)
-        sector_fill[s.address] = col
-        for (x, y) in s.tiles:
-            surf.fill(col, (x * t, y * t, t, t))
-    for a in arenas:
-        base = sector_fill.get(a.address.split(":")[0], (230, 226, 214))
-        col = _lighter(base, 0.45)
-        for (x, y) in a.tiles:
-            surf.fill(col, (x * t, y * t, t, t))
+    for s in mapview.of_kind("sector"):
+        sector_fill[s.address] = sector_colour(s.name)
+        _fill_tiles(surf, s.tiles, sector_fill[s.address], t)
+    for a in mapview.of_kind("arena"):
+        _fill_tiles(surf, a.tiles, _lighter(sector_fill.get(a.address.split(":")[0], (230, 226, 214)), 0.45), t)
         _outline(surf, a, t, ARENA_EDGE, 1)
-    for (x, y) in mapview.terrain.get("water", ()):
-        surf.fill(TERRAIN_COLOURS["water"], (x * t, y * t, t, t))
-    for (x, y) in mapview.blocked:
-        surf.fill(WALL, (x * t, y * t, t, t))
-    for o in objects:
+    _fill_tiles(surf, mapview.terrain.get("water", ()), TERRAIN_COLOURS["water"], t)
+    _fill_tiles(surf, mapview.blocked, WALL, t)
+    pad = max(1, t // 8)
+    for o in mapview.of_kind("object"):
         for (x, y) in o.tiles:
-            pad = max(1, t // 8)
             pygame.draw.rect(surf, OBJECT_FILL, (x * t + pad, y * t + pad, t - 2 * pad, t - 2 * pad),
                              border_radius=max(1, t // 5))
         _outline(surf, o, t, OBJECT_EDGE, 1, inset=max(1, t // 8))
-    # Labels last so that nothing covers them, placed so that none covers another.
-    placed = place_static_labels(mapview, t, fonts)
-    if labels_out is not None:
-        labels_out.extend(placed)
-    for label in placed:
-        if label.bg is not None:
-            if label.kind == "sector":
-                pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
-            else:
-                bg = pygame.Surface(label.rect.size, pygame.SRCALPHA)
-                bg.fill(label.bg)
-                surf.blit(bg, label.rect.topleft)
-        surf.blit(label.surface, (label.rect.x + label.pad[0], label.rect.y + label.pad[1]))
-    return surf
+
+
+def _draw_label(surf: pygame.Surface, label: PlacedLabel) -> None:
+    if label.bg is not None:
+        if label.kind == "sector":
+            pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
+        else:
+            bg = pygame.Surface(label.rect.size, pygame.SRCALPHA)
+            bg.fill(label.bg)
+            surf.blit(bg, label.rect.topleft)
+    surf.blit(label.surface, (label.rect.x + label.pad[0], label.rect.y + label.pad[1]))
 
 
 @dataclass
