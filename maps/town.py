@@ -478,18 +478,11 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
         has = parsed.has_address
     else:
         sectors, spawns = parsed["sectors"], parsed["spawns"]
-        places = _address_set(sectors)
-        has = places.__contains__
+        has = _address_set(sectors).__contains__
     personas: list[Persona] = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
-        label = f"[{i}]"
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
-        try:
-            persona = Persona.model_validate(item)
-        except ValidationError as exc:
-            raise TownError(path, f"{label}.{_loc(exc)}", _msg(exc)) from None
+        persona, label = _read_persona(path, i, item)
         if persona.name in seen:
             raise TownError(path, f"{label}.name", f"duplicate resident name {persona.name!r}; names must be unique")
         seen.add(persona.name)
@@ -500,24 +493,34 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
                     path, f"{label}.{fld}", f"unknown address {addr!r}; expected a place of the map, e.g. {next(iter(sectors))!r}"
                 )
         if persona.spawn is not None and persona.spawn not in spawns:
-            raise TownError(
-                path,
-                f"{label}.spawn",
-                f"unknown spawn point {persona.spawn!r}; expected one of: {', '.join(sorted(spawns))}",
-            )
+            raise TownError(path, f"{label}.spawn",
+                            f"unknown spawn point {persona.spawn!r}; expected one of: {', '.join(sorted(spawns))}")
         personas.append(persona)
+    _check_relationships(path, personas)
+    return personas
+
+
+def _read_persona(path: Path, i: int, item: Any) -> tuple[Persona, str]:
+    """One entry of a residents file as a Persona, and its label for errors ('[3] (Ada)')."""
+    label = f"[{i}]"
+    if isinstance(item, dict) and isinstance(item.get("name"), str):
+        label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
+    try:
+        return Persona.model_validate(item), label
+    except ValidationError as exc:
+        raise TownError(path, f"{label}.{_loc(exc)}", _msg(exc)) from None
+
+
+def _check_relationships(path: Path, personas: list[Persona]) -> None:
+    """Every relationship names another resident of the same file."""
     names = {p.name for p in personas}
     for i, persona in enumerate(personas):
         for j, rel in enumerate(persona.relationships):
+            field_ = f"[{i}] ({persona.name}).relationships[{j}].name"
             if rel.name == persona.name:
-                raise TownError(path, f"[{i}] ({persona.name}).relationships[{j}].name", "a resident cannot be related to themself")
+                raise TownError(path, field_, "a resident cannot be related to themself")
             if rel.name not in names:
-                raise TownError(
-                    path,
-                    f"[{i}] ({persona.name}).relationships[{j}].name",
-                    f"unknown resident {rel.name!r}; expected a name from this file",
-                )
-    return personas
+                raise TownError(path, field_, f"unknown resident {rel.name!r}; expected a name from this file")
 
 
 # ---------------------------------------------------------------------------
