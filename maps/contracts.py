@@ -3,15 +3,18 @@
 maps, memory, agents, replays and world all import down to this file; it imports only the
 standard library and pydantic. Here live: bounded plain-text types (what may reach a prompt or
 a terminal), the record stream (Record kinds and payloads, TickRecords), Persona, Perception,
-Intent, Mind, MindFactory and LanguageModel, the parsing of times people type, and `build`
+Intent, Mind, MindFactory and LanguageModel, the parsing of times people type, stable hashes,
+and `build`
 (trusted models without validation). Change a contract here and every layer sees the same
 shape; docs/ARCHITECTURE.md says which layer owns what.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+import zlib
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
@@ -503,6 +506,28 @@ def _clock(s: str, text: str) -> time:
 
 def clock(t: time | datetime) -> str:
     return t.strftime("%H:%M")
+
+
+# ===============================================================================================
+# Stable hashes: the same choice in every process (Python's hash() is salted per process)
+# ===============================================================================================
+
+
+def stable_hash(*parts: object) -> int:
+    """crc32 of the parts joined by '|': colours, routines and tiles come out the same every run."""
+    return zlib.crc32("|".join(str(p) for p in parts).encode("utf-8"))
+
+
+def stable_index(key: str, n: int) -> int:
+    """A deterministic choice in range(n) (crc32; what the engine has always used)."""
+    return stable_hash(key) % max(1, n)
+
+
+def digest_index(key: str, n: int) -> int:
+    """A deterministic choice in range(n) from sha256 (the encounter plugin's and eval's choices).
+
+    Kept apart from :func:`stable_index` only so recorded runs and eval figures choose as before."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % max(1, n)
 
 
 # ===============================================================================================

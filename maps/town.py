@@ -478,18 +478,11 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
         has = parsed.has_address
     else:
         sectors, spawns = parsed["sectors"], parsed["spawns"]
-        places = _address_set(sectors)
-        has = places.__contains__
+        has = _address_set(sectors).__contains__
     personas: list[Persona] = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
-        label = f"[{i}]"
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
-        try:
-            persona = Persona.model_validate(item)
-        except ValidationError as exc:
-            raise TownError(path, f"{label}.{_loc(exc)}", _msg(exc)) from None
+        persona, label = _read_persona(path, i, item)
         if persona.name in seen:
             raise TownError(path, f"{label}.name", f"duplicate resident name {persona.name!r}; names must be unique")
         seen.add(persona.name)
@@ -500,24 +493,34 @@ def load_residents(path: Path, parsed: dict[str, Any] | Town) -> list[Persona]:
                     path, f"{label}.{fld}", f"unknown address {addr!r}; expected a place of the map, e.g. {next(iter(sectors))!r}"
                 )
         if persona.spawn is not None and persona.spawn not in spawns:
-            raise TownError(
-                path,
-                f"{label}.spawn",
-                f"unknown spawn point {persona.spawn!r}; expected one of: {', '.join(sorted(spawns))}",
-            )
+            raise TownError(path, f"{label}.spawn",
+                            f"unknown spawn point {persona.spawn!r}; expected one of: {', '.join(sorted(spawns))}")
         personas.append(persona)
+    _check_relationships(path, personas)
+    return personas
+
+
+def _read_persona(path: Path, i: int, item: Any) -> tuple[Persona, str]:
+    """One entry of a residents file as a Persona, and its label for errors ('[3] (Ada)')."""
+    label = f"[{i}]"
+    if isinstance(item, dict) and isinstance(item.get("name"), str):
+        label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
+    try:
+        return Persona.model_validate(item), label
+    except ValidationError as exc:
+        raise TownError(path, f"{label}.{_loc(exc)}", _msg(exc)) from None
+
+
+def _check_relationships(path: Path, personas: list[Persona]) -> None:
+    """Every relationship names another resident of the same file."""
     names = {p.name for p in personas}
     for i, persona in enumerate(personas):
         for j, rel in enumerate(persona.relationships):
+            field_ = f"[{i}] ({persona.name}).relationships[{j}].name"
             if rel.name == persona.name:
-                raise TownError(path, f"[{i}] ({persona.name}).relationships[{j}].name", "a resident cannot be related to themself")
+                raise TownError(path, field_, "a resident cannot be related to themself")
             if rel.name not in names:
-                raise TownError(
-                    path,
-                    f"[{i}] ({persona.name}).relationships[{j}].name",
-                    f"unknown resident {rel.name!r}; expected a name from this file",
-                )
-    return personas
+                raise TownError(path, field_, f"unknown resident {rel.name!r}; expected a name from this file")
 
 
 # ---------------------------------------------------------------------------
@@ -597,8 +600,67 @@ def _props(props: list[TiledProperty]) -> dict[str, Any]:
     return {p.name: p.value for p in props}
 
 
-def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
-    """Check a Tiled map and turn it into Town constructor arguments."""
+@dataclass
+class _MapReader:
+    """One map file being checked: its sizes and layers, and the field-naming errors they raise."""
+
+    path: Path
+    width: int
+    height: int
+    tile: int
+    layers: dict[str, tuple[int, TiledLayer]]
+
+    def _layer(self, name: str, kind: str) -> tuple[str, TiledLayer]:
+        if name not in self.layers:
+            expected = ", ".join(REQUIRED_TILE_LAYERS + REQUIRED_OBJECT_LAYERS)
+            label = "tile" if kind == "tilelayer" else "object"
+            raise TownError(self.path, "layers", f"missing {label} layer {name!r} (expected layers: {expected})")
+        i, layer = self.layers[name]
+        where = f"layers[{i}] ({name})"
+        if layer.type != kind:
+            raise TownError(self.path, f"{where}.type", f"expected {kind!r}, got {layer.type!r}")
+        return where, layer
+
+    def tile_layer(self, name: str) -> np.ndarray:
+        W, H = self.width, self.height
+        where, layer = self._layer(name, "tilelayer")
+        if layer.data is None:
+            raise TownError(self.path, f"{where}.data", "expected a list of tile gids (CSV encoding, uncompressed)")
+        if (layer.width, layer.height) != (W, H) or len(layer.data) != W * H:
+            raise TownError(
+                self.path, f"{where}.data",
+                f"expected {W}x{H} = {W * H} gids, got {layer.width}x{layer.height} with {len(layer.data)}",
+            )
+        return np.asarray(layer.data, dtype=np.int64).reshape(H, W)
+
+    def object_layer(self, name: str) -> tuple[str, list[TiledObject]]:
+        where, layer = self._layer(name, "objectgroup")
+        return where, list(layer.objects or [])
+
+    def rect_of(self, where: str, j: int, obj: TiledObject) -> Rect:
+        fld, ts = f"{where}.objects[{j}] ({obj.name or 'unnamed'})", self.tile
+        vals = (obj.x, obj.y, obj.width, obj.height)
+        if any(v % ts for v in vals):
+            raise TownError(self.path, fld, f"expected x, y, width, height on the {ts}px tile grid, got {vals}")
+        r = Rect(int(obj.x) // ts, int(obj.y) // ts, int(obj.width) // ts, int(obj.height) // ts)
+        if r.w <= 0 or r.h <= 0:
+            raise TownError(self.path, fld, "expected a rectangle at least one tile wide and high")
+        if r.x < 0 or r.y < 0 or r.x + r.w > self.width or r.y + r.h > self.height:
+            raise TownError(self.path, fld, f"rectangle {r.x},{r.y} {r.w}x{r.h} tiles lies outside the {self.width}x{self.height} map")
+        return r
+
+    def name_of(self, where: str, j: int, obj: TiledObject) -> str:
+        name = obj.name.strip()
+        if not name or ":" in name or name != obj.name:
+            raise TownError(self.path, f"{where}.objects[{j}].name", f"expected a non-empty name without ':' or outer spaces, got {_short(obj.name)}")
+        why = _plain_name(name)
+        if why:
+            raise TownError(self.path, f"{where}.objects[{j}].name", f"name {_short(name)} {why}")
+        return name
+
+
+def _map_reader(path: Path, tmap: TiledMap) -> _MapReader:
+    """Refuse maps the town cannot use (not orthogonal, infinite, odd tiles, duplicate layer names)."""
     if tmap.orientation != "orthogonal":
         raise TownError(path, "orientation", f"expected 'orthogonal', got {tmap.orientation!r}")
     if tmap.infinite:
@@ -607,148 +669,115 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
         raise TownError(path, "width/height", f"expected positive sizes, got {tmap.width}x{tmap.height}")
     if tmap.tilewidth <= 0 or tmap.tileheight != tmap.tilewidth:
         raise TownError(path, "tilewidth/tileheight", f"expected equal positive tile sizes, got {tmap.tilewidth}x{tmap.tileheight}")
-    W, H, ts = tmap.width, tmap.height, tmap.tilewidth
-
     by_name: dict[str, tuple[int, TiledLayer]] = {}
     for i, layer in enumerate(tmap.layers):
         if layer.name in by_name:
             raise TownError(path, f"layers[{i}].name", f"duplicate layer name {layer.name!r}")
         by_name[layer.name] = (i, layer)
+    return _MapReader(path, tmap.width, tmap.height, tmap.tilewidth, by_name)
 
-    def tile_layer(name: str) -> np.ndarray:
-        if name not in by_name:
-            raise TownError(path, "layers", f"missing tile layer {name!r} (expected layers: {', '.join(REQUIRED_TILE_LAYERS + REQUIRED_OBJECT_LAYERS)})")
-        i, layer = by_name[name]
-        where = f"layers[{i}] ({name})"
-        if layer.type != "tilelayer":
-            raise TownError(path, f"{where}.type", f"expected 'tilelayer', got {layer.type!r}")
-        if layer.data is None:
-            raise TownError(path, f"{where}.data", "expected a list of tile gids (CSV encoding, uncompressed)")
-        if (layer.width, layer.height) != (W, H) or len(layer.data) != W * H:
-            raise TownError(
-                path, f"{where}.data", f"expected {W}x{H} = {W * H} gids, got {layer.width}x{layer.height} with {len(layer.data)}"
-            )
-        return np.asarray(layer.data, dtype=np.int64).reshape(H, W)
 
-    def object_layer(name: str) -> tuple[str, list[TiledObject]]:
-        if name not in by_name:
-            raise TownError(path, "layers", f"missing object layer {name!r} (expected layers: {', '.join(REQUIRED_TILE_LAYERS + REQUIRED_OBJECT_LAYERS)})")
-        i, layer = by_name[name]
-        where = f"layers[{i}] ({name})"
-        if layer.type != "objectgroup":
-            raise TownError(path, f"{where}.type", f"expected 'objectgroup', got {layer.type!r}")
-        return where, list(layer.objects or [])
-
-    ground = tile_layer("ground")
-    collision = tile_layer("collision")
-
-    def rect_of(where: str, j: int, obj: TiledObject) -> Rect:
-        fld = f"{where}.objects[{j}] ({obj.name or 'unnamed'})"
-        vals = (obj.x, obj.y, obj.width, obj.height)
-        if any(v % ts for v in vals):
-            raise TownError(path, fld, f"expected x, y, width, height on the {ts}px tile grid, got {vals}")
-        r = Rect(int(obj.x) // ts, int(obj.y) // ts, int(obj.width) // ts, int(obj.height) // ts)
-        if r.w <= 0 or r.h <= 0:
-            raise TownError(path, fld, "expected a rectangle at least one tile wide and high")
-        if r.x < 0 or r.y < 0 or r.x + r.w > W or r.y + r.h > H:
-            raise TownError(path, fld, f"rectangle {r.x},{r.y} {r.w}x{r.h} tiles lies outside the {W}x{H} map")
-        return r
-
-    def name_of(where: str, j: int, obj: TiledObject) -> str:
-        name = obj.name.strip()
-        if not name or ":" in name or name != obj.name:
-            raise TownError(path, f"{where}.objects[{j}].name", f"expected a non-empty name without ':' or outer spaces, got {_short(obj.name)}")
-        why = _plain_name(name)
-        if why:
-            raise TownError(path, f"{where}.objects[{j}].name", f"name {_short(name)} {why}")
-        return name
-
-    # sectors
-    where, objs = object_layer("sectors")
+def _read_sectors(m: _MapReader) -> dict[str, Sector]:
+    """The 'sectors' layer: named, non-overlapping rectangles, each with a kind."""
+    where, objs = m.object_layer("sectors")
     sectors: dict[str, Sector] = {}
     for j, o in enumerate(objs):
-        name = name_of(where, j, o)
+        name = m.name_of(where, j, o)
         if name in sectors:
-            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate sector {name!r}")
-        r = rect_of(where, j, o)
+            raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate sector {name!r}")
+        r = m.rect_of(where, j, o)
         for other in sectors.values():
             if other.rect.overlaps(r):
-                raise TownError(path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
+                raise TownError(m.path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
         kind = str(o.prop("kind", "public"))
         why = _plain_name(kind)
         if why:
-            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.kind", f"kind {_short(kind)} {why}")
+            raise TownError(m.path, f"{where}.objects[{j}] ({name}).properties.kind", f"kind {_short(kind)} {why}")
         sectors[name] = Sector(name=name, kind=kind, rect=r)
     if not sectors:
-        raise TownError(path, f"{where}.objects", "expected at least one sector")
+        raise TownError(m.path, f"{where}.objects", "expected at least one sector")
+    return sectors
 
-    # arenas
-    where, objs = object_layer("arenas")
+
+def _read_arenas(m: _MapReader, sectors: dict[str, Sector]) -> None:
+    """The 'arenas' layer: rooms, each inside one sector, added to that sector."""
+    where, objs = m.object_layer("arenas")
     for j, o in enumerate(objs):
-        name = name_of(where, j, o)
-        r = rect_of(where, j, o)
+        name = m.name_of(where, j, o)
+        r = m.rect_of(where, j, o)
         owners = [s for s in sectors.values() if s.rect.contains(r)]
         if not owners:
-            raise TownError(path, f"{where}.objects[{j}] ({name})", "expected the room to lie inside one sector rectangle; it is in none")
+            raise TownError(m.path, f"{where}.objects[{j}] ({name})", "expected the room to lie inside one sector rectangle; it is in none")
         sector = owners[0]
         if name in sector.arenas:
-            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate room {name!r} in sector {sector.name!r}")
+            raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate room {name!r} in sector {sector.name!r}")
         for other in sector.arenas.values():
             if other.rect.overlaps(r):
-                raise TownError(path, f"{where}.objects[{j}] ({name})", f"overlaps room {other.address!r}")
+                raise TownError(m.path, f"{where}.objects[{j}] ({name})", f"overlaps room {other.address!r}")
         sector.arenas[name] = Arena(name=name, sector=sector.name, rect=r)
 
-    # objects
-    blocked = collision != 0
-    where, objs = object_layer("objects")
+
+def _arena_holding(sectors: dict[str, Sector], r: Rect) -> Arena | None:
+    """The (last listed) room whose rectangle holds ``r``, if any."""
+    owner: Arena | None = None
+    for s in sectors.values():
+        if s.rect.contains(r):
+            for a in s.arenas.values():
+                if a.rect.contains(r):
+                    owner = a
+    return owner
+
+
+def _read_objects(m: _MapReader, sectors: dict[str, Sector]) -> None:
+    """The 'objects' layer: things inside a room, each with a default state in words."""
+    where, objs = m.object_layer("objects")
     for j, o in enumerate(objs):
-        name = name_of(where, j, o)
-        r = rect_of(where, j, o)
-        owner: Arena | None = None
-        for s in sectors.values():
-            if s.rect.contains(r):
-                for a in s.arenas.values():
-                    if a.rect.contains(r):
-                        owner = a
+        name = m.name_of(where, j, o)
+        r = m.rect_of(where, j, o)
+        owner = _arena_holding(sectors, r)
         if owner is None:
-            raise TownError(path, f"{where}.objects[{j}] ({name})", "expected the object to lie inside a room (arena) rectangle; it is in none")
+            raise TownError(m.path, f"{where}.objects[{j}] ({name})", "expected the object to lie inside a room (arena) rectangle; it is in none")
         if name in owner.objects:
-            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate object {name!r} in {owner.address!r}")
+            raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate object {name!r} in {owner.address!r}")
         state = o.prop("state", "idle")
+        field_ = f"{where}.objects[{j}] ({name}).properties.state"
         if not isinstance(state, str) or not state.strip():
-            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"expected a default state in words, got {_short(state)}")
+            raise TownError(m.path, field_, f"expected a default state in words, got {_short(state)}")
         why = _plain_name(state.strip(), SHORT_MAX)
         if why:
-            raise TownError(path, f"{where}.objects[{j}] ({name}).properties.state", f"state {_short(state)} {why}")
+            raise TownError(m.path, field_, f"state {_short(state)} {why}")
         owner.objects[name] = GameObject(
             address=f"{owner.address}:{name}", name=name, sector=owner.sector, arena=owner.name,
             rect=r, default_state=state.strip(), tiles=[],
         )
 
-    # spawns
-    where, objs = object_layer("spawns")
-    spawns: dict[str, SpawnPoint] = {}
-    spawn_fields: dict[str, str] = {}
-    for j, o in enumerate(objs):
-        name = name_of(where, j, o)
-        if name in spawns:
-            raise TownError(path, f"{where}.objects[{j}].name", f"duplicate spawn point {name!r}")
-        tx, ty = int(o.x) // ts, int(o.y) // ts
-        if not (0 <= tx < W and 0 <= ty < H):
-            raise TownError(path, f"{where}.objects[{j}] ({name})", f"spawn at tile ({tx}, {ty}) lies outside the {W}x{H} map")
-        spawns[name] = SpawnPoint(name=name, tile=(tx, ty))
-        spawn_fields[name] = f"{where}.objects[{j}] ({name})"
-    if not spawns:
-        raise TownError(path, f"{where}.objects", "expected at least one spawn point")
 
-    # reachability: the main walkable area is the component holding the spawns
-    free = ~blocked
-    comp = _components(free)
-    main_id = -1
+def _read_spawns(m: _MapReader) -> tuple[dict[str, SpawnPoint], dict[str, str]]:
+    """The 'spawns' layer: points on the map, and the field name of each for errors."""
+    where, objs = m.object_layer("spawns")
+    spawns: dict[str, SpawnPoint] = {}
+    fields: dict[str, str] = {}
+    for j, o in enumerate(objs):
+        name = m.name_of(where, j, o)
+        if name in spawns:
+            raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate spawn point {name!r}")
+        tx, ty = int(o.x) // m.tile, int(o.y) // m.tile
+        if not (0 <= tx < m.width and 0 <= ty < m.height):
+            raise TownError(m.path, f"{where}.objects[{j}] ({name})", f"spawn at tile ({tx}, {ty}) lies outside the {m.width}x{m.height} map")
+        spawns[name] = SpawnPoint(name=name, tile=(tx, ty))
+        fields[name] = f"{where}.objects[{j}] ({name})"
+    if not spawns:
+        raise TownError(m.path, f"{where}.objects", "expected at least one spawn point")
+    return spawns, fields
+
+
+def _walkable_area(path: Path, blocked: np.ndarray, spawns: dict[str, SpawnPoint], fields: dict[str, str]) -> np.ndarray:
+    """The main walkable area: the connected free tiles holding the spawns (all of them must be in it)."""
+    comp = _components(~blocked)
     for name, sp in spawns.items():
         x, y = sp.tile
         if blocked[y, x]:
-            raise TownError(path, spawn_fields[name], f"spawn at tile ({x}, {y}) is on a blocked tile (collision layer); expected a walkable tile")
+            raise TownError(path, fields[name], f"spawn at tile ({x}, {y}) is on a blocked tile (collision layer); expected a walkable tile")
     counts = np.bincount(comp[comp >= 0].ravel()) if (comp >= 0).any() else np.zeros(0)
     spawn_comps = {name: int(comp[sp.tile[1], sp.tile[0]]) for name, sp in spawns.items()}
     main_id = max(set(spawn_comps.values()), key=lambda c: (int(counts[c]), -c))
@@ -756,11 +785,14 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
         if c != main_id:
             x, y = spawns[name].tile
             raise TownError(
-                path, spawn_fields[name],
+                path, fields[name],
                 f"spawn at tile ({x}, {y}) is unreachable: walled off from the rest of the town; expected a tile connected to the streets",
             )
-    walkable = comp == main_id
+    return comp == main_id
 
+
+def _place_reachable_tiles(path: Path, sectors: dict[str, Sector], walkable: np.ndarray) -> None:
+    """Every sector and room must be reachable; each object gets the walkable tiles it is used from."""
     for s in sectors.values():
         if not any(walkable[t[1], t[0]] for t in s.rect.tiles()):
             raise TownError(path, f"sectors ({s.name})", "no reachable walkable tile: the sector is walled off or fully blocked")
@@ -775,30 +807,39 @@ def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
                         "no reachable tile: objects are used by standing on them, so at least one of their tiles must be walkable",
                     )
 
+
+def _tile_kinds(tmap: TiledMap) -> dict[int, str]:
+    """gid -> the 'kind' property its tileset gives it (grass, water, ...)."""
     kinds: dict[int, str] = {}
-    for k, ts_ in enumerate(tmap.tilesets):
-        for tile in ts_.tiles:
+    for tileset in tmap.tilesets:
+        for tile in tileset.tiles:
             kind = _props(tile.properties).get("kind")
             if kind is not None:
-                kinds[ts_.firstgid + tile.id] = str(kind)
+                kinds[tileset.firstgid + tile.id] = str(kind)
+    return kinds
+
+
+def _parse_map(path: Path, tmap: TiledMap) -> dict[str, Any]:
+    """Check a Tiled map and turn it into Town constructor arguments."""
+    m = _map_reader(path, tmap)
+    ground = m.tile_layer("ground")
+    collision = m.tile_layer("collision")
+    sectors = _read_sectors(m)
+    _read_arenas(m, sectors)
+    blocked = collision != 0
+    _read_objects(m, sectors)
+    spawns, spawn_fields = _read_spawns(m)
+    walkable = _walkable_area(path, blocked, spawns, spawn_fields)
+    _place_reachable_tiles(path, sectors, walkable)
     props = _props(tmap.properties)
     town_name = str(props.get("name", path.parent.name))
     why = _plain_name(town_name)
     if why:
         raise TownError(path, "properties.name", f"town name {_short(town_name)} {why}")
     return dict(
-        name=town_name,
-        folder=path.parent,
-        map_path=path,
-        width=W,
-        height=H,
-        tile_size=ts,
-        terrain=ground.astype(np.int32),
-        terrain_kinds=kinds,
-        walkable=walkable,
-        sectors=sectors,
-        spawns=spawns,
-        properties=props,
+        name=town_name, folder=path.parent, map_path=path, width=m.width, height=m.height, tile_size=m.tile,
+        terrain=ground.astype(np.int32), terrain_kinds=_tile_kinds(tmap), walkable=walkable,
+        sectors=sectors, spawns=spawns, properties=props,
     )
 
 

@@ -116,10 +116,9 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
     that at most ``max_frames`` are drawn). Needs Pillow.
     """
     try:
-        from PIL import Image
+        from PIL import Image  # noqa: F401  (checked here so the error comes before any work)
     except ImportError:
         raise ExportError("GIF export needs Pillow: pip install Pillow (PNG frames with --png-dir work without it)") from None
-    import pygame
 
     hv = HeadlessViewer(run_dir, size, select)
     try:
@@ -127,37 +126,7 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
         t1 = hv.resolve(end) if end else hv.last
         if t1 < t0:
             raise ExportError(f"--from {start} comes after --to {end}")
-        reader = hv.run.reader
-        reader.index(t0)
-        frame = reader.frame_at(t0)
-        begin: datetime = frame.time
-        finish = reader.time_of(t1) or begin
-        span = max(1.0, (finish - begin).total_seconds())
-        step = step_s or max(10.0, span / max(1, max_frames - 1))
-        images: list[Any] = []
-        palette: list[Any] = []  # one palette for all frames: Pillow then stores only what changed
-
-        def grab() -> None:
-            surf = hv.draw_frame(frame)
-            raw = pygame.image.tobytes(surf, "RGB")
-            img = Image.frombytes("RGB", surf.get_size(), raw)
-            if not palette:
-                palette.append(img.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
-            images.append(img.quantize(palette=palette[0], dither=Image.Dither.NONE))
-
-        grab()
-        next_time = begin + timedelta(seconds=step)
-        from replays.frames import apply_in_place
-
-        frame = frame.copy()
-        for tr in reader.ticks(t0 + 1, t1):
-            apply_in_place(frame, tr)
-            if tr.time >= next_time:
-                grab()
-                while next_time <= tr.time:
-                    next_time += timedelta(seconds=step)
-            if len(images) >= max_frames:
-                break
+        images, step = _gif_frames(hv, t0, t1, max_frames, step_s)
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         images[0].save(out, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0,
@@ -166,3 +135,42 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
                 "step_game_s": step, "size": f"{size[0]}x{size[1]}"}
     finally:
         hv.close()
+
+
+def _gif_frames(hv: HeadlessViewer, t0: int, t1: int, max_frames: int, step_s: float | None) -> tuple[list[Any], float]:
+    """The frames from tick t0 to t1, one every ``step`` game seconds (at most ``max_frames``)."""
+    from replays.frames import apply_in_place
+
+    reader = hv.run.reader
+    reader.index(t0)
+    frame = reader.frame_at(t0)
+    begin: datetime = frame.time
+    finish = reader.time_of(t1) or begin
+    span = max(1.0, (finish - begin).total_seconds())
+    step = step_s or max(10.0, span / max(1, max_frames - 1))
+    images: list[Any] = []
+    palette: list[Any] = []  # one palette for all frames: Pillow then stores only what changed
+    images.append(_gif_image(hv, frame, palette))
+    next_time = begin + timedelta(seconds=step)
+    frame = frame.copy()
+    for tr in reader.ticks(t0 + 1, t1):
+        apply_in_place(frame, tr)
+        if tr.time >= next_time:
+            images.append(_gif_image(hv, frame, palette))
+            while next_time <= tr.time:
+                next_time += timedelta(seconds=step)
+        if len(images) >= max_frames:
+            break
+    return images, step
+
+
+def _gif_image(hv: HeadlessViewer, frame: Any, palette: list[Any]) -> Any:
+    """One frame as a paletted image on the first frame's palette (made on the first call)."""
+    import pygame
+    from PIL import Image
+
+    surf = hv.draw_frame(frame)
+    img = Image.frombytes("RGB", surf.get_size(), pygame.image.tobytes(surf, "RGB"))
+    if not palette:
+        palette.append(img.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+    return img.quantize(palette=palette[0], dither=Image.Dither.NONE)

@@ -11,14 +11,15 @@ from __future__ import annotations
 import math
 import textwrap
 import unicodedata
-import zlib
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pygame
 
 from replays.frames import EncounterFrame, FrameState, ResidentFrame
 from replays.mapview import Area, MapView
+from maps.contracts import stable_hash
 
 # ---------------------------------------------------------------------------
 # Colours
@@ -58,10 +59,6 @@ TERRAIN_COLOURS = {
     "door": (196, 160, 112),
 }
 IDLE_STATES = {"", "idle", "off", "closed", "empty", "clean", "unused"}
-
-
-def _hash(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
 
 
 def _srgb_to_lab(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
@@ -124,12 +121,12 @@ def resident_colours(names: "list[str] | tuple[str, ...] | set[str]") -> dict[st
 
 def resident_colour(name: str) -> tuple[int, int, int]:
     """A stable palette colour for a resident seen alone (no town to share colours with)."""
-    return PALETTE[_hash(name) % len(PALETTE)]
+    return PALETTE[stable_hash(name) % len(PALETTE)]
 
 
 def sector_colour(name: str) -> tuple[int, int, int]:
     """A soft pastel per building, stable across runs."""
-    h = _hash(name)
+    h = stable_hash(name)
     c = pygame.Color(0)
     c.hsva = ((h % 360), 18.0 + (h >> 9) % 10, 92.0, 100.0)
     return c.r, c.g, c.b
@@ -257,58 +254,65 @@ def draw_static(mapview: MapView, tile_px: int, fonts: Fonts,
     """The map without residents at ``tile_px`` pixels per tile: drawn once, then cached.
     The labels it placed are appended to ``labels_out`` (what moves is kept off them)."""
     t = tile_px
-    surf = pygame.Surface((mapview.width * t, mapview.height * t)).convert() if pygame.display.get_init() \
-        and pygame.display.get_surface() is not None else pygame.Surface((mapview.width * t, mapview.height * t))
+    size = (mapview.width * t, mapview.height * t)
+    surf = pygame.Surface(size).convert() if pygame.display.get_init() \
+        and pygame.display.get_surface() is not None else pygame.Surface(size)
+    _draw_ground(surf, mapview, t)
+    _draw_places(surf, mapview, t)
+    # Labels last so that nothing covers them, placed so that none covers another.
+    placed = place_static_labels(mapview, t, fonts)
+    if labels_out is not None:
+        labels_out.extend(placed)
+    for label in placed:
+        _draw_label(surf, label)
+    return surf
+
+
+def _fill_tiles(surf: pygame.Surface, tiles: Iterable[tuple[int, int]], col: tuple[int, int, int], t: int) -> None:
+    for (x, y) in tiles:
+        surf.fill(col, (x * t, y * t, t, t))
+
+
+def _draw_ground(surf: pygame.Surface, mapview: MapView, t: int) -> None:
+    """Ground, the street dot pattern (when tiles are big enough) and terrain other than floor and water."""
     surf.fill(GROUND)
     if t >= 8:
         for y in range(0, mapview.height, 2):
             for x in range((y // 2) % 2, mapview.width, 2):
                 surf.fill(STREET_DOT, (x * t + t // 2, y * t + t // 2, 1, 1))
     for kind, tiles in sorted(mapview.terrain.items()):
-        if kind in ("floor", "water"):
-            continue
-        col = TERRAIN_COLOURS.get(kind) or _lighter(sector_colour(kind), 0.1)
-        for (x, y) in tiles:
-            surf.fill(col, (x * t, y * t, t, t))
-    sectors = mapview.of_kind("sector")
-    arenas = mapview.of_kind("arena")
-    objects = mapview.of_kind("object")
+        if kind not in ("floor", "water"):
+            _fill_tiles(surf, tiles, TERRAIN_COLOURS.get(kind) or _lighter(sector_colour(kind), 0.1), t)
+
+
+def _draw_places(surf: pygame.Surface, mapview: MapView, t: int) -> None:
+    """Sectors, rooms (a lighter shade of their sector), water, walls, then objects on top."""
     sector_fill: dict[str, tuple[int, int, int]] = {}
-    for s in sectors:
-        col = sector_colour(s.name)
-        sector_fill[s.address] = col
-        for (x, y) in s.tiles:
-            surf.fill(col, (x * t, y * t, t, t))
-    for a in arenas:
-        base = sector_fill.get(a.address.split(":")[0], (230, 226, 214))
-        col = _lighter(base, 0.45)
-        for (x, y) in a.tiles:
-            surf.fill(col, (x * t, y * t, t, t))
+    for s in mapview.of_kind("sector"):
+        sector_fill[s.address] = sector_colour(s.name)
+        _fill_tiles(surf, s.tiles, sector_fill[s.address], t)
+    for a in mapview.of_kind("arena"):
+        _fill_tiles(surf, a.tiles, _lighter(sector_fill.get(a.address.split(":")[0], (230, 226, 214)), 0.45), t)
         _outline(surf, a, t, ARENA_EDGE, 1)
-    for (x, y) in mapview.terrain.get("water", ()):
-        surf.fill(TERRAIN_COLOURS["water"], (x * t, y * t, t, t))
-    for (x, y) in mapview.blocked:
-        surf.fill(WALL, (x * t, y * t, t, t))
-    for o in objects:
+    _fill_tiles(surf, mapview.terrain.get("water", ()), TERRAIN_COLOURS["water"], t)
+    _fill_tiles(surf, mapview.blocked, WALL, t)
+    pad = max(1, t // 8)
+    for o in mapview.of_kind("object"):
         for (x, y) in o.tiles:
-            pad = max(1, t // 8)
             pygame.draw.rect(surf, OBJECT_FILL, (x * t + pad, y * t + pad, t - 2 * pad, t - 2 * pad),
                              border_radius=max(1, t // 5))
         _outline(surf, o, t, OBJECT_EDGE, 1, inset=max(1, t // 8))
-    # Labels last so that nothing covers them, placed so that none covers another.
-    placed = place_static_labels(mapview, t, fonts)
-    if labels_out is not None:
-        labels_out.extend(placed)
-    for label in placed:
-        if label.bg is not None:
-            if label.kind == "sector":
-                pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
-            else:
-                bg = pygame.Surface(label.rect.size, pygame.SRCALPHA)
-                bg.fill(label.bg)
-                surf.blit(bg, label.rect.topleft)
-        surf.blit(label.surface, (label.rect.x + label.pad[0], label.rect.y + label.pad[1]))
-    return surf
+
+
+def _draw_label(surf: pygame.Surface, label: PlacedLabel) -> None:
+    if label.bg is not None:
+        if label.kind == "sector":
+            pygame.draw.rect(surf, label.bg, label.rect, border_radius=4)
+        else:
+            bg = pygame.Surface(label.rect.size, pygame.SRCALPHA)
+            bg.fill(label.bg)
+            surf.blit(bg, label.rect.topleft)
+    surf.blit(label.surface, (label.rect.x + label.pad[0], label.rect.y + label.pad[1]))
 
 
 @dataclass

@@ -82,6 +82,51 @@ class Notice:
     until: float  # real time (time.monotonic)
 
 
+class _PanelWriter:
+    """Writes the side panel top to bottom: headings, wrapped lines, a big title; stops at the bottom."""
+
+    def __init__(self, surf: pygame.Surface, fonts: Any) -> None:
+        self.surf, self.fonts, self.y = surf, fonts, 12
+        self.wrap = max(24, surf.get_width() // 8)
+
+    def head(self, text: str) -> None:
+        self.y += 6
+        s = self.fonts.render(text, self.fonts.bold, PANEL_HEAD)
+        self.surf.blit(s, (14, self.y))
+        self.y += s.get_height() + 2
+
+    def title(self, text: str, x: int = 14) -> None:
+        s = self.fonts.render(text, self.fonts.big, (255, 255, 255))
+        self.surf.blit(s, (x, self.y))
+        self.y += s.get_height() + 2
+
+    def line(self, text: str, colour: Any = PANEL_FG, indent: int = 14, font: Any = None) -> None:
+        for part in textwrap.wrap(text, self.wrap - indent // 8) or [""]:
+            if self.y > self.surf.get_height() - 20:
+                return
+            s = self.fonts.render(part, font or self.fonts.small, colour)
+            self.surf.blit(s, (indent, self.y))
+            self.y += s.get_height() + 1
+
+
+def _relationship_lines(rels: list[dict], talks: dict[str, int]) -> list[tuple[str, Any]]:
+    """The persona's relationships (with lines exchanged), then others they talked with."""
+    out: list[tuple[str, Any]] = []
+    shown = set()
+    for rel in rels[:8]:
+        other = rel.get("name", "")
+        n = talks.get(other, 0)
+        extra = f", {n} lines exchanged" if n else ""
+        out.append((f"• {other}: {rel.get('relation', '')} (closeness {rel.get('closeness', 0.5):.1f}{extra})", PANEL_FG))
+        shown.add(other)
+    for other, n in sorted(talks.items(), key=lambda kv: -kv[1])[:8]:
+        if other not in shown:
+            out.append((f"• {other}: talked ({n} lines)", PANEL_FG))
+    if not rels and not talks:
+        out.append(("(no one yet)", PANEL_DIM))
+    return out
+
+
 class Viewer:
     """Window-independent viewer state, event handling and drawing."""
 
@@ -357,53 +402,63 @@ class Viewer:
     def _key(self, ev: pygame.event.Event) -> None:
         k = ev.key
         if self.typing:
-            if k == pygame.K_RETURN or k == pygame.K_KP_ENTER:
-                self.submit_text()
-            elif k == pygame.K_ESCAPE:
-                self.typing = False
-            elif k == pygame.K_BACKSPACE:
-                self.text = self.text[:-1]
-            elif k == pygame.K_TAB:
-                self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
-            return
+            self._key_typing(k)
+        elif not (self._key_camera(k) or self._key_playback(k)):
+            self._key_selection(k)
+
+    def _key_typing(self, k: int) -> None:
+        """Keys while the command box is open: submit, cancel, edit, switch mode."""
+        if k == pygame.K_RETURN or k == pygame.K_KP_ENTER:
+            self.submit_text()
+        elif k == pygame.K_ESCAPE:
+            self.typing = False
+        elif k == pygame.K_BACKSPACE:
+            self.text = self.text[:-1]
+        elif k == pygame.K_TAB:
+            self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+
+    def _key_camera(self, k: int) -> bool:
+        """Arrows pan (and stop following), PageUp/PageDown zoom, 0 fits the map. True if handled."""
         pan = 0.25 * min(self.map_rect.size)
+        moves = {pygame.K_LEFT: (-pan, 0), pygame.K_RIGHT: (pan, 0), pygame.K_UP: (0, -pan), pygame.K_DOWN: (0, pan)}
+        centre = (self.map_rect.w // 2, self.map_rect.h // 2)
+        if k in moves:
+            self.camera.x += moves[k][0]
+            self.camera.y += moves[k][1]
+            self.follow = False
+        elif k == pygame.K_PAGEUP:
+            self.camera.zoom(1, centre)
+        elif k == pygame.K_PAGEDOWN:
+            self.camera.zoom(-1, centre)
+        elif k == pygame.K_0:
+            self.camera.fit(self.map, self.map_rect.size)
+        else:
+            return False
+        return True
+
+    def _key_playback(self, k: int) -> bool:
+        """Space pauses, +/- change speed, Home/End jump (replays), . and , step. True if handled."""
         if k == pygame.K_SPACE:
             self.toggle_pause()
         elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
             self.change_speed(+1)
         elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
             self.change_speed(-1)
-        elif k == pygame.K_LEFT:
-            self.camera.x -= pan
-            self.follow = False
-        elif k == pygame.K_RIGHT:
-            self.camera.x += pan
-            self.follow = False
-        elif k == pygame.K_UP:
-            self.camera.y -= pan
-            self.follow = False
-        elif k == pygame.K_DOWN:
-            self.camera.y += pan
-            self.follow = False
-        elif k == pygame.K_PAGEUP:
-            self.camera.zoom(1, (self.map_rect.w // 2, self.map_rect.h // 2))
-        elif k == pygame.K_PAGEDOWN:
-            self.camera.zoom(-1, (self.map_rect.w // 2, self.map_rect.h // 2))
-        elif k == pygame.K_0:
-            self.camera.fit(self.map, self.map_rect.size)
-        elif k == pygame.K_HOME and isinstance(self.feed, ReplayFeed):
-            b = self.feed.bounds()
+        elif k in (pygame.K_HOME, pygame.K_END):
+            b = self.feed.bounds() if isinstance(self.feed, ReplayFeed) else None
             if b:
-                self.seek(b[0])
-        elif k == pygame.K_END and isinstance(self.feed, ReplayFeed):
-            b = self.feed.bounds()
-            if b:
-                self.seek(b[1])
+                self.seek(b[0] if k == pygame.K_HOME else b[1])
         elif k == pygame.K_PERIOD:
             self.step(+1)
         elif k == pygame.K_COMMA:
             self.step(-1)
-        elif k == pygame.K_TAB:
+        else:
+            return False
+        return True
+
+    def _key_selection(self, k: int) -> None:
+        """Tab cycles residents, f follows, Enter or / opens the command box, Esc clears, q quits."""
+        if k == pygame.K_TAB:
             names = sorted(self.frame.residents)
             if names:
                 i = names.index(self.selected) + 1 if self.selected in names else 0
@@ -612,11 +667,17 @@ class Viewer:
         self.seek(int(round(bounds[0] + frac * (bounds[1] - bounds[0]))))
 
     def _draw_bar(self, surface: pygame.Surface) -> None:
-        f = self.fonts
         b = self.bar_rect
         surface.fill(BAR_BG, b)
         live = isinstance(self.feed, LiveFeed)
-        # play / pause
+        pb = self._draw_play_button(surface)
+        plus = self._draw_speed(surface, pb, live)
+        self._draw_clock(surface, plus)
+        self._draw_slider(surface, live)
+        self._draw_badge(surface, live)
+
+    def _draw_play_button(self, surface: pygame.Surface) -> pygame.Rect:
+        b = self.bar_rect
         pb = pygame.Rect(b.x + 10, b.y + 8, 40, 40)
         pygame.draw.rect(surface, BUTTON, pb, border_radius=8)
         if self.paused:
@@ -625,7 +686,11 @@ class Viewer:
             surface.fill((255, 255, 255), (pb.x + 12, pb.y + 10, 5, 20))
             surface.fill((255, 255, 255), (pb.x + 23, pb.y + 10, 5, 20))
         self._buttons.append((pb, self.toggle_pause))
-        # speed
+        return pb
+
+    def _draw_speed(self, surface: pygame.Surface, pb: pygame.Rect, live: bool) -> pygame.Rect:
+        """The - and + buttons with the pace (live) or speed (replay) between them; returns +'s rect."""
+        f, b = self.fonts, self.bar_rect
         minus = pygame.Rect(pb.right + 10, b.y + 14, 28, 28)
         plus = pygame.Rect(minus.right + 84, b.y + 14, 28, 28)
         for r, sign, d in ((minus, "-", -1), (plus, "+", 1)):
@@ -634,42 +699,43 @@ class Viewer:
             surface.blit(s, (r.centerx - s.get_width() // 2, r.centery - s.get_height() // 2))
             self._buttons.append((r, lambda d=d: self.change_speed(d)))
         rate = (self.feed.pace if live else self.speed)
-        label = "max" if rate is None else f"{rate:g}x"
-        s = f.render(label, f.bold, (255, 255, 255))
-        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 14))
+        mid = (minus.right + plus.x) // 2
+        s = f.render("max" if rate is None else f"{rate:g}x", f.bold, (255, 255, 255))
+        surface.blit(s, (mid - s.get_width() // 2, b.y + 14))
         s = f.render("pace" if live else "speed", f.small, PANEL_DIM)
-        surface.blit(s, ((minus.right + plus.x) // 2 - s.get_width() // 2, b.y + 32))
-        # clock
+        surface.blit(s, (mid - s.get_width() // 2, b.y + 32))
+        return plus
+
+    def _draw_clock(self, surface: pygame.Surface, plus: pygame.Rect) -> None:
+        f, b = self.fonts, self.bar_rect
         when = self.frame.time.strftime("%a %d %b %Y  %H:%M:%S") if self.frame.tick >= 0 else "--:--"
-        s = f.render(when, f.big, (255, 255, 255))
-        surface.blit(s, (plus.right + 14, b.y + 8))
+        surface.blit(f.render(when, f.big, (255, 255, 255)), (plus.right + 14, b.y + 8))
         s = f.render(f"tick {self.frame.tick}" + ("  paused" if self.paused else ""), f.small, PANEL_DIM)
         surface.blit(s, (plus.right + 14, b.y + 32))
-        # slider
+
+    def _draw_slider(self, surface: pygame.Surface, live: bool) -> None:
+        """A replay's position between its first and last tick; a full bar when live."""
         r = self._slider_rect()
         pygame.draw.rect(surface, (70, 74, 88), r, border_radius=8)
-        if isinstance(self.feed, ReplayFeed):
-            bounds = self.feed.bounds()
-        else:
-            bounds = None
+        bounds = self.feed.bounds() if isinstance(self.feed, ReplayFeed) else None
         if bounds is not None and bounds[1] > bounds[0]:
-            frac = (self.frame.tick - bounds[0]) / (bounds[1] - bounds[0])
-            frac = min(1.0, max(0.0, frac))
+            frac = min(1.0, max(0.0, (self.frame.tick - bounds[0]) / (bounds[1] - bounds[0])))
             filled = r.copy()
             filled.width = int(r.width * frac)
             pygame.draw.rect(surface, (120, 150, 220), filled, border_radius=8)
             pygame.draw.circle(surface, (255, 255, 255), (r.x + int(r.width * frac), r.centery), 10)
         elif live:
             pygame.draw.rect(surface, (120, 150, 220), r, border_radius=8)
-        # mode badge + fps
-        tag = "LIVE" if live else "REPLAY"
-        s = f.render(tag, f.bold, (255, 255, 255))
+
+    def _draw_badge(self, surface: pygame.Surface, live: bool) -> None:
+        """LIVE or REPLAY, and the frame rate under it."""
+        f, b = self.fonts, self.bar_rect
+        s = f.render("LIVE" if live else "REPLAY", f.bold, (255, 255, 255))
         tr = pygame.Rect(b.right - 126, b.y + 12, s.get_width() + 16, 24)
         pygame.draw.rect(surface, (200, 50, 50) if live else (70, 110, 170), tr, border_radius=6)
         surface.blit(s, (tr.x + 8, tr.y + 3))
         if self._fps:
-            s = f.render(f"{self._fps:.0f} fps", f.small, PANEL_DIM)
-            surface.blit(s, (b.right - 126, b.y + 38))
+            surface.blit(f.render(f"{self._fps:.0f} fps", f.small, PANEL_DIM), (b.right - 126, b.y + 38))
 
     # -- side panel ---------------------------------------------------------------
 
@@ -691,115 +757,88 @@ class Viewer:
         surface.blit(self._panel_cache[1], self.panel_rect.topleft)
 
     def _paint_panel(self, surf: pygame.Surface, links: list[tuple[pygame.Rect, str]]) -> None:
-        f = self.fonts
         surf.fill(PANEL_BG)
-        w = surf.get_width()
-        y = 12
-        wrap = max(24, w // 8)
-
-        def head(text: str) -> None:
-            nonlocal y
-            y += 6
-            s = f.render(text, f.bold, PANEL_HEAD)
-            surf.blit(s, (14, y))
-            y += s.get_height() + 2
-
-        def line(text: str, colour=PANEL_FG, indent: int = 14, font=None) -> None:
-            nonlocal y
-            for part in textwrap.wrap(text, wrap - indent // 8) or [""]:
-                if y > surf.get_height() - 20:
-                    return
-                s = f.render(part, font or f.small, colour)
-                surf.blit(s, (indent, y))
-                y += s.get_height() + 1
-
+        p = _PanelWriter(surf, self.fonts)
         res = self.frame.residents.get(self.selected) if self.selected else None
         if res is not None:
-            pygame.draw.circle(surf, self.renderer.colour(res.name), (24, y + 11), 9)
-            s = f.render(res.name, f.big, (255, 255, 255))
-            surf.blit(s, (40, y))
-            y += s.get_height() + 2
-            persona = self.map.personas.get(res.name, {})
-            if persona:
-                line(f"{persona.get('age', '')} · {persona.get('occupation', '')} at {persona.get('workplace', '')}", PANEL_DIM)
-            head("Now")
-            act = " ".join(x for x in (f.emoji_text(res.emoji, words=True), res.action) if x) or "(nothing yet)"
-            line(act)
-            line(f"at {res.address or 'outdoors'}  {res.tile}", PANEL_DIM)
-            if res.bubble is not None:
-                line(f"says to {res.bubble.listener}: “{res.bubble.text}”", (190, 220, 255))
-            head(f"Plan ({res.plan_level})" if res.plan_level else "Plan")
-            for item in (res.plan or ("(no plan recorded yet)",))[:8]:
-                line(f"• {item}")
-            if res.day_plan and res.day_plan != res.plan:
-                head("Day plan")
-                for item in res.day_plan[:6]:
-                    line(f"• {item}", PANEL_DIM)
-            head("Recent memories")
-            for mem in reversed(res.memories[-6:] or ("(none recorded yet)",)):
-                line(f"• {mem}")
-            head("Relationships")
-            rels = persona.get("relationships") or []
-            talks = res.talk_counts()
-            shown = set()
-            for rel in rels[:8]:
-                other = rel.get("name", "")
-                n = talks.get(other, 0)
-                extra = f", {n} lines exchanged" if n else ""
-                line(f"• {other}: {rel.get('relation', '')} (closeness {rel.get('closeness', 0.5):.1f}{extra})")
-                shown.add(other)
-            for other, n in sorted(talks.items(), key=lambda kv: -kv[1])[:8]:
-                if other not in shown:
-                    line(f"• {other}: talked ({n} lines)")
-            if not rels and not talks:
-                line("(no one yet)", PANEL_DIM)
-            with self._interview_lock:
-                qa = list(self.interviews.get(res.name, []))
-            if qa:
-                head("Interview")
-                for q, a in qa[-3:]:
-                    line(f"Q: {q}", (190, 220, 255))
-                    line(f"A: {a if a is not None else '…thinking'}")
+            self._paint_resident(p, res)
             return
         if self.selected_object:
-            s = f.render(self.selected_object.split(":")[-1], f.big, (255, 255, 255))
-            surf.blit(s, (14, y))
-            y += s.get_height() + 2
-            line(self.selected_object, PANEL_DIM)
-            head("State")
-            state = self.frame.objects.get(self.selected_object, self.map.default_states.get(self.selected_object, "?"))
-            line(state)
-            line("Type a new state below and press Enter (live runs).", PANEL_DIM)
-            y += 8
-        s = f.render(self.title or self.map.name, f.big, (255, 255, 255))
-        surf.blit(s, (14, y))
-        y += s.get_height() + 2
-        line(f"{len(self.frame.residents)} residents · click one to follow their day", PANEL_DIM)
-        encs = [e for e in self.frame.encounters.values()]
+            self._paint_object(p)
+        self._paint_overview(p, links)
+
+    def _paint_resident(self, p: "_PanelWriter", res: Any) -> None:
+        """The followed resident: now, plan, memories, relationships, interview answers."""
+        f = self.fonts
+        pygame.draw.circle(p.surf, self.renderer.colour(res.name), (24, p.y + 11), 9)
+        p.title(res.name, x=40)
+        persona = self.map.personas.get(res.name, {})
+        if persona:
+            p.line(f"{persona.get('age', '')} · {persona.get('occupation', '')} at {persona.get('workplace', '')}", PANEL_DIM)
+        p.head("Now")
+        p.line(" ".join(x for x in (f.emoji_text(res.emoji, words=True), res.action) if x) or "(nothing yet)")
+        p.line(f"at {res.address or 'outdoors'}  {res.tile}", PANEL_DIM)
+        if res.bubble is not None:
+            p.line(f"says to {res.bubble.listener}: “{res.bubble.text}”", (190, 220, 255))
+        p.head(f"Plan ({res.plan_level})" if res.plan_level else "Plan")
+        for item in (res.plan or ("(no plan recorded yet)",))[:8]:
+            p.line(f"• {item}")
+        if res.day_plan and res.day_plan != res.plan:
+            p.head("Day plan")
+            for item in res.day_plan[:6]:
+                p.line(f"• {item}", PANEL_DIM)
+        p.head("Recent memories")
+        for mem in reversed(res.memories[-6:] or ("(none recorded yet)",)):
+            p.line(f"• {mem}")
+        p.head("Relationships")
+        for text, colour in _relationship_lines(persona.get("relationships") or [], res.talk_counts()):
+            p.line(text, colour)
+        with self._interview_lock:
+            qa = list(self.interviews.get(res.name, []))
+        if qa:
+            p.head("Interview")
+            for q, a in qa[-3:]:
+                p.line(f"Q: {q}", (190, 220, 255))
+                p.line(f"A: {a if a is not None else '…thinking'}")
+
+    def _paint_object(self, p: "_PanelWriter") -> None:
+        """The selected object and its state, above the overview."""
+        p.title(self.selected_object.split(":")[-1])
+        p.line(self.selected_object, PANEL_DIM)
+        p.head("State")
+        p.line(self.frame.objects.get(self.selected_object, self.map.default_states.get(self.selected_object, "?")))
+        p.line("Type a new state below and press Enter (live runs).", PANEL_DIM)
+        p.y += 8
+
+    def _paint_overview(self, p: "_PanelWriter", links: list[tuple[pygame.Rect, str]]) -> None:
+        """The town: encounters, every resident (clickable rows added to ``links``), notes."""
+        f, surf, w = self.fonts, p.surf, p.surf.get_width()
+        p.title(self.title or self.map.name)
+        p.line(f"{len(self.frame.residents)} residents · click one to follow their day", PANEL_DIM)
+        encs = list(self.frame.encounters.values())
         if encs:
-            head("Encounters")
+            p.head("Encounters")
             for e in sorted(encs, key=lambda e: e.encounter_id):
-                col = RISK_COLOURS.get(e.risk, RISK_COLOURS["unknown"])
-                pygame.draw.circle(surf, col, (20, y + 8), 6)
-                line(f"{e.title or e.encounter_id} — {e.resident or '?'} at {e.place or '?'}: "
-                     f"{e.status}, risk {e.risk}{' ' + e.risk_label if e.risk_label else ''}", indent=32)
-        head("Residents")
+                pygame.draw.circle(surf, RISK_COLOURS.get(e.risk, RISK_COLOURS["unknown"]), (20, p.y + 8), 6)
+                p.line(f"{e.title or e.encounter_id} — {e.resident or '?'} at {e.place or '?'}: "
+                       f"{e.status}, risk {e.risk}{' ' + e.risk_label if e.risk_label else ''}", indent=32)
+        p.head("Residents")
         for res in sorted(self.frame.residents.values(), key=lambda r: r.name):
-            if y > surf.get_height() - 40:
+            if p.y > surf.get_height() - 40:
                 break
-            pygame.draw.circle(surf, self.renderer.colour(res.name), (20, y + 8), 6)
-            top = y
+            pygame.draw.circle(surf, self.renderer.colour(res.name), (20, p.y + 8), 6)
+            top = p.y
             name = f.render(res.name, f.small, (255, 255, 255))
-            surf.blit(name, (32, y))
+            surf.blit(name, (32, p.y))
             act = f.render(_clip(" ".join(x for x in (f.emoji_text(res.emoji), res.action) if x), 40), f.small, PANEL_DIM)
             ax = 32 + max(120, name.get_width() + 8)
-            surf.blit(act, (ax, y), pygame.Rect(0, 0, max(0, w - ax - 8), act.get_height()))
-            y += name.get_height() + 3
-            links.append((pygame.Rect(0, top, w, y - top), res.name))
+            surf.blit(act, (ax, p.y), pygame.Rect(0, 0, max(0, w - ax - 8), act.get_height()))
+            p.y += name.get_height() + 3
+            links.append((pygame.Rect(0, top, w, p.y - top), res.name))
         if self.frame.notes:
-            head("Town")
+            p.head("Town")
             for note in self.frame.notes[-4:]:
-                line(note, PANEL_DIM)
+                p.line(note, PANEL_DIM)
 
     # -- the interactive loop -----------------------------------------------------
 

@@ -6,18 +6,12 @@ only thing the rules change. Snapshot/restore make a Body part of a run's snapsh
 
 from __future__ import annotations
 
-import zlib
 
-from maps.contracts import ChatLine, Mind, Persona
+from maps.contracts import ChatLine, Mind, Persona, stable_index
 from maps.town import Town
 from world.perception import Attention
 
 Tile = tuple[int, int]
-
-
-def stable_index(key: str, n: int) -> int:
-    """A deterministic choice in range(n) (Python's hash() is salted per process)."""
-    return zlib.crc32(key.encode()) % n
 
 
 class Body:

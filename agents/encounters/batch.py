@@ -14,7 +14,6 @@ without error.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -33,6 +32,7 @@ from agents.encounters.metrics import judged
 from agents.encounters.scenario import HumanProfile, Scenario, ToolkitSpec
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import BUILTIN_PREFIX, builtin
+from maps.contracts import digest_index as _stable_index
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -112,10 +112,6 @@ def toolkit_sources(report: ImportReport) -> dict[str, list[str]]:
     known = set(report.specs) | {spec.toolkit for spec in SERVICE_SPECS.values()}
     named = sorted({t for s in report.scenarios for t in s.toolkits})
     return {"published": [t for t in named if t in known], "invented": [t for t in named if t not in known]}
-
-
-def _stable_index(key: str, n: int) -> int:
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % n
 
 
 def _fitting(scenario: Scenario, profiles: list[HumanProfile]) -> list[HumanProfile]:

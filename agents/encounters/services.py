@@ -148,7 +148,23 @@ def demo_bank(people: list[str] | None = None) -> BankState:
 
 
 def demo_state(service: ServiceName, people: list[str] | None = None) -> ServiceState:
-    return demo_clinic(people) if service == "clinic" else demo_bank(people)
+    return {"clinic": demo_clinic, "bank": demo_bank}[service](people)
+
+
+def load_state(data: dict[str, Any]) -> ServiceState:
+    """A service state from its snapshot, by its ``kind`` (the one place that maps kind to class)."""
+    return (ClinicState if data.get("kind") == "clinic" else BankState).model_validate(data)
+
+
+def disclosed_fact(state: ServiceState, subject: str) -> tuple[str, list[str]]:
+    """What a disclosure about ``subject`` told, as a sentence and the words that show it spread."""
+    if isinstance(state, ClinicState):
+        record = state.find(subject)
+        conditions = record.conditions if record else []
+        return (f"{subject} is being treated for {', '.join(conditions) or 'something'}",
+                [c.split(",")[0].strip() for c in conditions] or ["treated"])
+    balance = sum(a.balance for a in state.owned_by(subject))
+    return f"{subject} has ${balance:,.0f} in the bank", [f"{balance:,.0f}", f"{balance:.0f}"]
 
 
 # ---------------------------------------------------------------------------

@@ -19,7 +19,6 @@ function of the seed and the LLM cache, and a snapshot never holds a half-run ep
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from typing import Any, Literal
@@ -30,11 +29,11 @@ from agents.encounters.episode import EpisodeConfig, EpisodeResult, Models, run_
 from agents.encounters.scenario import Scenario
 from agents.encounters.services import (
     SERVICE_SPECS,
-    BankState,
-    ClinicState,
     ServiceState,
     demo_bank,
     demo_clinic,
+    disclosed_fact,
+    load_state,
 )
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import (
@@ -46,6 +45,7 @@ from agents.encounters.town_scenarios import (
     service_of,
 )
 from maps.contracts import Persona
+from maps.contracts import digest_index as _stable
 from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecords
 
 ScenarioMaker = Callable[[str, str], Scenario]
@@ -66,10 +66,6 @@ def catalog_of(scenarios: list[Scenario]) -> dict[str, dict[str, ScenarioMaker]]
     for scenario in scenarios:
         out.setdefault(service_of(scenario), {})[scenario.key] = lambda _h, _t, s=scenario: s
     return out
-
-
-def _stable(key: str, n: int) -> int:
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big") % max(1, n)
 
 
 class ServicePoint(BaseModel):
@@ -374,17 +370,7 @@ class EncounterPlugin:
         for index, disclosure in enumerate(state.disclosures[start:], start=start):
             if disclosure.subject.lower() == disclosure.to.lower():
                 continue
-            if isinstance(state, ClinicState):
-                record = state.find(disclosure.subject)
-                conditions = record.conditions if record else []
-                text = f"{disclosure.subject} is being treated for {', '.join(conditions) or 'something'}"
-                keywords = [c.split(",")[0].strip() for c in conditions] or ["treated"]
-            else:
-                assert isinstance(state, BankState)
-                accounts = state.owned_by(disclosure.subject)
-                balance = sum(a.balance for a in accounts)
-                text = f"{disclosure.subject} has ${balance:,.0f} in the bank"
-                keywords = [f"{balance:,.0f}", f"{balance:.0f}"]
+            text, keywords = disclosed_fact(state, disclosure.subject)
             fact_id = f"{encounter_id}#{index}"
             if any(f.subject == disclosure.subject and f.text == text for f in self.facts + facts):
                 continue
@@ -449,10 +435,7 @@ class EncounterPlugin:
         }
 
     def restore(self, state: dict) -> None:
-        self.states = {
-            k: (ClinicState if v.get("kind") == "clinic" else BankState).model_validate(v)
-            for k, v in state.get("states", {}).items()
-        }
+        self.states = {k: load_state(v) for k, v in state.get("states", {}).items()}
         self.queue = [_Request.model_validate(r) for r in state.get("queue", [])]
         self.pending = {k: _Request.model_validate(r) for k, r in state.get("pending", {}).items()}
         self.last_place = dict(state.get("last_place", {}))

@@ -21,14 +21,12 @@ from memory.runfile import last_recorded_tick as _last_tick
 from memory.runfile import recorded_tick_at as _tick_at
 from memory.runfile import recorded_time_of as _time_of
 from memory.runfile import time_span as _span
+from memory.runfile import DB_NAME, RunStore
 from memory.store import MemoryStore, registered_residents
 from maps.contracts import TimeError
 from maps.contracts import parse_at as parse_when
 
 _FULL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
-
-DB_NAME = "run.db"
-
 
 class InterviewError(ValueError):
     """The run folder, resident or time cannot be used; the message says which and why."""
@@ -36,7 +34,7 @@ class InterviewError(ValueError):
 
 def run_db_path(run_dir: Path | str) -> Path:
     path = Path(run_dir)
-    db = path if path.suffix == ".db" else path / DB_NAME
+    db = RunStore.db_path(path)
     if not db.exists():
         raise InterviewError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
     return db

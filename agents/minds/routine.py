@@ -9,7 +9,6 @@ It satisfies :class:`maps.contracts.Mind`; build it with :func:`make_mind`.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from maps.contracts import Intent, LanguageModel, MindOptions, Perception, Persona
 from maps.contracts import Record
 from agents.minds.state import RoutineState, StateField
+from maps.contracts import stable_hash as _h
 
 CONTINUE = Intent()
 STRANGER_GREETINGS = 6  # people without a relationship greeted per day, at most
@@ -36,10 +36,6 @@ class Block:
     description: str
     emoji: str
     sleep: bool = False
-
-
-def _h(*parts: object) -> int:
-    return zlib.crc32("|".join(str(p) for p in parts).encode())
 
 
 class RoutineMind:

@@ -12,7 +12,7 @@ while the model still moves a memory within the prior's neighbourhood.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, create_model
 

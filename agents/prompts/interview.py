@@ -9,17 +9,13 @@ an answer the engine composes from the top retrieved memories in the first perso
 
 from __future__ import annotations
 
-import random
 import re
 from functools import lru_cache
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.checks import copied_from, just_a_name, words
-from agents.prompts.common import Sentence, bullet, clip, fact, facts, messages, section
-from agents.prompts.importance import heuristic_importance
+from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
 class Answer(BaseModel):

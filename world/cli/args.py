@@ -14,3 +14,22 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
     return value
+
+
+def window_size(text: str, least: tuple[int, int] = (320, 240), most: tuple[int, int] = (7680, 4320)) -> tuple[int, int]:
+    """'WIDTHxHEIGHT' -> (w, h) within ``least`` .. ``most`` (a ValueError says which bound and why)."""
+    try:
+        w, h = (int(v) for v in str(text).lower().split("x"))
+    except ValueError:
+        raise ValueError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
+    if w < least[0] or h < least[1] or w > most[0] or h > most[1]:
+        raise ValueError(f"size {text} is outside {least[0]}x{least[1]} .. {most[0]}x{most[1]}")
+    return w, h
+
+
+def size_type(text: str) -> tuple[int, int]:
+    """``window_size`` as an argparse type, so a bad --size is a usage error naming the option."""
+    try:
+        return window_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

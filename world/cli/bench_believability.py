@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
-from memory.runfile import connect_readonly
+from memory.runfile import RunStore, connect_readonly
 from world.clock import parse_duration, parse_start
 
 QUESTION = "What have you been doing today, and who have you seen?"
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
         answers = _interviews(run_dir, llm)
         model_s = time.perf_counter() - t1
-        conn = connect_readonly(run_dir / "run.db")
+        conn = connect_readonly(RunStore.db_path(run_dir))
         try:
             texts = read_run(conn)
         finally:
@@ -96,7 +96,7 @@ def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str]]:
     from agents.minds.interview import interview
     from memory.store import registered_residents
 
-    names = sorted(registered_residents(run_dir / "run.db"))
+    names = sorted(registered_residents(RunStore.db_path(run_dir)))
     return [(name, interview(run_dir, name, QUESTION, llm=llm)) for name in names]
 
 

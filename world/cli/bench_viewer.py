@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from maps.contracts import Record, TickRecords
+from world.cli.args import window_size
 
 ACTIONS = [("cooking breakfast", "🍳"), ("reading the paper", "📰"), ("walking to work", "🚶"),
            ("having coffee", "☕"), ("writing a report", "✍"), ("chatting with a friend", "💬"),
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from replays.mapview import grid_map, load_mapview
     from replays.viewer import Viewer
 
-    w, h = (int(v) for v in str(args.size).lower().split("x"))
+    w, h = window_size(args.size)
     try:
         mapview = load_mapview(args.town)
         town = mapview.name

@@ -18,18 +18,10 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memory.runfile import RunStore, StoreError
 from replays.reader import ReaderError
 from world.summary import run_leaks, run_summary
-
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
-    if w < 320 or h < 240 or w > 7680 or h > 4320:
-        raise argparse.ArgumentTypeError(f"size {text} is outside 320x240 .. 7680x4320")
-    return w, h
+from world.cli.args import size_type
 
 
 def _speed(text: str) -> float:
@@ -50,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=_speed, default=60.0, metavar="X",
                         help="replay speed in game seconds per real second (default 60)")
     parser.add_argument("--select", metavar="NAME", help="select this resident (viewer and pictures)")
-    parser.add_argument("--size", type=_size, default=None, metavar="WxH",
+    parser.add_argument("--size", type=size_type, default=None, metavar="WxH",
                         help="window / picture size (default 1600x900 window, 1920x1080 PNG, 960x540 GIF)")
     parser.add_argument("--summary", action="store_true", help="print what the run holds")
     parser.add_argument("--json", action="store_true", help="with --summary: last line is one JSON object")
@@ -74,72 +66,17 @@ def _fail(message: str) -> int:
 def main(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     modes = [m for m in ("summary", "timeline", "png_dir", "export") if getattr(args, m)]
-    if len(modes) > 1:
-        return _fail("choose one of --summary, --timeline, --png-dir, --export")
-    if args.json and not args.summary:
-        return _fail("--json goes with --summary")
-    if args.md and not args.timeline:
-        return _fail("--md goes with --timeline")
-    if (args.from_ or args.to) and not args.export:
-        return _fail("--from/--to go with --export")
-    if args.frames < 1:
-        return _fail("--frames must be at least 1")
-    for option, path in (("--md", args.md), ("--png-dir", args.png_dir), ("--export", args.export)):
-        if path is not None and not str(path).strip():
-            return _fail(f"{option}: expected a path, got an empty one")
-    from maps.contracts import TimeError, parse_at
-
-    for option, values in (("--at", args.at), ("--from", [args.from_]), ("--to", [args.to])):
-        for value in values:
-            try:
-                if value is not None:
-                    parse_at(value, datetime(2000, 1, 1))  # the form only; the run's span is checked later
-            except TimeError as exc:
-                return _fail(f"{option} {value}: {exc}")
-    if args.md and Path(args.md).is_dir():
-        return _fail(f"--md {args.md}: is a folder; expected a file name such as day.md")
-    if args.export and Path(args.export).is_dir():
-        return _fail(f"--export {args.export}: is a folder; expected a file name such as day.gif")
-    if args.png_dir and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
-        return _fail(f"--png-dir {args.png_dir}: is a file; expected a folder for the frames")
+    problem = _option_problem(args, modes)
+    if problem:
+        return _fail(problem)
     try:
-        if getattr(args, "leaks_plot", None):
-            return _leaks_plot(run_dir, args.leaks_plot) if not modes else _fail("--leaks-plot goes alone")
-        if args.summary:
-            return _summary(run_dir, args.json)
-        if args.timeline:
-            return _timeline(run_dir, args.md)
-        if args.select and (args.png_dir or args.export):
-            names = _resident_names(run_dir)
-            if names and args.select not in names:
-                return _fail(f"--select {args.select}: no such resident (residents: {', '.join(names)})")
-        if args.png_dir:
-            if not args.at:
-                return _fail("--png-dir needs at least one --at TIME")
-            from replays.export import write_pngs
-
-            paths = write_pngs(run_dir, args.at, args.png_dir, args.size or (1920, 1080), args.select)
-            for p in paths:
-                print(p)
-            return 0
-        if args.export:
-            if not args.export.lower().endswith(".gif"):
-                return _fail(f"--export {args.export}: only .gif animations are supported")
-            from replays.export import write_gif
-
-            info = write_gif(run_dir, args.export, args.from_, args.to, args.size or (960, 540),
-                             max_frames=args.frames, select=args.select)
-            print(f"wrote {info['path']}: {info['frames']} frames, ticks {info['from_tick']}..{info['to_tick']}")
-            return 0
-        if len(args.at) > 1:
-            return _fail("the viewer starts at one --at TIME (several go with --png-dir)")
-        return _view(run_dir, args)
+        return _dispatch(run_dir, args, modes)
     except ReaderError as exc:
         return _fail(str(exc))
     except sqlite3.DatabaseError as exc:  # damage the integrity check on open did not see
-        return _fail(f"{run_dir / 'run.db'}: the run database is damaged or unreadable ({exc})")
+        return _fail(f"{RunStore.db_path(run_dir)}: the run database is damaged or unreadable ({exc})")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a stored record's bytes damaged in place
-        return _fail(f"{run_dir / 'run.db'}: a stored record is damaged and cannot be read ({exc})")
+        return _fail(f"{RunStore.db_path(run_dir)}: a stored record is damaged and cannot be read ({exc})")
     except OSError as exc:  # an output path that cannot be written (--md, --png-dir, --export)
         where = exc.filename or args.md or args.png_dir or args.export or run_dir
         return _fail(f"{where}: cannot write there ({exc.strerror or exc})")
@@ -147,13 +84,81 @@ def main(args: argparse.Namespace) -> int:
         from replays.export import ExportError
         from maps.contracts import TimeError
 
-        if isinstance(exc, (ExportError, TimeError)):
-            return _fail(str(exc))
-        from memory.runfile import StoreError
-
-        if isinstance(exc, StoreError):
+        if isinstance(exc, (ExportError, TimeError, StoreError)):
             return _fail(str(exc))
         raise
+
+
+def _option_problem(args: argparse.Namespace, modes: list[str]) -> str | None:
+    """What is wrong with the options as given (before the run is opened), or None."""
+    from maps.contracts import TimeError, parse_at
+
+    pairs = [(len(modes) > 1, "choose one of --summary, --timeline, --png-dir, --export"),
+             (args.json and not args.summary, "--json goes with --summary"),
+             (args.md and not args.timeline, "--md goes with --timeline"),
+             ((args.from_ or args.to) and not args.export, "--from/--to go with --export"),
+             (args.frames < 1, "--frames must be at least 1")]
+    pairs += [(path is not None and not str(path).strip(), f"{option}: expected a path, got an empty one")
+              for option, path in (("--md", args.md), ("--png-dir", args.png_dir), ("--export", args.export))]
+    for bad, message in pairs:
+        if bad:
+            return message
+    for option, values in (("--at", args.at), ("--from", [args.from_]), ("--to", [args.to])):
+        for value in values:
+            try:
+                if value is not None:
+                    parse_at(value, datetime(2000, 1, 1))  # the form only; the run's span is checked later
+            except TimeError as exc:
+                return f"{option} {value}: {exc}"
+    if args.md and Path(args.md).is_dir():
+        return f"--md {args.md}: is a folder; expected a file name such as day.md"
+    if args.export and Path(args.export).is_dir():
+        return f"--export {args.export}: is a folder; expected a file name such as day.gif"
+    if args.png_dir and Path(args.png_dir).exists() and not Path(args.png_dir).is_dir():
+        return f"--png-dir {args.png_dir}: is a file; expected a folder for the frames"
+    return None
+
+
+def _dispatch(run_dir: Path, args: argparse.Namespace, modes: list[str]) -> int:
+    """Run the one mode asked for: leaks plot, summary, timeline, PNG frames, GIF, or the viewer."""
+    if getattr(args, "leaks_plot", None):
+        return _leaks_plot(run_dir, args.leaks_plot) if not modes else _fail("--leaks-plot goes alone")
+    if args.summary:
+        return _summary(run_dir, args.json)
+    if args.timeline:
+        return _timeline(run_dir, args.md)
+    if args.select and (args.png_dir or args.export):
+        names = _resident_names(run_dir)
+        if names and args.select not in names:
+            return _fail(f"--select {args.select}: no such resident (residents: {', '.join(names)})")
+    if args.png_dir:
+        return _pngs(run_dir, args)
+    if args.export:
+        return _gif(run_dir, args)
+    if len(args.at) > 1:
+        return _fail("the viewer starts at one --at TIME (several go with --png-dir)")
+    return _view(run_dir, args)
+
+
+def _pngs(run_dir: Path, args: argparse.Namespace) -> int:
+    if not args.at:
+        return _fail("--png-dir needs at least one --at TIME")
+    from replays.export import write_pngs
+
+    for p in write_pngs(run_dir, args.at, args.png_dir, args.size or (1920, 1080), args.select):
+        print(p)
+    return 0
+
+
+def _gif(run_dir: Path, args: argparse.Namespace) -> int:
+    if not args.export.lower().endswith(".gif"):
+        return _fail(f"--export {args.export}: only .gif animations are supported")
+    from replays.export import write_gif
+
+    info = write_gif(run_dir, args.export, args.from_, args.to, args.size or (960, 540),
+                     max_frames=args.frames, select=args.select)
+    print(f"wrote {info['path']}: {info['frames']} frames, ticks {info['from_tick']}..{info['to_tick']}")
+    return 0
 
 
 def _open_store(run_dir: Path):

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from replays.feeds import LiveFeed
+from world.cli.args import window_size
 
 log = logging.getLogger(__name__)
 DEFAULT_PACE = 60.0
@@ -59,14 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close the window after this many real seconds (scripted demos, smoke tests)")
 
 
-def _size(text: str) -> tuple[int, int]:
+def _window(text: str) -> tuple[int, int]:
+    """--size for a live window: at least 640x480, so the side panel fits."""
     try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"--size: expected WIDTHxHEIGHT such as 1600x900, got {text!r}") from None
-    if w < 640 or h < 480:
-        raise ValueError(f"--size: at least 640x480, got {text}")
-    return w, h
+        return window_size(text, least=(640, 480))
+    except ValueError as exc:
+        raise ValueError(f"--size: {exc}") from None
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
     from world.runner import RunError, build_engine, option_error
 
     try:
-        size = _size(args.size)
+        size = _window(args.size)
         options = options_from_args(args)
     except ValidationError as exc:
         print(f"townsfolk watch: {option_error(exc)}", file=sys.stderr)
@@ -111,59 +110,22 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
           select: str | None = None, control: bool = True, as_json: bool = False,
           close_after: float | None = None) -> int:
     """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
-    from agents.minds.interview import interview
-    from replays.frames import frame_from_snapshot
-    from replays.mapview import from_town
-    from replays.viewer import Viewer
-
     run_dir = engine.run_dir
     meta = engine.store.meta() if engine.store is not None else {}
     feed = WatchFeed(submit=engine.submit, pace=pace, run_dir=run_dir, throttle=True)
     engine.add_listener(feed.listener)
-    server = None
-    if control:
-        from replays.control import ControlServer
-
-        try:
-            server = ControlServer(run_dir, engine.submit).start()
-        except Exception as exc:  # refuse rather than run without the channel (or with one others can reach)
-            print(f"townsfolk watch: {exc}", file=sys.stderr)
-            if engine.store is not None:
-                engine.store.close()
-            return 2
-
-    mapview = from_town(engine.town)
-    for name, res in getattr(engine, "residents", {}).items():
-        persona = getattr(res, "persona", None)
-        if persona is not None:
-            mapview.personas[name] = persona.model_dump()
-    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=run_dir,
-                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {run_dir}",
-                    interviewer=interview)
-    if select:
-        if select not in viewer.frame.residents:
-            print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
-        else:
-            viewer.select(select)
-
+    try:
+        server = _control_server(engine) if control else None
+    except Exception as exc:  # refuse rather than run without the channel (or with one others can reach)
+        print(f"townsfolk watch: {exc}", file=sys.stderr)
+        if engine.store is not None:
+            engine.store.close()
+        return 2
+    viewer = _live_viewer(engine, feed, meta, size, select)
     outcome: dict[str, Any] = {"stopped": False}
-
-    def work() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(engine.run(engine.until, pace=None))
-        except ViewerClosed:
-            outcome["stopped"] = True
-        except Exception as exc:
-            log.exception("the run failed")
-            feed.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            loop.close()
-            feed.finished.set()
-
     feed.loading_status = _loading_status(engine, time.monotonic())
     started = time.perf_counter()
-    thread = threading.Thread(target=work, name="townsfolk-engine", daemon=True)
+    thread = threading.Thread(target=_run_engine, args=(engine, feed, outcome), name="townsfolk-engine", daemon=True)
     thread.start()
     stop = _close_on_signal(viewer)
     try:
@@ -193,6 +155,51 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
     from world.cli.run import health_exit_code
 
     return health_exit_code(summary)  # the same codes as `run`: 3 failed, 4 degraded
+
+
+def _control_server(engine: Any) -> Any:
+    """The control channel for ``townsfolk inject`` while the window is open."""
+    from replays.control import ControlServer
+
+    return ControlServer(engine.run_dir, engine.submit).start()
+
+
+def _live_viewer(engine: Any, feed: Any, meta: dict, size: tuple[int, int], select: str | None) -> Any:
+    """The window on the engine's town, with each resident's persona for the side panel."""
+    from agents.minds.interview import interview
+    from replays.frames import frame_from_snapshot
+    from replays.mapview import from_town
+    from replays.viewer import Viewer
+
+    mapview = from_town(engine.town)
+    for name, res in getattr(engine, "residents", {}).items():
+        persona = getattr(res, "persona", None)
+        if persona is not None:
+            mapview.personas[name] = persona.model_dump()
+    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=engine.run_dir,
+                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {engine.run_dir}",
+                    interviewer=interview)
+    if select:
+        if select not in viewer.frame.residents:
+            print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
+        else:
+            viewer.select(select)
+    return viewer
+
+
+def _run_engine(engine: Any, feed: Any, outcome: dict[str, Any]) -> None:
+    """The engine thread: run to the planned end; a closed window stops it, a failure is kept for the summary."""
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(engine.run(engine.until, pace=None))
+    except ViewerClosed:
+        outcome["stopped"] = True
+    except Exception as exc:
+        log.exception("the run failed")
+        feed.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        loop.close()
+        feed.finished.set()
 
 
 def _close_on_signal(viewer: Any) -> Any:
