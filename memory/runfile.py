@@ -930,3 +930,9 @@ def social_rows(db_path: Path | str, at_tick: int | None = None) -> tuple[list[t
     finally:
         conn.close()
     return rows, names
+
+
+def copy_file(source: Path, target: Path) -> None:
+    """A consistent copy of a run file that another connection may still be writing."""
+    with sqlite3.connect(str(source)) as src, sqlite3.connect(str(target)) as dst:
+        src.backup(dst)

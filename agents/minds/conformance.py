@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +28,7 @@ from pathlib import Path
 from maps.contracts import (ChatLine, Intent, LanguageModel, Mind, MindFactory, MindOptions, PerceivedEvent,
                             Perception, Persona, Record)
 from memory.spatial import arena_of, split_address
+from memory.runfile import copy_file
 
 
 @dataclass
@@ -224,8 +224,7 @@ def _expect(ok: bool, message: str) -> None:
 
 def _copy_db(source: Path, target: Path) -> None:
     """A consistent copy of a mind's run file, taken while the mind still holds it open."""
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
-        src.backup(dst)
+    copy_file(source, target)
 
 
 def _demo_town(names: list[str]) -> tuple[list[Persona], list[str], dict[str, str]]:

@@ -82,7 +82,7 @@ def test_assistant_model_without_encounters_is_a_clear_option_error() -> None:
 
 
 def test_the_one_line_form_parses_an_encounter() -> None:
-    from world.injections import parse
+    from world.commands import parse
 
     cmd = parse("encounter Maria Alvarez bank", names=["Maria Alvarez"])
     assert (cmd.resident, cmd.service, cmd.scenario) == ("Maria Alvarez", "bank", None)
