@@ -128,15 +128,23 @@ class Sandbox:
             if body.dest and self.tick >= body.eta:
                 self._arrive(body)
         perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
+        intents = await self._decide(perceptions)
+        for name, body in self.bodies.items():
+            self._apply(body, intents[name] or Intent(), perceptions[name].nearby)
+        for name, mind in self.minds.items():
+            self.records.extend(self._drain(name, mind))
+
+    async def _decide(self, perceptions: dict[str, Perception]) -> dict[str, Intent | None]:
+        """Each mind's intent: decide_fast, then the slow decisions of those that need one, together."""
         intents: dict[str, Intent | None] = {n: m.decide_fast(perceptions[n]) for n, m in self.minds.items()}
         slow = [n for n, i in intents.items() if i is None]
         if slow:
             answers = await asyncio.gather(*(self.minds[n].decide(perceptions[n]) for n in slow))
             intents.update(zip(slow, answers))
-        for name, body in self.bodies.items():
-            self._apply(body, intents[name] or Intent(), perceptions[name].nearby)
-        for mind in self.minds.values():
-            self.records.extend(mind.drain_records())
+        return intents
+
+    def _drain(self, name: str, mind: Mind) -> list[Record]:
+        return mind.drain_records()
 
     async def run(self, until: datetime) -> None:
         while self.time + self.dt < until:
@@ -188,16 +196,10 @@ class _CheckedSandbox(Sandbox):
         super().__init__(*args, **kwargs)
         self.decisions: list[tuple[int, str, str]] = []
 
-    async def step(self) -> None:
-        self.tick += 1
-        if self.tick > 0:
-            self.time += self.dt
-        for body in self.bodies.values():
-            if body.dest and self.tick >= body.eta:
-                self._arrive(body)
-        perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
+    async def _decide(self, perceptions: dict[str, Perception]) -> dict[str, Intent | None]:
+        """One mind at a time, each answer checked against the contract as it comes."""
         shown = {n: p.model_dump_json() for n, p in perceptions.items()}
-        intents: dict[str, Intent] = {}
+        intents: dict[str, Intent | None] = {}
         for name, mind in self.minds.items():
             intent = mind.decide_fast(perceptions[name])
             if intent is None:
@@ -208,23 +210,18 @@ class _CheckedSandbox(Sandbox):
                     f"tick {self.tick}: {name} changed the Perception it was shown (world state)")
             intents[name] = intent
             self.decisions.append((self.tick, name, intent.model_dump_json()))
-        for name, body in self.bodies.items():
-            self._apply(body, intents[name], perceptions[name].nearby)
-        for name, mind in self.minds.items():
-            records = mind.drain_records()
-            _expect(isinstance(records, list) and all(isinstance(r, Record) for r in records),
-                    f"tick {self.tick}: {name}.drain_records gave something other than a list of Records")
-            self.records.extend(records)
+        return intents
+
+    def _drain(self, name: str, mind: Mind) -> list[Record]:
+        records = mind.drain_records()
+        _expect(isinstance(records, list) and all(isinstance(r, Record) for r in records),
+                f"tick {self.tick}: {name}.drain_records gave something other than a list of Records")
+        return records
 
 
 def _expect(ok: bool, message: str) -> None:
     if not ok:
         raise ConformanceError(message)
-
-
-def _copy_db(source: Path, target: Path) -> None:
-    """A consistent copy of a mind's run file, taken while the mind still holds it open."""
-    copy_file(source, target)
 
 
 def _demo_town(names: list[str]) -> tuple[list[Persona], list[str], dict[str, str]]:
@@ -273,7 +270,7 @@ def check_mind(
             raise ConformanceError(f"{name}.snapshot is not JSON: {exc}") from exc
     clones = {}
     for i, p in enumerate(personas):
-        _copy_db(workdir / f"a-{i}.db", workdir / f"b-{i}.db")
+        copy_file(workdir / f"a-{i}.db", workdir / f"b-{i}.db")  # consistent while the mind holds it open
         clones[p.name] = factory(p, llm, workdir / f"b-{i}.db", options)
         clones[p.name].restore(snapshots[p.name])
     twin = _CheckedSandbox(clones, places, start, spawn=spawn)

@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
 from memory.runfile import RunStore, connect_readonly
+from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
 
 QUESTION = "What have you been doing today, and who have you seen?"
@@ -24,21 +25,11 @@ QUESTION = "What have you been doing today, and who have you seen?"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="scripted", help="model to score (default scripted; e.g. local)")
-    parser.add_argument("--agents", type=_positive, default=2, help="residents (default 2)")
+    parser.add_argument("--agents", type=positive_int, default=2, help="residents (default 2)")
     parser.add_argument("--duration", default="1h", help="game time (default 1h)")
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--town", default="default")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
-    return value
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
