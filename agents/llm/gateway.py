@@ -75,12 +75,25 @@ class Backoff:
 
 
 DEFAULT_BACKOFF = Backoff()
+# Seconds a call may take when neither the caller nor the model's spec says otherwise.
+DEFAULT_TIMEOUT_S = 120.0
 # Attempts in a row that could not reach the model (after backoff) before the gateway gives up.
 UNAVAILABLE_AFTER = 3
 
 
 def _transient(exc: BaseException) -> bool:
     return isinstance(exc, Unreachable) and exc.retryable
+
+
+def model_timeout_s(backend: Any) -> float:
+    """The per-call timeout of the model behind ``backend`` (through wrappers such as chaos):
+    its spec's ``timeout_s`` (agents/llm/models.py) for an embedded model, else the default."""
+    while backend is not None:
+        spec_timeout = getattr(getattr(backend, "spec", None), "timeout_s", None)
+        if isinstance(spec_timeout, (int, float)) and spec_timeout > 0:
+            return float(spec_timeout)
+        backend = getattr(backend, "inner", None)
+    return DEFAULT_TIMEOUT_S
 
 
 def approx_tokens(text: str) -> int:
@@ -141,7 +154,7 @@ class Gateway:
         model: str | None = None,
         cache: DiskCache | None = None,
         max_attempts: int = 3,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,  # None: the model's own (model_timeout_s)
         seed: int = 0,
         backoff: Backoff | None = None,
         unavailable_after: int = UNAVAILABLE_AFTER,
@@ -154,7 +167,7 @@ class Gateway:
         self.model = model or backend.name
         self.cache = cache
         self.max_attempts = max_attempts
-        self.timeout_s = timeout_s
+        self.timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
         self.seed = seed
         self.backoff = backoff or DEFAULT_BACKOFF
         self.unavailable_after = unavailable_after
@@ -414,13 +427,15 @@ def make_llm(
     chaos: float = 0.0,
     seed: int = 0,
     max_attempts: int = 3,
-    timeout_s: float = 120.0,
+    timeout_s: float | None = None,
     unavailable_after: int = UNAVAILABLE_AFTER,
 ) -> Gateway:
     """Build the gateway for a ``--model`` value.
 
     The cache is on by default for real models (re-runs are free and exact) and off for
     `scripted` unless a cache_dir is given. ``chaos`` corrupts that share of answers.
+    ``timeout_s`` None gives each call the model's own timeout (its LocalModelSpec's, e.g.
+    900 s for local:qwen; 120 s for SmolLM2 and remote models).
     """
     from agents.llm.chaos import ChaosBackend, check_chaos_rate
 

@@ -32,6 +32,9 @@ class LocalModelSpec:
     description: str
     path: str | None = None  # a user's own GGUF file (``local:/path/to/model.gguf``)
     opt_in: bool = False  # not in the default install (a separate, hash-pinned download)
+    # Seconds one call may take before the gateway gives up on it (a failed attempt, retried).
+    # A model's own figure: a 1.5B model on two busy cores needs minutes where SmolLM2 needs seconds.
+    timeout_s: float = 120.0
 
     @property
     def install_hint(self) -> str:
@@ -65,6 +68,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         chat=True,
         description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (chat; opt-in, Apache-2.0)",
         opt_in=True,
+        timeout_s=900.0,  # measured: many calls past 120 s on a loaded 2-core machine (docs/BENCHMARKS.md)
     ),
 }
 
