@@ -16,7 +16,7 @@ import math
 import random
 from typing import Any
 
-from agents.llm.gateway import Backend, Completion, Request
+from agents.llm.wrappers.base import Backend, Completion, Request
 
 CHAOS_KINDS: tuple[str, ...] = ("malformed_json", "empty", "wrong_types", "exception", "timeout")
 

@@ -6,6 +6,11 @@ repair, bounded retries, a typed fallback, a content-addressed cache, and accoun
 purpose. Callers get a valid instance of their schema, always; a simulation never stops
 because a model answered badly, and no error text ever reaches a later prompt.
 
+Each of those behaviours is one wrapper in agents/llm/wrappers/ (one module each, one job);
+:func:`compose` stacks them in the one order that keeps them right. To add a behaviour, write
+a wrapper there (a call layer or an attempt layer, agents/llm/wrappers/base.py) and put it in
+:func:`compose`.
+
 A model that cannot answer at all is another matter (agents/llm/errors.py): backends raise
 :class:`Unreachable` for transport and auth failures; transient ones (429, 5xx, timeouts,
 dropped connections) are retried with exponential backoff and jitter, apart from the
@@ -16,84 +21,29 @@ reseeded retries for bad answers, and after a few such failures in a row the gat
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from maps.contracts import Message
-from agents.llm.cache import DiskCache, cache_key, prompt_hash
-from agents.llm.errors import ModelUnavailable, Unreachable
-from agents.llm.repair import RepairError, parse_answer
-from agents.llm.schemas import json_schema_of
+from agents.llm.cache import DiskCache, prompt_hash
+from agents.llm.errors import ModelUnavailable, Unreachable  # noqa: F401  (the gateway's errors)
 from agents.llm.scripted import scripted_answer
+from agents.llm.wrappers.accounting import Accounting, Ledger, Metering, PurposeStats  # noqa: F401
+from agents.llm.wrappers.availability import UNAVAILABLE_AFTER, AvailabilityGate
+from agents.llm.wrappers.base import Backend, Call, CallInfo, Completion, Request  # noqa: F401
+from agents.llm.wrappers.caching import Caching
+from agents.llm.wrappers.recording import Recording
+from agents.llm.wrappers.retrying import Retrying
+from agents.llm.wrappers.transport import (DEFAULT_TIMEOUT_S, Backoff, Transport,  # noqa: F401
+                                           model_timeout_s)
+from agents.llm.wrappers.transport import DEFAULT_BACKOFF as DEFAULT_BACKOFF
 
 T = TypeVar("T", bound=BaseModel)
-
-
-@dataclass
-class Request:
-    """One attempt as a backend sees it."""
-
-    purpose: str
-    messages: list[Message]
-    schema: type[BaseModel]
-    temperature: float
-    max_tokens: int
-    seed: int
-
-
-@dataclass
-class Completion:
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-
-
-class Backend(Protocol):
-    """Produces raw text for a request. May raise; the gateway handles it."""
-
-    name: str
-
-    async def generate(self, request: Request) -> Completion: ...
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Retries of a transient transport failure: exponential waits with full jitter."""
-
-    tries: int = 4  # attempts in all, the first included
-    base_s: float = 0.5  # the n-th wait is uniform in [0, min(cap, base * 2**n)]
-    cap_s: float = 8.0
-
-
-DEFAULT_BACKOFF = Backoff()
-# Seconds a call may take when neither the caller nor the model's spec says otherwise.
-DEFAULT_TIMEOUT_S = 120.0
-# Attempts in a row that could not reach the model (after backoff) before the gateway gives up.
-UNAVAILABLE_AFTER = 3
-
-
-def _transient(exc: BaseException) -> bool:
-    return isinstance(exc, Unreachable) and exc.retryable
-
-
-def model_timeout_s(backend: Any) -> float:
-    """The per-call timeout of the model behind ``backend`` (through wrappers such as chaos):
-    its spec's ``timeout_s`` (agents/llm/models.py) for an embedded model, else the default."""
-    while backend is not None:
-        spec_timeout = getattr(getattr(backend, "spec", None), "timeout_s", None)
-        if isinstance(spec_timeout, (int, float)) and spec_timeout > 0:
-            return float(spec_timeout)
-        backend = getattr(backend, "inner", None)
-    return DEFAULT_TIMEOUT_S
 
 
 def approx_tokens(text: str) -> int:
@@ -113,39 +63,44 @@ class ScriptedBackend:
 
 
 @dataclass
-class PurposeStats:
-    calls: int = 0
-    attempts: int = 0
-    failures: int = 0  # attempts whose answer was unusable (bad JSON, exception, timeout)
-    unreachable: int = 0  # of those failures: the model could not be reached (after backoff)
-    transport_retries: int = 0  # backoff retries after a transient transport failure
-    fallbacks: int = 0  # calls that ended on the typed fallback
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    cost: float = 0.0
+class Stack:
+    """The composed layers, named so the gateway can reach the ones it exposes."""
+
+    top: Accounting
+    recording: Recording
+    caching: Caching
+    retrying: Retrying
+    gate: AvailabilityGate
+    transport: Transport
+    ledger: Ledger
 
 
-@dataclass
-class CallInfo:
-    """What a run record keeps of one call: never the prompt, never a key."""
+def compose(backend: Backend, *, model: str, cache: DiskCache | None, max_attempts: int, timeout_s: float,
+            seed: int, backoff: Backoff, unavailable_after: int) -> Stack:
+    """The layers around ``backend``, outermost first, and why in this order:
 
-    call_id: str
-    purpose: str
-    prompt_hash: str
-    ok: bool
-    fallback: bool
-    cached: bool
-    attempts: int
-    latency_s: float
-    errors: list[str] = field(default_factory=list)
+    1. Accounting: outermost, so every call is counted and heard, however it is answered.
+    2. Recording: a re-run tick's recorded answer comes before the cache and the model, and
+       every answer the caller gets (cached or fallen back) is what is recorded.
+    3. Caching: outside the retries, so a hit costs no attempt and only validated answers
+       (never a fallback) are stored.
+    4. Retrying: validation, reseeded retries, the typed fallback; asks the attempt layers:
+    5. AvailabilityGate: outside metering, so an attempt refused by the closed gate is no attempt.
+    6. Metering: counts every attempt that went to the model, its tokens and its failure.
+    7. Transport: the model's timeout per try and backoff on transient failures (the same seed).
+    8. ``backend`` itself (chaos, agents/llm/chaos.py, wraps it here when asked for).
+    """
+    ledger = Ledger()
+    transport = Transport(backend, timeout_s, backoff, on_retry=lambda p: ledger.add(p, transport_retries=1))
+    gate = AvailabilityGate(Metering(transport, ledger), model, unavailable_after)
+    retrying = Retrying(gate, max_attempts=max_attempts, seed=seed, on_invalid=lambda p: ledger.add(p, failures=1))
+    caching = Caching(retrying, cache, model=model, seed=seed)
+    recording = Recording(caching)
+    return Stack(Accounting(recording, ledger), recording, caching, retrying, gate, transport, ledger)
 
 
 class Gateway:
-    """A LanguageModel (maps.contracts) over one backend."""
-
-    recorder: Any = None  # agents.llm.recorded.AnswerLog in a run: answers kept in run.db, replayed on resume
+    """A LanguageModel (maps.contracts) over one backend: the composed stack behind one door."""
 
     def __init__(
         self,
@@ -158,51 +113,81 @@ class Gateway:
         seed: int = 0,
         backoff: Backoff | None = None,
         unavailable_after: int = UNAVAILABLE_AFTER,
+        chaos: float = 0.0,
     ):
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
-        if unavailable_after < 1:
-            raise ValueError("unavailable_after must be at least 1")
-        self.backend = backend
         self.model = model or backend.name
-        self.cache = cache
-        self.max_attempts = max_attempts
         self.timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
         self.seed = seed
-        self.backoff = backoff or DEFAULT_BACKOFF
-        self.unavailable_after = unavailable_after
-        self.unavailable: ModelUnavailable | None = None  # set once; every later call raises it
-        self._unreachable_streak = 0
-        self._in_flight = 0
-        self._done = 0
-        self._stats: dict[str, PurposeStats] = {}
-        self._listeners: list[Callable[[CallInfo], None]] = []
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
+        if chaos > 0:
+            from agents.llm.chaos import ChaosBackend
+
+            backend = ChaosBackend(backend, rate=chaos, seed=seed)
+        self._stack = compose(backend, model=self.model, cache=cache, max_attempts=max_attempts,
+                              timeout_s=self.timeout_s, seed=seed, backoff=backoff or DEFAULT_BACKOFF,
+                              unavailable_after=unavailable_after)
+
+    # -- what callers and tools reach through the door --------------------------------------
+
+    @property
+    def backend(self) -> Backend:
+        """The backend the transport layer asks (chaos-wrapped when chaos is on)."""
+        return self._stack.transport.inner
+
+    @backend.setter
+    def backend(self, backend: Backend) -> None:
+        self._stack.transport.inner = backend
+
+    @property
+    def cache(self) -> DiskCache | None:
+        return self._stack.caching.cache
+
+    @cache.setter
+    def cache(self, cache: DiskCache | None) -> None:
+        self._stack.caching.cache = cache
+
+    @property
+    def recorder(self) -> Any:
+        """agents.llm.recorded.AnswerLog in a run: answers kept in run.db, replayed on resume."""
+        return self._stack.recording.recorder
+
+    @recorder.setter
+    def recorder(self, recorder: Any) -> None:
+        self._stack.recording.recorder = recorder
+
+    @property
+    def unavailable(self) -> ModelUnavailable | None:
+        """Set once the model could not be reached several times in a row; every call raises it."""
+        return self._stack.gate.unavailable
+
+    @property
+    def max_attempts(self) -> int:
+        return self._stack.retrying.max_attempts
+
+    @property
+    def backoff(self) -> Backoff:
+        return self._stack.transport.backoff
+
+    @property
+    def _listeners(self) -> list[Callable[[CallInfo], None]]:
+        return self._stack.top.listeners
+
+    def number_calls_from(self, next_no: int) -> None:
+        """The next call's id ends in ``next_no`` (call ids go on across a resume)."""
+        self._stack.top.number_from(next_no)
 
     # -- observation -------------------------------------------------------------------
 
     def add_listener(self, fn: Callable[[CallInfo], None]) -> None:
         """Called after every call (from the calling thread), e.g. to record it in a run."""
-        self._listeners.append(fn)
+        self._stack.top.listeners.append(fn)
 
     def stats(self) -> dict[str, Any]:
         """Accounting per purpose plus a 'total' entry."""
-        with self._lock:
-            per = {name: asdict(s) for name, s in sorted(self._stats.items())}
-        total = PurposeStats()
-        for s in per.values():
-            for key, value in s.items():
-                setattr(total, key, getattr(total, key) + value)
-        return {"model": self.model, "by_purpose": per, "total": asdict(total)}
+        return self._stack.ledger.stats(self.model)
 
     def activity(self) -> dict[str, int]:
         """Calls in flight and done so far (for progress lines during a long tick)."""
-        with self._lock:
-            return {"in_flight": self._in_flight, "done": self._done}
-
-    def _account(self, purpose: str) -> PurposeStats:
-        return self._stats.setdefault(purpose, PurposeStats())
+        return self._stack.top.activity()
 
     # -- calls ----------------------------------------------------------------------------
 
@@ -218,153 +203,10 @@ class Gateway:
     ) -> T:
         if not isinstance(fallback, schema):
             raise TypeError(f"{purpose}: fallback must be a {schema.__name__}")
-        with self._lock:
-            self._in_flight += 1
-        try:
-            return await self._complete(purpose, messages, schema, fallback, temperature, max_tokens)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-                self._done += 1
-
-    async def _complete(
-        self,
-        purpose: str,
-        messages: list[Message],
-        schema: type[T],
-        fallback: T,
-        temperature: float,
-        max_tokens: int,
-    ) -> T:
-        started = time.perf_counter()
-        key = cache_key(self.model, messages, json_schema_of(schema), temperature, self.seed)
-        info = CallInfo(
-            call_id=f"{purpose}-{next(self._ids)}",
-            purpose=purpose,
-            prompt_hash=prompt_hash(messages),
-            ok=False,
-            fallback=False,
-            cached=False,
-            attempts=0,
-            latency_s=0.0,
-        )
-        replayed = self.recorder.replay(info, messages, schema) if self.recorder is not None else None
-        result = replayed if replayed is not None else self._from_cache(key, schema)
-        if replayed is not None:
-            pass  # a re-run tick: the run's own recorded answer (agents.llm.recorded)
-        elif result is not None:
-            info.ok = info.cached = True
-        else:
-            result = await self._attempts(purpose, messages, schema, temperature, max_tokens, key, info)
-        if result is None:
-            info.fallback = True
-            result = fallback.model_copy(deep=True)
-        if self.recorder is not None and replayed is None:
-            self.recorder.record(info, messages, schema, result)
-        info.latency_s = time.perf_counter() - started
-        with self._lock:
-            stats = self._account(purpose)
-            stats.calls += 1
-            stats.cache_hits += int(info.cached)
-            stats.fallbacks += int(info.fallback)
-            stats.latency_s += info.latency_s
-        for listener in self._listeners:
-            listener(info)
-        return result
-
-    def _from_cache(self, key: str, schema: type[T]) -> T | None:
-        if self.cache is None:
-            return None
-        text = self.cache.get(key)
-        if text is None:
-            return None
-        try:
-            return parse_answer(text, schema)
-        except RepairError:
-            return None
-
-    async def _attempts(
-        self,
-        purpose: str,
-        messages: list[Message],
-        schema: type[T],
-        temperature: float,
-        max_tokens: int,
-        key: str,
-        info: CallInfo,
-    ) -> T | None:
-        for attempt in range(self.max_attempts):
-            if self.unavailable is not None:
-                raise self.unavailable
-            info.attempts += 1
-            # A retry re-asks the same question with another seed; the failure is not shown.
-            request = Request(purpose, messages, schema, temperature, max_tokens, self.seed + attempt)
-            try:
-                completion = await self._generate(purpose, request)
-            except asyncio.TimeoutError:
-                self._fail(purpose, info, "timeout")
-                continue
-            except Unreachable as exc:
-                self._unreachable(purpose, info, exc)
-                continue
-            except Exception as exc:  # a backend error must not stop a simulation
-                self._fail(purpose, info, f"{type(exc).__name__}")
-                continue
-            with self._lock:
-                self._unreachable_streak = 0  # the model answered, however badly
-                stats = self._account(purpose)
-                stats.attempts += 1
-                stats.prompt_tokens += completion.prompt_tokens
-                stats.completion_tokens += completion.completion_tokens
-                stats.cost += completion.cost
-            try:
-                value = parse_answer(completion.text, schema)
-            except RepairError as exc:
-                self._fail(purpose, info, str(exc), counted=True)
-                continue
-            if self.cache is not None:
-                self.cache.put(key, purpose, value.model_dump_json())
-            info.ok = True
-            return value
-        return None
-
-    async def _generate(self, purpose: str, request: Request) -> Completion:
-        """One attempt; transient transport failures are retried here with backoff and jitter."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(_transient),
-            wait=wait_random_exponential(multiplier=self.backoff.base_s, max=self.backoff.cap_s),
-            stop=stop_after_attempt(self.backoff.tries),
-            before_sleep=lambda _state: self._count_retry(purpose),
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                return await asyncio.wait_for(self.backend.generate(request), self.timeout_s)
-        raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
-
-    def _count_retry(self, purpose: str) -> None:
-        with self._lock:
-            self._account(purpose).transport_retries += 1
-
-    def _unreachable(self, purpose: str, info: CallInfo, exc: Unreachable) -> None:
-        """Count an attempt that could not reach the model; give up for good after a few in a row."""
-        self._fail(purpose, info, f"unreachable: {exc.cause}")
-        with self._lock:
-            self._account(purpose).unreachable += 1
-            self._unreachable_streak += 1
-            if self.unavailable is None and self._unreachable_streak >= self.unavailable_after:
-                self.unavailable = ModelUnavailable(self.model, exc.cause, exc.fix, detail=exc.detail)
-            unavailable = self.unavailable
-        if unavailable is not None:
-            raise unavailable
-
-    def _fail(self, purpose: str, info: CallInfo, reason: str, counted: bool = False) -> None:
-        info.errors.append(reason)
-        with self._lock:
-            stats = self._account(purpose)
-            stats.failures += 1
-            if not counted:
-                stats.attempts += 1
+        top = self._stack.top
+        call = Call(purpose, messages, schema, fallback, temperature, max_tokens,
+                    top.new_info(purpose, prompt_hash(messages)))
+        return await top.answer(call)  # type: ignore[return-value]
 
     def complete(
         self,
@@ -384,20 +226,25 @@ class Gateway:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(coro)
-        box: dict[str, Any] = {}
+        return _run_in_thread(coro)
 
-        def runner() -> None:
-            try:
-                box["value"] = asyncio.run(coro)
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
 
-        thread = threading.Thread(target=runner)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+def _run_in_thread(coro: Any) -> Any:
+    """Run ``coro`` to the end on a loop of its own in another thread (the caller's is busy)."""
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def default_cache_dir() -> Path:
@@ -433,28 +280,20 @@ def make_llm(
     """Build the gateway for a ``--model`` value.
 
     The cache is on by default for real models (re-runs are free and exact) and off for
-    `scripted` unless a cache_dir is given. ``chaos`` corrupts that share of answers.
+    `scripted` unless a cache_dir is given. ``chaos`` corrupts that share of answers (the
+    wrapper sits right around the backend, see :func:`compose`).
     ``timeout_s`` None gives each call the model's own timeout (its LocalModelSpec's, e.g.
     900 s for local:qwen; 120 s for SmolLM2 and remote models).
     """
-    from agents.llm.chaos import ChaosBackend, check_chaos_rate
+    from agents.llm.chaos import check_chaos_rate
 
     chaos = check_chaos_rate(chaos)
     backend: Backend = make_backend(model)
     # The cache and the stats name the model actually run: `local` resolves to the current
     # default, so changing the default never serves another model's cached answers.
     resolved = backend.name if model == "local" or model.startswith("local:") else model
-    if chaos > 0:
-        backend = ChaosBackend(backend, rate=chaos, seed=seed)
     if use_cache is None:
         use_cache = model != "scripted" or cache_dir is not None
     cache = DiskCache(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None
-    return Gateway(
-        backend,
-        model=resolved,
-        cache=cache,
-        max_attempts=max_attempts,
-        timeout_s=timeout_s,
-        seed=seed,
-        unavailable_after=unavailable_after,
-    )
+    return Gateway(backend, model=resolved, cache=cache, max_attempts=max_attempts, timeout_s=timeout_s,
+                   seed=seed, unavailable_after=unavailable_after, chaos=chaos)

@@ -3,7 +3,7 @@
 Resume and fork restore a snapshot and re-run the committed ticks after it. A real model (or
 the disk cache, cleared or shared) may answer those calls differently the second time, and
 the run would quietly become another run. An :class:`AnswerLog` sits in the gateway
-(``gateway.recorder``):
+(``gateway.recorder``, asked by the recording layer, agents/llm/wrappers/recording.py):
 
 - every call's answer (the value the caller got, fallbacks included, with its call id and
   outcome) is buffered and written by the run store in the transaction of the tick that
@@ -20,7 +20,6 @@ The store's side (the ``llm_answers`` table) is in replays/store.py.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import re
 import threading
@@ -161,4 +160,4 @@ class AnswerLog:
 
 def continue_call_ids(llm: Any, next_no: int) -> None:
     """Number the gateway's next call ``next_no`` (call ids go on across a resume)."""
-    llm._ids = itertools.count(max(1, next_no))  # the gateway's running call number
+    llm.number_calls_from(next_no)  # the gateway's running call number (its accounting layer)
