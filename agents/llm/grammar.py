@@ -108,12 +108,7 @@ class _Converter:
     def visit(self, schema: dict[str, Any], name: str) -> str:
         """Return a rule name (or inline expression) that matches ``schema``."""
         if "$ref" in schema:
-            ref = schema["$ref"]
-            if ref not in self._ref_names:
-                self._ref_names[ref] = f"ref-{ref.split('/')[-1]}"
-                body = self.visit(self.resolve(ref), self._ref_names[ref] + "-body")
-                self._ref_names[ref] = self.add(self._ref_names[ref], body)
-            return self._ref_names[ref]
+            return self.ref_rule(schema["$ref"])
         if "const" in schema:
             return self.add(name, _literal(schema["const"]))
         if "enum" in schema:
@@ -135,27 +130,43 @@ class _Converter:
         if kind == "string":
             return self.string_rule(schema, name)
         if kind == "integer":
-            low = schema.get("minimum")
-            if low is None and "exclusiveMinimum" in schema:
-                low = int(schema["exclusiveMinimum"]) + 1
-            high = schema.get("maximum")
-            if high is None and "exclusiveMaximum" in schema:
-                high = int(schema["exclusiveMaximum"]) - 1
-            body = _int_range_rule(
-                None if low is None else int(low), None if high is None else int(high)
-            )
-            return self.add(name, body) if body else self.primitive("integer")
+            return self.integer_rule(schema, name)
         if kind == "number":
-            if schema.get("minimum", schema.get("exclusiveMinimum", -1)) >= 0:
-                high = schema.get("maximum")
-                whole = f"[0-{int(high)}]" if high is not None and high < 10 else "([0-9] | [1-9] [0-9]{0,15})"
-                return self.add(name, whole + ' ("." [0-9]{1,6})?')
-            return self.primitive("number")
+            return self.number_rule(schema, name)
         if kind in ("boolean", "null"):
             return self.primitive(kind)
         if not schema or kind is None:
             return self.primitive("value")
         raise GrammarError(f"unsupported schema type {kind!r}")
+
+    def ref_rule(self, ref: str) -> str:
+        """One rule per ``$ref``, named for its definition (named first, so recursion ends)."""
+        if ref not in self._ref_names:
+            self._ref_names[ref] = f"ref-{ref.split('/')[-1]}"
+            body = self.visit(self.resolve(ref), self._ref_names[ref] + "-body")
+            self._ref_names[ref] = self.add(self._ref_names[ref], body)
+        return self._ref_names[ref]
+
+    def integer_rule(self, schema: dict[str, Any], name: str) -> str:
+        """A bounded range spelled out (a small model cannot overshoot 1..10), else any integer."""
+        low = schema.get("minimum")
+        if low is None and "exclusiveMinimum" in schema:
+            low = int(schema["exclusiveMinimum"]) + 1
+        high = schema.get("maximum")
+        if high is None and "exclusiveMaximum" in schema:
+            high = int(schema["exclusiveMaximum"]) - 1
+        body = _int_range_rule(
+            None if low is None else int(low), None if high is None else int(high)
+        )
+        return self.add(name, body) if body else self.primitive("integer")
+
+    def number_rule(self, schema: dict[str, Any], name: str) -> str:
+        """A non-negative number (one digit before the point when the maximum is below 10)."""
+        if schema.get("minimum", schema.get("exclusiveMinimum", -1)) >= 0:
+            high = schema.get("maximum")
+            whole = f"[0-{int(high)}]" if high is not None and high < 10 else "([0-9] | [1-9] [0-9]{0,15})"
+            return self.add(name, whole + ' ("." [0-9]{1,6})?')
+        return self.primitive("number")
 
     def object_rule(self, schema: dict[str, Any], name: str) -> str:
         props: dict[str, Any] = schema.get("properties", {})

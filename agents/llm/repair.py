@@ -99,6 +99,58 @@ def _closest(value: str, options: list[Any]) -> Any:
     return value
 
 
+def _coerce_number(value: Any, schema: dict[str, Any], kind: str) -> Any:
+    """A number (or the first number in a text) clamped to the schema's bounds."""
+    if isinstance(value, str):
+        found = re.search(r"-?\d+(?:\.\d+)?", value)
+        if not found:
+            return value
+        value = float(found.group())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema:
+            value = max(value, schema["minimum"])
+        if "maximum" in schema:
+            value = min(value, schema["maximum"])
+        return int(round(value)) if kind == "integer" else float(value)
+    return value
+
+
+def _coerce_string(value: Any, schema: dict[str, Any]) -> Any:
+    """A number written for a text becomes that text; an overlong text is cut to maxLength."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and "maxLength" in schema:
+        return value[: schema["maxLength"]]
+    return value
+
+
+def _coerce_array(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> list[Any]:
+    """A single value becomes a list of one; each item is coerced; too many are dropped."""
+    if not isinstance(value, list):
+        value = [value]
+    items = schema.get("items", {})
+    value = [coerce(v, items, root) for v in value]
+    if "maxItems" in schema:
+        value = value[: schema["maxItems"]]
+    return value
+
+
+def _coerce_object(value: dict[str, Any], schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """Keys matched whatever their case, each field coerced, unknown keys dropped when forbidden."""
+    props = schema.get("properties", {})
+    out = dict(value)
+    # Keys in another case ("Importance") are common with tiny models.
+    lowered = {k.lower(): k for k in out}
+    for name, sub in props.items():
+        if name not in out and name.lower() in lowered:
+            out[name] = out.pop(lowered[name.lower()])
+        if name in out:
+            out[name] = coerce(out[name], sub, root)
+    if schema.get("additionalProperties") is False:
+        out = {k: v for k, v in out.items() if k in props}
+    return out
+
+
 def coerce(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
     """Nudge ``value`` towards ``schema``: clamp numbers, snap enums, unwrap, fill lists."""
     schema = _resolve(schema, root)
@@ -114,43 +166,13 @@ def coerce(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
         return schema["const"]
     kind = schema.get("type")
     if kind in ("integer", "number"):
-        if isinstance(value, str):
-            found = re.search(r"-?\d+(?:\.\d+)?", value)
-            if not found:
-                return value
-            value = float(found.group())
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if "minimum" in schema:
-                value = max(value, schema["minimum"])
-            if "maximum" in schema:
-                value = min(value, schema["maximum"])
-            return int(round(value)) if kind == "integer" else float(value)
-        return value
-    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if kind == "string" and isinstance(value, str) and "maxLength" in schema:
-        return value[: schema["maxLength"]]
+        return _coerce_number(value, schema, kind)
+    if kind == "string":
+        return _coerce_string(value, schema)
     if kind == "array":
-        if not isinstance(value, list):
-            value = [value]
-        items = schema.get("items", {})
-        value = [coerce(v, items, root) for v in value]
-        if "maxItems" in schema:
-            value = value[: schema["maxItems"]]
-        return value
+        return _coerce_array(value, schema, root)
     if kind == "object" and isinstance(value, dict):
-        props = schema.get("properties", {})
-        out = dict(value)
-        # Keys in another case ("Importance") are common with tiny models.
-        lowered = {k.lower(): k for k in out}
-        for name, sub in props.items():
-            if name not in out and name.lower() in lowered:
-                out[name] = out.pop(lowered[name.lower()])
-            if name in out:
-                out[name] = coerce(out[name], sub, root)
-        if schema.get("additionalProperties") is False:
-            out = {k: v for k, v in out.items() if k in props}
-        return out
+        return _coerce_object(value, schema, root)
     return value
 
 
