@@ -116,14 +116,14 @@ class Gateway:
         chaos: float = 0.0,
     ):
         self.model = model or backend.name
-        self.timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
         self.seed = seed
+        timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
         if chaos > 0:
             from agents.llm.chaos import ChaosBackend
 
             backend = ChaosBackend(backend, rate=chaos, seed=seed)
         self._stack = compose(backend, model=self.model, cache=cache, max_attempts=max_attempts,
-                              timeout_s=self.timeout_s, seed=seed, backoff=backoff or DEFAULT_BACKOFF,
+                              timeout_s=timeout_s, seed=seed, backoff=backoff or DEFAULT_BACKOFF,
                               unavailable_after=unavailable_after)
 
     # -- what callers and tools reach through the door --------------------------------------
@@ -158,6 +158,15 @@ class Gateway:
     def unavailable(self) -> ModelUnavailable | None:
         """Set once the model could not be reached several times in a row; every call raises it."""
         return self._stack.gate.unavailable
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds one try may take (the transport layer's; the model's own unless given)."""
+        return self._stack.transport.timeout_s
+
+    @timeout_s.setter
+    def timeout_s(self, seconds: float) -> None:
+        self._stack.transport.timeout_s = seconds
 
     @property
     def max_attempts(self) -> int:
