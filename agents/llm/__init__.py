@@ -1,4 +1,5 @@
-"""The LLM gateway: one entry point for every model call (see gateway.py, docs/MODELS.md)."""
+"""The LLM gateway: one entry point for every model call (see gateway.py, its wrappers in
+wrappers/, and docs/MODELS.md)."""
 
 import os as _os
 

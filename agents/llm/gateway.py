@@ -41,6 +41,7 @@ from agents.llm.wrappers.recording import Recording
 from agents.llm.wrappers.retrying import Retrying
 from agents.llm.wrappers.transport import (DEFAULT_TIMEOUT_S, Backoff, Transport,  # noqa: F401
                                            model_timeout_s)
+# Read from this module when a Gateway is built (tests shorten the waits by patching it here).
 from agents.llm.wrappers.transport import DEFAULT_BACKOFF as DEFAULT_BACKOFF
 
 T = TypeVar("T", bound=BaseModel)
