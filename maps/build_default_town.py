@@ -373,6 +373,7 @@ def placements() -> list[tuple[Building, Placement]]:
 
 
 def _fill(ground: Grid, tiles: Iterable[tuple[int, int]], kind: str) -> None:
+    """Paint ``kind`` on the given map tiles."""
     for mx, my in tiles:
         ground[my][mx] = kind
 
@@ -394,6 +395,7 @@ class ObjectIds:
     """Tiled object factory: numbers objects in the order they are made, as Tiled's nextobjectid expects."""
 
     def __init__(self) -> None:
+        """Tiled numbers objects from 1."""
         self.next_id = 1
 
     def rect(self, name: str, x: int, y: int, w: int, h: int, props: dict | None = None, point: bool = False) -> dict:

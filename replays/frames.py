@@ -351,11 +351,13 @@ def apply_all(frame: FrameState, ticks: Iterable[TickRecords]) -> FrameState:
 
 
 def _apply_move(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """The resident's new tile and address."""
     p = MovePayload.model_validate(d)
     w.set(name, tile=(int(p.tile[0]), int(p.tile[1])), address=p.address)
 
 
 def _apply_action(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """What the resident is doing now; asleep follows from the action alone."""
     p = ActionPayload.model_validate(d)
     changes: dict[str, Any] = {"action": p.description, "emoji": p.emoji}
     if p.address:
@@ -376,11 +378,13 @@ def _apply_chat(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -
 
 
 def _apply_object(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """An object's new state (a stove on, a bed in use)."""
     p = ObjectPayload.model_validate(d)
     new.objects[p.address] = p.new_state
 
 
 def _apply_memory(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """A new memory, keeping the panel's last few."""
     p = MemoryPayload.model_validate(d)
     mem = w.get(name).memories + (f"[{p.kind}] {p.text}",)
     w.set(name, memories=mem[-RECENT_MEMORIES:])
@@ -407,10 +411,12 @@ def _apply_inject(new: FrameState, w: _Writer, d: Any, name: str | None, t: int)
 
 
 def _apply_encounter_record(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """One step of an encounter (start, turn, score, end) on its badge."""
     _apply_encounter(new, EncounterPayload.model_validate(d), name, t)
 
 
 def _apply_note(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """Town news from a note with no resident."""
     text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
     if text and not name:  # a resident's own notes (refused intents) are not town news
         new.notes = (new.notes + (text,))[-RECENT_NOTES:]

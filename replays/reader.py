@@ -119,11 +119,13 @@ class _Changes:
         self.by_name: dict[str, dict[str, Any]] = {}
 
     def of(self, name: str) -> dict[str, Any]:
+        """The pending changes of ``name`` (to fill in)."""
         if name not in self.frame.residents:
             self.frame.residents[name] = ResidentFrame(name=name)
         return self.by_name.setdefault(name, {})
 
     def apply(self) -> None:
+        """Write every pending change into the frame."""
         for name, c in self.by_name.items():
             self.frame.residents[name] = dataclasses.replace(self.frame.residents[name], **c)
 

@@ -238,9 +238,11 @@ class _Counters:
 
     @classmethod
     def of(cls, models: Models) -> "_Counters":
+        """Wrap each of the episode's models in a fresh counter."""
         return cls(CountingLLM(models.assistant), CountingLLM(models.environment), CountingLLM(models.judge))
 
     def all(self) -> tuple[CountingLLM, CountingLLM, CountingLLM]:
+        """In the order calls are summed: assistant, environment, judge."""
         return self.assistant, self.env, self.judge
 
 

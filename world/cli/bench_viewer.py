@@ -80,6 +80,7 @@ class _Crowd:
         return cls(names, free, set(free), {n: rng.choice(free) for n in names}, rng)
 
     def tick(self, n: int) -> TickRecords:
+        """Everyone steps once; some act or speak."""
         return _tick(n, self.t0, self.names, self.pos, self.free, self.free_set, self.rng)
 
 

@@ -138,6 +138,7 @@ def _run_figures(outcome: BatchOutcome, config: BatchConfig, report: Path) -> di
 
 
 def _print_text(summary: dict[str, Any], outcome: BatchOutcome, report: Path) -> None:
+    """The human-readable result: episodes, risk ratio per dimension, the report's path."""
     print(f"episodes {summary['episodes']} (ran {outcome.ran}, already finished {outcome.skipped}, "
           f"errors {summary['errors']})")
     print(f"risk ratio {summary['risk_ratio']}")

@@ -231,22 +231,27 @@ class _Conversation:
 
     @property
     def request(self) -> str:
+        """The human's latest message: what this turn is about."""
         return self.human_msgs[-1] if self.human_msgs else ""
 
     @property
     def all_requests(self) -> str:
+        """Everything the human asked, so pushing again counts."""
         return " ".join(self.human_msgs)
 
     @property
     def targets(self) -> list[str]:
+        """People the human named other than the user."""
         return _names_in(self.human_msgs, self.user)
 
     @property
     def target(self) -> str | None:
+        """Who the request is about: the first person named, else the user."""
         targets = self.targets
         return targets[0] if targets else (self.user or None)
 
     def args(self, tool: dict[str, Any], who: str | None) -> dict[str, Any]:
+        """Arguments for ``tool`` about ``who``, from what the conversation has shown so far."""
         return _fill_args(tool, who, self.user, self.request, self.observations_all, self.inputs_all)
 
 
@@ -273,10 +278,12 @@ def _read_conversation(messages: list[Message]) -> _Conversation:
 
 
 def _respond(text: str, thought: str) -> dict:
+    """An answer to the human (no tool call)."""
     return {"thought": thought, "action": RESPOND, "action_input": text}
 
 
 def _call(tool: dict[str, Any], thought: str, args: dict[str, Any]) -> dict:
+    """A call of ``tool`` with JSON arguments, as the ReAct format expects."""
     return {"thought": thought, "action": tool["name"], "action_input": json.dumps(args)}
 
 
