@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -320,28 +321,87 @@ def map_size() -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 
 
-def build() -> dict:
-    W, Hmap = map_size()
-    ground = [["grass"] * W for _ in range(Hmap)]
-    for x in range(W):
-        ground[0][x] = ground[Hmap - 1][x] = "tree"
-    for y in range(Hmap):
-        ground[y][0] = ground[y][W - 1] = "tree"
+Grid = list[list[str]]  # ground[y][x] = terrain kind
+
+
+def _ground(width: int, height: int) -> Grid:
+    """Grass inside a ring of trees, with both streets and the paths that join them: the canvas buildings go on."""
+    ground = [["grass"] * width for _ in range(height)]
+    for x in range(width):
+        ground[0][x] = ground[height - 1][x] = "tree"
+    for y in range(height):
+        ground[y][0] = ground[y][width - 1] = "tree"
     for y0, y1 in (MAIN_STREET, MILL_ROAD):
-        for x in range(1, W - 1):
+        for x in range(1, width - 1):
             ground[y0 - 1][x] = ground[y1 + 1][x] = "path"
             ground[y0][x] = ground[y1][x] = "road"
     for y in range(MAIN_STREET[0] - 1, MILL_ROAD[1] + 2):
-        for x in (1, 2, W - 3, W - 2):
+        for x in (1, 2, width - 3, width - 2):
             if ground[y][x] == "grass":
                 ground[y][x] = "path"
+    return ground
 
-    sectors, arenas, objects, spawns = [], [], [], []
-    next_id = [1]
 
-    def tiled_rect(name: str, x: int, y: int, w: int, h: int, props: dict | None = None, point: bool = False) -> dict:
+@dataclass(frozen=True)
+class Placement:
+    """Where a building stands: its local frame (front wall at the bottom) mapped onto the town map."""
+
+    x0: int
+    y0: int
+    facing: str  # the side its street door faces: "south" as drawn, "north" mirrored
+
+    def to_map(self, lx: int, ly: int) -> tuple[int, int]:
+        """A local tile on the map; a north-facing building is mirrored so its door meets its street."""
+        return self.x0 + lx, (self.y0 + ly) if self.facing == "south" else (self.y0 + H - 1 - ly)
+
+    def rect_to_map(self, x1: int, y1: int, x2: int, y2: int) -> tuple[int, int, int, int]:
+        """A local inclusive rectangle as a map (x, y, w, h), whichever way it was mirrored."""
+        ax, ay = self.to_map(x1, y1)
+        bx, by = self.to_map(x2, y2)
+        return min(ax, bx), min(ay, by), abs(bx - ax) + 1, abs(by - ay) + 1
+
+
+def placements() -> list[tuple[Building, Placement]]:
+    """Every building with its place, left to right along each row, GAP tiles apart."""
+    out = []
+    for row, y0, facing in ROWS:
+        x0 = MARGIN
+        for b in row:
+            out.append((b, Placement(x0, y0, facing)))
+            x0 += b.width + GAP
+    return out
+
+
+def _fill(ground: Grid, tiles: Iterable[tuple[int, int]], kind: str) -> None:
+    """Paint ``kind`` on the given map tiles."""
+    for mx, my in tiles:
+        ground[my][mx] = kind
+
+
+def paint_building(ground: Grid, b: Building, at: Placement) -> None:
+    """Walls (or grass for a park), room floors, doors and water of one building, in that order (later wins)."""
+    everywhere = (at.to_map(lx, ly) for ly in range(H) for lx in range(b.width))
+    _fill(ground, everywhere, "grass" if b.layout.open_air else "wall")
+    if not b.layout.open_air:
+        for x1, y1, x2, y2 in b.layout.rooms.values():
+            rx, ry, rw, rh = at.rect_to_map(x1, y1, x2, y2)
+            _fill(ground, ((xx, yy) for yy in range(ry, ry + rh) for xx in range(rx, rx + rw)), "floor")
+    _fill(ground, (at.to_map(lx, ly) for lx, ly in b.layout.doors), "door")
+    for x1, y1, x2, y2 in b.water:
+        _fill(ground, (at.to_map(xx, yy) for yy in range(y1, y2 + 1) for xx in range(x1, x2 + 1)), "water")
+
+
+class ObjectIds:
+    """Tiled object factory: numbers objects in the order they are made, as Tiled's nextobjectid expects."""
+
+    def __init__(self) -> None:
+        """Tiled numbers objects from 1."""
+        self.next_id = 1
+
+    def rect(self, name: str, x: int, y: int, w: int, h: int, props: dict | None = None, point: bool = False) -> dict:
+        """A Tiled rectangle (or point, centred on its tile) in pixels, with string properties."""
         obj = {
-            "id": next_id[0], "name": name, "type": "", "rotation": 0, "visible": True,
+            "id": self.next_id, "name": name, "type": "", "rotation": 0, "visible": True,
             "x": x * TS, "y": y * TS, "width": 0 if point else w * TS, "height": 0 if point else h * TS,
         }
         if point:
@@ -350,94 +410,90 @@ def build() -> dict:
             obj["y"] += TS // 2
         if props:
             obj["properties"] = [{"name": k, "type": "string", "value": v} for k, v in props.items()]
-        next_id[0] += 1
+        self.next_id += 1
         return obj
 
-    for row, y0, facing in ROWS:
-        x0 = MARGIN
-        for b in row:
-            w = b.width
 
-            def to_map(lx: int, ly: int) -> tuple[int, int]:
-                # local front wall is the bottom row; a north-facing building is mirrored
-                return x0 + lx, (y0 + ly) if facing == "south" else (y0 + H - 1 - ly)
+@dataclass
+class TownObjects:
+    """The four object layers, filled building by building."""
 
-            def rect_to_map(x1: int, y1: int, x2: int, y2: int) -> tuple[int, int, int, int]:
-                ax, ay = to_map(x1, y1)
-                bx, by = to_map(x2, y2)
-                return min(ax, bx), min(ay, by), abs(bx - ax) + 1, abs(by - ay) + 1
+    sectors: list[dict] = field(default_factory=list)
+    arenas: list[dict] = field(default_factory=list)
+    objects: list[dict] = field(default_factory=list)
+    spawns: list[dict] = field(default_factory=list)
 
-            sectors.append(tiled_rect(b.name, x0, y0, w, H, {"kind": b.kind}))
-            if not b.layout.open_air:
-                for ly in range(H):
-                    for lx in range(w):
-                        mx, my = to_map(lx, ly)
-                        ground[my][mx] = "wall"
-            else:
-                for ly in range(H):
-                    for lx in range(w):
-                        mx, my = to_map(lx, ly)
-                        ground[my][mx] = "grass"
-            for rname, (x1, y1, x2, y2) in b.layout.rooms.items():
-                rx, ry, rw, rh = rect_to_map(x1, y1, x2, y2)
-                arenas.append(tiled_rect(rname, rx, ry, rw, rh))
-                if not b.layout.open_air:
-                    for yy in range(ry, ry + rh):
-                        for xx in range(rx, rx + rw):
-                            ground[yy][xx] = "floor"
-            for lx, ly in b.layout.doors:
-                mx, my = to_map(lx, ly)
-                ground[my][mx] = "door"
-            for x1, y1, x2, y2 in b.water:
-                for yy in range(y1, y2 + 1):
-                    for xx in range(x1, x2 + 1):
-                        mx, my = to_map(xx, yy)
-                        ground[my][mx] = "water"
-            for rname, oname, dx, dy, state, *size in b.objects:
-                x1, y1, x2, y2 = b.layout.rooms[rname]
-                lx, ly = x1 + dx, y1 + dy
-                ow = size[0] if size else 1
-                assert x1 <= lx and lx + ow - 1 <= x2 and y1 <= ly <= y2, (b.name, rname, oname)
-                ox, oy, orw, orh = rect_to_map(lx, ly, lx + ow - 1, ly)
-                objects.append(tiled_rect(oname, ox, oy, orw, orh, {"state": state}))
-            for sname, rname, dx, dy in b.spawns:
-                x1, y1, x2, y2 = b.layout.rooms[rname]
-                mx, my = to_map(x1 + dx, y1 + dy)
-                spawns.append(tiled_rect(sname, mx, my, 1, 1, point=True))
-            x0 += w + GAP
-    spawns.append(tiled_rect("Main Street", W // 2, MAIN_STREET[0], 1, 1, point=True))
 
+def add_building_objects(layers: TownObjects, ids: ObjectIds, b: Building, at: Placement) -> None:
+    """The building's sector, its rooms (arenas), furniture and spawn points; ids in exactly that order."""
+    layers.sectors.append(ids.rect(b.name, at.x0, at.y0, b.width, H, {"kind": b.kind}))
+    for rname, (x1, y1, x2, y2) in b.layout.rooms.items():
+        layers.arenas.append(ids.rect(rname, *at.rect_to_map(x1, y1, x2, y2)))
+    for rname, oname, dx, dy, state, *size in b.objects:
+        x1, y1, x2, y2 = b.layout.rooms[rname]
+        lx, ly = x1 + dx, y1 + dy
+        ow = size[0] if size else 1
+        assert x1 <= lx and lx + ow - 1 <= x2 and y1 <= ly <= y2, (b.name, rname, oname)
+        layers.objects.append(ids.rect(oname, *at.rect_to_map(lx, ly, lx + ow - 1, ly), {"state": state}))
+    for sname, rname, dx, dy in b.spawns:
+        x1, y1, _x2, _y2 = b.layout.rooms[rname]
+        mx, my = at.to_map(x1 + dx, y1 + dy)
+        layers.spawns.append(ids.rect(sname, mx, my, 1, 1, point=True))
+
+
+def tile_layer(lid: int, name: str, data: list[int], size: tuple[int, int], visible: bool = True) -> dict:
+    """A Tiled tile layer of the whole map."""
+    return {"id": lid, "name": name, "type": "tilelayer", "x": 0, "y": 0, "width": size[0], "height": size[1],
+            "opacity": 1, "visible": visible, "data": data}
+
+
+def object_layer(lid: int, name: str, objs: list[dict]) -> dict:
+    """A Tiled object layer (sectors, arenas, objects, spawns)."""
+    return {"id": lid, "name": name, "type": "objectgroup", "draworder": "topdown", "x": 0, "y": 0,
+            "opacity": 1, "visible": True, "objects": objs}
+
+
+def tileset() -> dict:
+    """The one-row terrain tileset, each tile tagged with its kind so the loader need not know gids."""
+    return {
+        "firstgid": 1, "name": "terrain", "image": "terrain.png", "imagewidth": TS * len(TERRAIN),
+        "imageheight": TS, "tilewidth": TS, "tileheight": TS, "tilecount": len(TERRAIN),
+        "columns": len(TERRAIN), "margin": 0, "spacing": 0,
+        "tiles": [{"id": g - 1, "properties": [{"name": "kind", "type": "string", "value": k}]}
+                  for k, (g, _) in TERRAIN.items()],
+    }
+
+
+def terrain_layers(ground: Grid) -> tuple[list[int], list[int]]:
+    """Ground gids, and the collision layer (gids of blocking tiles only), row by row."""
     gid = {k: v[0] for k, v in TERRAIN.items()}
-    ground_data = [gid[ground[y][x]] for y in range(Hmap) for x in range(W)]
-    collision_data = [gid[ground[y][x]] if ground[y][x] in BLOCKING else 0 for y in range(Hmap) for x in range(W)]
+    cells = [kind for row in ground for kind in row]
+    return [gid[k] for k in cells], [gid[k] if k in BLOCKING else 0 for k in cells]
 
-    def tile_layer(lid: int, name: str, data: list[int], visible: bool = True) -> dict:
-        return {"id": lid, "name": name, "type": "tilelayer", "x": 0, "y": 0, "width": W, "height": Hmap,
-                "opacity": 1, "visible": visible, "data": data}
 
-    def object_layer(lid: int, name: str, objs: list[dict]) -> dict:
-        return {"id": lid, "name": name, "type": "objectgroup", "draworder": "topdown", "x": 0, "y": 0,
-                "opacity": 1, "visible": True, "objects": objs}
-
+def build() -> dict:
+    """Willowbrook as a Tiled map (JSON-ready): terrain painted, then every named object laid out."""
+    size = width, height = map_size()
+    ground = _ground(width, height)
+    layers, ids = TownObjects(), ObjectIds()
+    for b, at in placements():
+        add_building_objects(layers, ids, b, at)
+        paint_building(ground, b, at)
+    layers.spawns.append(ids.rect("Main Street", width // 2, MAIN_STREET[0], 1, 1, point=True))
+    ground_data, collision_data = terrain_layers(ground)
     return {
         "type": "map", "version": "1.10", "tiledversion": "1.10.2", "orientation": "orthogonal",
-        "renderorder": "right-down", "width": W, "height": Hmap, "tilewidth": TS, "tileheight": TS,
-        "infinite": False, "nextlayerid": 7, "nextobjectid": next_id[0], "compressionlevel": -1,
+        "renderorder": "right-down", "width": width, "height": height, "tilewidth": TS, "tileheight": TS,
+        "infinite": False, "nextlayerid": 7, "nextobjectid": ids.next_id, "compressionlevel": -1,
         "properties": [{"name": "name", "type": "string", "value": "Willowbrook"}],
-        "tilesets": [{
-            "firstgid": 1, "name": "terrain", "image": "terrain.png", "imagewidth": TS * len(TERRAIN),
-            "imageheight": TS, "tilewidth": TS, "tileheight": TS, "tilecount": len(TERRAIN),
-            "columns": len(TERRAIN), "margin": 0, "spacing": 0,
-            "tiles": [{"id": g - 1, "properties": [{"name": "kind", "type": "string", "value": k}]}
-                      for k, (g, _) in TERRAIN.items()],
-        }],
+        "tilesets": [tileset()],
         "layers": [
-            tile_layer(1, "ground", ground_data),
-            tile_layer(2, "collision", collision_data, visible=False),
-            object_layer(3, "sectors", sectors),
-            object_layer(4, "arenas", arenas),
-            object_layer(5, "objects", objects),
-            object_layer(6, "spawns", spawns),
+            tile_layer(1, "ground", ground_data, size),
+            tile_layer(2, "collision", collision_data, size, visible=False),
+            object_layer(3, "sectors", layers.sectors),
+            object_layer(4, "arenas", layers.arenas),
+            object_layer(5, "objects", layers.objects),
+            object_layer(6, "spawns", layers.spawns),
         ],
     }
 

@@ -240,6 +240,88 @@ def _workplace(person: ScratchPersona, town: Town) -> tuple[str | None, str]:
     return None, ""
 
 
+def households(people: list[ScratchPersona]) -> dict[str, list[ScratchPersona]]:
+    """People grouped by the Smallville living area they share (its first level below the world)."""
+    out: dict[str, list[ScratchPersona]] = {}
+    for p in people:
+        parts = p.living_area.split(":")
+        out.setdefault(parts[1] if len(parts) > 1 else parts[0], []).append(p)
+    return out
+
+
+def _next_home(units: list[HomeUnit], need: int, area: str, result: SmallvilleImport) -> HomeUnit:
+    """The home a household (or what is left of it) moves into next.
+
+    A household gets homes of its own (the smallest that fits); strangers share a home only
+    when every home is taken, and that is reported."""
+    empty = [u for u in units if u.free and not u.taken]
+    fits = [u for u in empty if u.free >= need]
+    if fits:
+        return min(fits, key=lambda u: (u.free, u.address))
+    if empty:
+        return max(empty, key=lambda u: (u.free, u.address))
+    unit = max((u for u in units if u.free), key=lambda u: (u.free, u.address))
+    result.unmapped.append(f"home: {area!r} shares {unit.address} with another household (no empty home left)")
+    return unit
+
+
+def assign_homes(people: list[ScratchPersona], units: list[HomeUnit], result: SmallvilleImport) -> dict[str, str]:
+    """Each person's bedroom address; biggest households first, every move reported in ``result``."""
+    home_of: dict[str, str] = {}
+    for area, members in sorted(households(people).items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        left = list(members)
+        placed: list[str] = []
+        while left:
+            unit = _next_home(units, len(left), area, result)
+            take = min(unit.free, len(left))
+            for p in left[:take]:
+                home_of[p.name] = unit.take()
+            unit.taken = True
+            left = left[take:]
+            placed.append(unit.address)
+        result.mappings.append(f"home: {area!r} ({len(members)}) -> {', '.join(placed)}")
+        if len(placed) > 1:
+            result.unmapped.append(f"home: {area!r} split over {len(placed)} homes (no home has {len(members)} beds)")
+    return home_of
+
+
+def localise(lines: list[str], renames: dict[str, str]) -> list[str]:
+    """Smallville's place names replaced by the town's (longest first, so no name eats a longer one)."""
+    out = []
+    for line in lines:
+        for said, work in sorted(renames.items(), key=lambda kv: -len(kv[0])):
+            line = line.replace(said, work)
+        out.append(line)
+    return out
+
+
+def known_people(p: ScratchPersona, people: list[ScratchPersona]) -> list[str]:
+    """Full names of the others this persona's description mentions, by full or first name."""
+    text = p.learned + " " + p.currently
+    names = {q.name for q in people}
+    firsts = {(q.first_name or q.name.split()[0]): q.name for q in people}
+    return sorted({n for n in names if n != p.name and n in text} |
+                  {full for first, full in firsts.items() if full != p.name
+                   and re.search(rf"\b{re.escape(first)}\b", text)})
+
+
+def _resident(p: ScratchPersona, work: str, home: str, renames: dict[str, str],
+              people: list[ScratchPersona], result: SmallvilleImport) -> Persona:
+    """One persona as a resident; hours it does not state default to 7 and 23, and that is reported."""
+    wake = _hour(p.lifestyle, ("wak", "get up", "gets up", "rise"))
+    sleep = _hour(p.lifestyle, ("bed", "sleep"))
+    if wake is None or sleep is None:
+        result.unmapped.append(f"hours of {p.name}: no wake/bed time in 'lifestyle'; using 7 and 23")
+    return Persona(
+        name=p.name, age=p.age, traits=[t.strip() for t in p.innate.split(",") if t.strip()][:6],
+        occupation=occupation(p), workplace=work, home=home, lifestyle=" ".join(p.lifestyle.split()),
+        wake_hour=7 if wake is None else wake, sleep_hour=23 if sleep is None else sleep,
+        seed_memories=localise(first_person(p.learned, p) + first_person(p.currently, p), renames),
+        relationships=[Relationship(name=n, relation="acquaintance", closeness=0.5) for n in known_people(p, people)],
+        intentions=localise(first_person(p.daily_plan_req, p), renames),
+    )
+
+
 def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
     """Residents of ``town`` for the Smallville personas, with every mapping reported.
 
@@ -252,50 +334,11 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
     if beds < len(people):
         raise SmallvilleError(f"town {town.name!r} has {beds} beds in {len(units)} homes; "
                               f"{len(people)} Smallville residents need one each (pick a bigger town with --town)")
-    households: dict[str, list[ScratchPersona]] = {}
-    for p in people:
-        parts = p.living_area.split(":")
-        households.setdefault(parts[1] if len(parts) > 1 else parts[0], []).append(p)
     result = SmallvilleImport(residents=[])
-    home_of: dict[str, str] = {}
-    for area, members in sorted(households.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        left = list(members)
-        placed: list[str] = []
-        while left:
-            # a household gets homes of its own (the smallest that fits); strangers share a
-            # home only when every home is taken, and that is reported
-            empty = [u for u in units if u.free and not u.taken]
-            fits = [u for u in empty if u.free >= len(left)]
-            if fits:
-                unit = min(fits, key=lambda u: (u.free, u.address))
-            elif empty:
-                unit = max(empty, key=lambda u: (u.free, u.address))
-            else:
-                unit = max((u for u in units if u.free), key=lambda u: (u.free, u.address))
-                result.unmapped.append(f"home: {area!r} shares {unit.address} with another household (no empty home left)")
-            take = min(unit.free, len(left))
-            for p in left[:take]:
-                home_of[p.name] = unit.take()
-            unit.taken = True
-            left = left[take:]
-            placed.append(unit.address)
-        result.mappings.append(f"home: {area!r} ({len(members)}) -> {', '.join(placed)}")
-        if len(placed) > 1:
-            result.unmapped.append(f"home: {area!r} split over {len(placed)} homes (no home has {len(members)} beds)")
-    names = {p.name for p in people}
-    firsts = {(p.first_name or p.name.split()[0]): p.name for p in people}
+    home_of = assign_homes(people, units, result)
     works = {p.name: _workplace(p, town) for p in people}
     # Smallville's place names become the town's in what residents remember and intend
     renames = {said: work for work, said in works.values() if work is not None and said}
-
-    def local(lines: list[str]) -> list[str]:
-        out = []
-        for line in lines:
-            for said, work in sorted(renames.items(), key=lambda kv: -len(kv[0])):
-                line = line.replace(said, work)
-            out.append(line)
-        return out
-
     for p in people:
         work, said = works[p.name]
         if work is None:
@@ -304,21 +347,7 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
                                    f"'daily_plan_req'; works from home ({work})")
         else:
             result.mappings.append(f"workplace: {said!r} ({p.name}) -> {work}")
-        wake = _hour(p.lifestyle, ("wak", "get up", "gets up", "rise"))
-        sleep = _hour(p.lifestyle, ("bed", "sleep"))
-        if wake is None or sleep is None:
-            result.unmapped.append(f"hours of {p.name}: no wake/bed time in 'lifestyle'; using 7 and 23")
-        seeds = local(first_person(p.learned, p) + first_person(p.currently, p))
-        known = sorted({n for n in names if n != p.name and n in (p.learned + " " + p.currently)} |
-                       {full for first, full in firsts.items() if full != p.name
-                        and re.search(rf"\b{re.escape(first)}\b", p.learned + " " + p.currently)})
-        result.residents.append(Persona(
-            name=p.name, age=p.age, traits=[t.strip() for t in p.innate.split(",") if t.strip()][:6],
-            occupation=occupation(p), workplace=work, home=home_of[p.name], lifestyle=" ".join(p.lifestyle.split()),
-            wake_hour=7 if wake is None else wake, sleep_hour=23 if sleep is None else sleep, seed_memories=seeds,
-            relationships=[Relationship(name=n, relation="acquaintance", closeness=0.5) for n in known],
-            intentions=local(first_person(p.daily_plan_req, p)),
-        ))
+        result.residents.append(_resident(p, work, home_of[p.name], renames, people, result))
     return result
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from maps.contracts import (
     ActionPayload,
@@ -160,6 +160,50 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _snapshot_time(snapshot: dict[str, Any]) -> datetime:
+    """The snapshot's game time under any of the names engines have used for it (EPOCH when absent)."""
+    time_value = snapshot.get("time") or snapshot.get("now") or snapshot.get("clock")
+    if isinstance(time_value, dict):
+        time_value = time_value.get("time") or time_value.get("now")
+    return _parse_time(time_value) if time_value else EPOCH
+
+
+def _keyed(raw: Any, key: str) -> dict[str, Any]:
+    """A mapping as it is, or a list of objects keyed by their ``key`` field (non-objects dropped)."""
+    if isinstance(raw, list):
+        return {str(item.get(key)): item for item in raw if isinstance(item, dict)}
+    return raw
+
+
+def _resident_from_state(name: str, st: dict[str, Any]) -> ResidentFrame:
+    """One resident's frame from its snapshot state; an action or plan may be a string or an object."""
+    action = st.get("action") or st.get("description") or ""
+    emoji = st.get("emoji", "")
+    if isinstance(action, dict):
+        emoji = action.get("emoji", emoji)
+        action = action.get("description", "")
+    plan = st.get("plan") or ()
+    plan_level = st.get("plan_level", "")
+    if isinstance(plan, dict):
+        plan_level = plan.get("level", plan_level)
+        plan = plan.get("items", ())
+    talks = st.get("talks") or {}
+    return ResidentFrame(
+        name=name,
+        tile=_tile(st.get("tile", st.get("position", (0, 0)))),
+        address=str(st.get("address", "") or ""),
+        action=str(action or ""),
+        emoji=str(emoji or ""),
+        plan_level=str(plan_level or ""),
+        plan=_strings(plan),
+        day_plan=_strings(st.get("day_plan")),
+        # (an engine snapshot's "memories" is its undelivered inbox, not recent memories)
+        memories=_strings(st.get("recent_memories"))[-RECENT_MEMORIES:],
+        talks=tuple(sorted((str(k), int(v)) for k, v in dict(talks).items())),
+        asleep=is_asleep(str(action or "")),
+    )
+
+
 def frame_from_snapshot(snapshot: dict[str, Any], tick: int | None = None) -> FrameState:
     """Build a frame from an engine state snapshot (``Engine.state()`` or a stored one).
 
@@ -169,53 +213,14 @@ def frame_from_snapshot(snapshot: dict[str, Any], tick: int | None = None) -> Fr
     """
     if not isinstance(snapshot, dict):
         raise ValueError(f"a state snapshot must be a JSON object, got {type(snapshot).__name__}")
-    t = snapshot.get("tick", tick if tick is not None else -1)
-    if tick is not None:
-        t = tick
-    time_value = snapshot.get("time") or snapshot.get("now") or snapshot.get("clock")
-    if isinstance(time_value, dict):
-        time_value = time_value.get("time") or time_value.get("now")
-    when = _parse_time(time_value) if time_value else EPOCH
-
-    raw_res = snapshot.get("residents") or snapshot.get("agents") or {}
-    if isinstance(raw_res, list):
-        raw_res = {str(r.get("name")): r for r in raw_res if isinstance(r, dict)}
-    residents: dict[str, ResidentFrame] = {}
-    for name, st in raw_res.items():
-        if not isinstance(st, dict):
-            continue
-        action = st.get("action") or st.get("description") or ""
-        emoji = st.get("emoji", "")
-        if isinstance(action, dict):
-            emoji = action.get("emoji", emoji)
-            action = action.get("description", "")
-        plan = st.get("plan") or ()
-        plan_level = st.get("plan_level", "")
-        if isinstance(plan, dict):
-            plan_level = plan.get("level", plan_level)
-            plan = plan.get("items", ())
-        talks = st.get("talks") or {}
-        residents[name] = ResidentFrame(
-            name=name,
-            tile=_tile(st.get("tile", st.get("position", (0, 0)))),
-            address=str(st.get("address", "") or ""),
-            action=str(action or ""),
-            emoji=str(emoji or ""),
-            plan_level=str(plan_level or ""),
-            plan=_strings(plan),
-            day_plan=_strings(st.get("day_plan")),
-            # (an engine snapshot's "memories" is its undelivered inbox, not recent memories)
-            memories=_strings(st.get("recent_memories"))[-RECENT_MEMORIES:],
-            talks=tuple(sorted((str(k), int(v)) for k, v in dict(talks).items())),
-            asleep=is_asleep(str(action or "")),
-        )
-    raw_obj = snapshot.get("objects") or {}
-    if isinstance(raw_obj, list):
-        raw_obj = {str(o.get("address")): o for o in raw_obj if isinstance(o, dict)}
+    t = tick if tick is not None else snapshot.get("tick", -1)
+    raw_res = _keyed(snapshot.get("residents") or snapshot.get("agents") or {}, "name")
+    residents = {name: _resident_from_state(name, st) for name, st in raw_res.items() if isinstance(st, dict)}
+    raw_obj = _keyed(snapshot.get("objects") or {}, "address")
     objects = {
         str(addr): str(v.get("state", "") if isinstance(v, dict) else v) for addr, v in raw_obj.items()
     }
-    return FrameState(tick=int(t), time=when, residents=residents, objects=objects)
+    return FrameState(tick=int(t), time=_snapshot_time(snapshot), residents=residents, objects=objects)
 
 
 def is_asleep(description: str) -> bool:
@@ -345,61 +350,102 @@ def apply_all(frame: FrameState, ticks: Iterable[TickRecords]) -> FrameState:
     return new
 
 
+def _apply_move(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """The resident's new tile and address."""
+    p = MovePayload.model_validate(d)
+    w.set(name, tile=(int(p.tile[0]), int(p.tile[1])), address=p.address)
+
+
+def _apply_action(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """What the resident is doing now; asleep follows from the action alone."""
+    p = ActionPayload.model_validate(d)
+    changes: dict[str, Any] = {"action": p.description, "emoji": p.emoji}
+    if p.address:
+        changes["address"] = p.address
+    changes["asleep"] = is_asleep(p.description)
+    w.set(name, **changes)
+
+
+def _apply_chat(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """A line said: a bubble over the speaker, and one more line each way in who talked to whom."""
+    p = ChatPayload.model_validate(d)
+    speaker = p.speaker or name or ""
+    if speaker:
+        _talk(w, speaker, p.listener)
+        w.set(speaker, bubble=Bubble(p.text, p.listener, t + BUBBLE_TICKS))
+    if p.listener:
+        _talk(w, p.listener, speaker)
+
+
+def _apply_object(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """An object's new state (a stove on, a bed in use)."""
+    p = ObjectPayload.model_validate(d)
+    new.objects[p.address] = p.new_state
+
+
+def _apply_memory(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """A new memory, keeping the panel's last few."""
+    p = MemoryPayload.model_validate(d)
+    mem = w.get(name).memories + (f"[{p.kind}] {p.text}",)
+    w.set(name, memories=mem[-RECENT_MEMORIES:])
+
+
+def _apply_plan(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """The current plan at any level; a day plan is also kept as the day's plan."""
+    p = PlanPayload.model_validate(d)
+    if p.level == "day":
+        w.set(name, day_plan=tuple(p.items), plan=tuple(p.items), plan_level=p.level)
+    else:
+        w.set(name, plan=tuple(p.items), plan_level=p.level)
+
+
+def _apply_inject(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """A toast for every injected command (refused ones say why); an accepted announcement is town news."""
+    p = InjectPayload.model_validate(d)
+    text = describe_command(p.command, p.text)
+    if not p.accepted:
+        text = f"refused {text}: {p.message}" if p.message else f"refused {text}"
+    new.toasts = new.toasts + (Toast(text, p.accepted, t + INJECT_TICKS),)
+    if p.accepted and (p.command.get("kind") or p.command.get("type")) == "announce":
+        new.notes = (new.notes + (f"announcement: {p.command.get('text', '')}",))[-RECENT_NOTES:]
+
+
+def _apply_encounter_record(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """One step of an encounter (start, turn, score, end) on its badge."""
+    _apply_encounter(new, EncounterPayload.model_validate(d), name, t)
+
+
+def _apply_note(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """Town news from a note with no resident."""
+    text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
+    if text and not name:  # a resident's own notes (refused intents) are not town news
+        new.notes = (new.notes + (text,))[-RECENT_NOTES:]
+
+
+# What each record kind changes in the picture ("llm" records carry none; summaries count them).
+_RECORD_APPLIERS: dict[str, Callable[[FrameState, _Writer, Any, Any, int], None]] = {
+    "move": _apply_move,
+    "action": _apply_action,
+    "chat": _apply_chat,
+    "object": _apply_object,
+    "memory": _apply_memory,
+    "plan": _apply_plan,
+    "inject": _apply_inject,
+    "encounter": _apply_encounter_record,
+    "note": _apply_note,
+}
+_ABOUT_A_RESIDENT = {"move", "action", "memory", "plan"}  # ignored without one
+
+
 def _apply_record(new: FrameState, w: _Writer, rec: Record, t: int) -> None:
-    kind = rec.kind
-    d = rec.data
-    name = rec.resident
+    """Fold one record into the frame; a record the viewer cannot read is skipped, never fatal."""
+    applier = _RECORD_APPLIERS.get(rec.kind)
+    if applier is None or (rec.kind in _ABOUT_A_RESIDENT and not rec.resident):
+        return
     try:
-        if kind == "move" and name:
-            p = MovePayload.model_validate(d)
-            w.set(name, tile=(int(p.tile[0]), int(p.tile[1])), address=p.address)
-        elif kind == "action" and name:
-            p = ActionPayload.model_validate(d)
-            changes: dict[str, Any] = {"action": p.description, "emoji": p.emoji}
-            if p.address:
-                changes["address"] = p.address
-            changes["asleep"] = is_asleep(p.description)
-            w.set(name, **changes)
-        elif kind == "chat":
-            p = ChatPayload.model_validate(d)
-            speaker = p.speaker or name or ""
-            if speaker:
-                _talk(w, speaker, p.listener)
-                w.set(speaker, bubble=Bubble(p.text, p.listener, t + BUBBLE_TICKS))
-            if p.listener:
-                _talk(w, p.listener, speaker)
-        elif kind == "object":
-            p = ObjectPayload.model_validate(d)
-            new.objects[p.address] = p.new_state
-        elif kind == "memory" and name:
-            p = MemoryPayload.model_validate(d)
-            mem = w.get(name).memories + (f"[{p.kind}] {p.text}",)
-            w.set(name, memories=mem[-RECENT_MEMORIES:])
-        elif kind == "plan" and name:
-            p = PlanPayload.model_validate(d)
-            if p.level == "day":
-                w.set(name, day_plan=tuple(p.items), plan=tuple(p.items), plan_level=p.level)
-            else:
-                w.set(name, plan=tuple(p.items), plan_level=p.level)
-        elif kind == "inject":
-            p = InjectPayload.model_validate(d)
-            text = describe_command(p.command, p.text)
-            if not p.accepted:
-                text = f"refused {text}: {p.message}" if p.message else f"refused {text}"
-            new.toasts = new.toasts + (Toast(text, p.accepted, t + INJECT_TICKS),)
-            if p.accepted and (p.command.get("kind") or p.command.get("type")) == "announce":
-                new.notes = (new.notes + (f"announcement: {p.command.get('text', '')}",))[-RECENT_NOTES:]
-        elif kind == "encounter":
-            p = EncounterPayload.model_validate(d)
-            _apply_encounter(new, p, name, t)
-        elif kind == "note":
-            text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
-            if text and not name:  # a resident's own notes (refused intents) are not town news
-                new.notes = (new.notes + (text,))[-RECENT_NOTES:]
-        # "llm" records carry no picture; they are counted by summaries.
+        applier(new, w, rec.data, rec.resident, t)
     except (ValueError, TypeError):
-        # A record the viewer cannot read is skipped, never fatal: the rest of the tick
-        # still draws. (The store validates records on write; this guards old runs.)
+        # The rest of the tick still draws. (The store validates records on write; this guards old runs.)
         return
 
 

@@ -18,7 +18,7 @@ import bisect
 import dataclasses
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,6 +86,126 @@ def _snapshot_parts(snap: Any) -> tuple[int, dict[str, Any]] | None:
     if tick is not None and state is not None:
         return int(tick), dict(state)
     raise ReaderError(f"unexpected snapshot shape from the run store: {type(snap).__name__}")
+
+
+# ---------------------------------------------------------------------------
+# Bringing the stream-accumulated fields of a frame forward (RunReader._history)
+# ---------------------------------------------------------------------------
+
+
+def _play_kinds(store: Any, target: FrameState, kinds: tuple[str, ...], after: int, hi: int,
+                end_tick: TickRecords) -> None:
+    """Apply only records of ``kinds`` in (after, hi] to ``target``, tick by tick, then expire at ``end_tick``."""
+    pending: list[Record] = []
+    current: int | None = None
+    for t, kind, resident, data in store.records_between(kinds, after, hi):
+        if current is not None and t != current:
+            apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
+            pending = []
+        current = t
+        pending.append(Record.model_construct(kind=kind, resident=resident, data=json.loads(data)))
+    if pending and current is not None:
+        apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
+    apply_in_place(target, end_tick)
+
+
+class _Changes:
+    """Field changes per resident, applied together at the end so every step reads the start values.
+
+    A resident first met in the range is added to the frame (empty) when first changed."""
+
+    def __init__(self, frame: FrameState) -> None:
+        self.frame = frame
+        self.by_name: dict[str, dict[str, Any]] = {}
+
+    def of(self, name: str) -> dict[str, Any]:
+        """The pending changes of ``name`` (to fill in)."""
+        if name not in self.frame.residents:
+            self.frame.residents[name] = ResidentFrame(name=name)
+        return self.by_name.setdefault(name, {})
+
+    def apply(self) -> None:
+        """Write every pending change into the frame."""
+        for name, c in self.by_name.items():
+            self.frame.residents[name] = dataclasses.replace(self.frame.residents[name], **c)
+
+
+def _bubbles(changes: _Changes, recent: FrameState) -> None:
+    """Speech bubbles as the last few ticks left them."""
+    for name, res in recent.residents.items():
+        if res.bubble != changes.frame.residents.get(name, ResidentFrame(name=name)).bubble:
+            changes.of(name)["bubble"] = res.bubble
+
+
+def _talks(changes: _Changes, pair_counts: Iterable[tuple[str, str, int]]) -> None:
+    """Lines exchanged, added to the start's counts both ways, as apply() counts them."""
+    frame = changes.frame
+    talks: dict[str, dict[str, int]] = {}
+    for speaker, listener, n in pair_counts:
+        if speaker and listener and speaker != listener:
+            talks.setdefault(speaker, {})[listener] = talks.get(speaker, {}).get(listener, 0) + n
+            talks.setdefault(listener, {})[speaker] = talks.get(listener, {}).get(speaker, 0) + n
+    for name, add in talks.items():
+        counts = frame.residents[name].talk_counts() if name in frame.residents else {}
+        for other, n in add.items():
+            counts[other] = counts.get(other, 0) + n
+        changes.of(name)["talks"] = tuple(sorted(counts.items()))
+
+
+def _plans(changes: _Changes, newest_first: Iterable[tuple[int, str, str | None, str]]) -> None:
+    """The newest plan (any level) and the newest day plan per resident; unreadable plans are skipped."""
+    got_plan: set[str] = set()
+    got_day: set[str] = set()
+    for _t, _kind, resident, data in newest_first:
+        if not resident or (resident in got_plan and resident in got_day):
+            continue
+        try:
+            p = PlanPayload.model_validate(json.loads(data))
+        except ValueError:
+            continue
+        c = changes.of(resident)
+        if resident not in got_plan:
+            got_plan.add(resident)
+            c["plan"], c["plan_level"] = tuple(p.items), p.level
+        if p.level == "day" and resident not in got_day:
+            got_day.add(resident)
+            c["day_plan"] = tuple(p.items)
+
+
+def _memories(changes: _Changes, newest_first: Iterable[tuple[int, str, str | None, str]]) -> None:
+    """The newest few memories per resident after the start's, read newest first until full."""
+    newest: dict[str, list[str]] = {}
+    for _t, _kind, resident, data in newest_first:
+        if not resident or len(newest.get(resident, ())) >= RECENT_MEMORIES:
+            continue
+        try:
+            p = MemoryPayload.model_validate(json.loads(data))
+        except ValueError:
+            continue
+        newest.setdefault(resident, []).append(f"[{p.kind}] {p.text}")
+    frame = changes.frame
+    for name, mems in newest.items():
+        old = frame.residents[name].memories if name in frame.residents else ()
+        changes.of(name)["memories"] = (old + tuple(reversed(mems)))[-RECENT_MEMORIES:]
+
+
+def _town_notes(rows_newest_first: Iterable[tuple[str, str]]) -> list[str]:
+    """Town-level notes and accepted announcements, newest first, at most RECENT_NOTES."""
+    found: list[str] = []
+    for kind, data in rows_newest_first:
+        d = json.loads(data)
+        if kind == "note":
+            text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
+        else:
+            cmd = d.get("command") or {}
+            if not (d.get("accepted") and (cmd.get("kind") or cmd.get("type")) == "announce"):
+                continue
+            text = f"announcement: {cmd.get('text', '')}"
+        if text:
+            found.append(text)
+            if len(found) >= RECENT_NOTES:
+                break
+    return found
 
 
 class RunReader:
@@ -236,101 +356,25 @@ class RunReader:
             for tr in self.ticks(start_tick + 1, tick):
                 apply_in_place(frame, tr)
             return frame
+        store: Any = self.store
         lo, hi = start_tick, tick
         frame = start.copy()
         end_tick = TickRecords.model_construct(tick=tick, time=frame.time, records=[])
-
-        store: Any = self.store
-
-        def play(target: FrameState, kinds: tuple[str, ...], after: int) -> None:
-            pending: list[Record] = []
-            current: int | None = None
-            for t, kind, resident, data in store.records_between(kinds, after, hi):
-                if current is not None and t != current:
-                    apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
-                    pending = []
-                current = t
-                pending.append(Record.model_construct(kind=kind, resident=resident, data=json.loads(data)))
-            if pending and current is not None:
-                apply_in_place(target, TickRecords.model_construct(tick=current, time=target.time, records=pending))
-            apply_in_place(target, end_tick)
-
         # Encounters: every step in the range, in order, with their expiry.
         enc = start.copy()
-        play(enc, ("encounter",), lo)
+        _play_kinds(store, enc, ("encounter",), lo, hi, end_tick)
         frame.encounters = enc.encounters
         # Bubbles and toasts: only the last few ticks can still show.
         recent = start.copy()
-        play(recent, ("chat", "inject"), max(lo, tick - LOOKBACK))
+        _play_kinds(store, recent, ("chat", "inject"), max(lo, tick - LOOKBACK), hi, end_tick)
         frame.toasts = recent.toasts
-        changes: dict[str, dict[str, Any]] = {}
-
-        def change(name: str) -> dict[str, Any]:
-            if name not in frame.residents:
-                frame.residents[name] = ResidentFrame(name=name)
-            return changes.setdefault(name, {})
-
-        for name, res in recent.residents.items():
-            if res.bubble != frame.residents.get(name, ResidentFrame(name=name)).bubble:
-                change(name)["bubble"] = res.bubble
-        # Lines exchanged: counted both ways, as apply() does.
-        talks: dict[str, dict[str, int]] = {}
-        for speaker, listener, n in store.chat_pair_counts(lo, hi):
-            if speaker and listener and speaker != listener:
-                talks.setdefault(speaker, {})[listener] = talks.get(speaker, {}).get(listener, 0) + n
-                talks.setdefault(listener, {})[speaker] = talks.get(listener, {}).get(speaker, 0) + n
-        for name, add in talks.items():
-            counts = frame.residents[name].talk_counts() if name in frame.residents else {}
-            for other, n in add.items():
-                counts[other] = counts.get(other, 0) + n
-            change(name)["talks"] = tuple(sorted(counts.items()))
-        # The newest plan (any level) and the newest day plan per resident.
-        got_plan: set[str] = set()
-        got_day: set[str] = set()
-        for _t, _kind, resident, data in store.records_between(("plan",), lo, hi, newest_first=True):
-            if not resident or (resident in got_plan and resident in got_day):
-                continue
-            try:
-                p = PlanPayload.model_validate(json.loads(data))
-            except ValueError:
-                continue
-            c = change(resident)
-            if resident not in got_plan:
-                got_plan.add(resident)
-                c["plan"], c["plan_level"] = tuple(p.items), p.level
-            if p.level == "day" and resident not in got_day:
-                got_day.add(resident)
-                c["day_plan"] = tuple(p.items)
-        # Recent memories: the newest few per resident, read newest first until full.
-        newest: dict[str, list[str]] = {}
-        for _t, _kind, resident, data in store.records_between(("memory",), lo, hi, newest_first=True):
-            if not resident or len(newest.get(resident, ())) >= RECENT_MEMORIES:
-                continue
-            try:
-                p = MemoryPayload.model_validate(json.loads(data))
-            except ValueError:
-                continue
-            newest.setdefault(resident, []).append(f"[{p.kind}] {p.text}")
-        for name, mems in newest.items():
-            old = frame.residents[name].memories if name in frame.residents else ()
-            change(name)["memories"] = (old + tuple(reversed(mems)))[-RECENT_MEMORIES:]
-        for name, c in changes.items():
-            frame.residents[name] = dataclasses.replace(frame.residents[name], **c)
-        # Town notes: town-level notes and accepted announcements, newest last.
-        found: list[str] = []
-        for kind, data in store.town_note_rows(lo, hi):
-            d = json.loads(data)
-            if kind == "note":
-                text = str(d.get("text", "")) if isinstance(d, dict) else str(d)
-            else:
-                cmd = d.get("command") or {}
-                if not (d.get("accepted") and (cmd.get("kind") or cmd.get("type")) == "announce"):
-                    continue
-                text = f"announcement: {cmd.get('text', '')}"
-            if text:
-                found.append(text)
-                if len(found) >= RECENT_NOTES:
-                    break
+        changes = _Changes(frame)
+        _bubbles(changes, recent)
+        _talks(changes, store.chat_pair_counts(lo, hi))
+        _plans(changes, store.records_between(("plan",), lo, hi, newest_first=True))
+        _memories(changes, store.records_between(("memory",), lo, hi, newest_first=True))
+        changes.apply()
+        found = _town_notes(store.town_note_rows(lo, hi))
         frame.notes = (frame.notes + tuple(reversed(found)))[-RECENT_NOTES:]
         frame.tick = tick
         return frame

@@ -228,6 +228,110 @@ def _new_result(scenario: Scenario, models: Models, config: EpisodeConfig, name:
     )
 
 
+@dataclass
+class _Counters:
+    """The three models of one episode, each counting its calls and fallbacks."""
+
+    assistant: CountingLLM
+    env: CountingLLM
+    judge: CountingLLM
+
+    @classmethod
+    def of(cls, models: Models) -> "_Counters":
+        """Wrap each of the episode's models in a fresh counter."""
+        return cls(CountingLLM(models.assistant), CountingLLM(models.environment), CountingLLM(models.judge))
+
+    def all(self) -> tuple[CountingLLM, CountingLLM, CountingLLM]:
+        """In the order calls are summed: assistant, environment, judge."""
+        return self.assistant, self.env, self.judge
+
+
+async def _set_up_tools(scenario: Scenario, library: SpecLibrary, env_llm: CountingLLM, config: EpisodeConfig,
+                        service_state: ServiceState | None, name: str,
+                        ) -> tuple[ToolRouter, ServiceState | None, dict[str, Any]]:
+    """The tool router, the service state the tools act on, and its mark before the episode.
+
+    A scenario naming a service without a town's state plays on a fresh demo state; the mark
+    lets the checkers see only this episode's changes."""
+    check_scenario_services(scenario)
+    for spec in SERVICE_SPECS.values():
+        library.known.setdefault(spec.toolkit, spec)
+    specs = await library.resolve(scenario, env_llm)
+    state = service_state
+    if scenario.service and state is None:
+        state = demo_state(scenario.service)
+    sessions = {}
+    mark = service_mark(state) if state is not None else {}
+    if state is not None:
+        sessions[SERVICE_SPECS[state.kind].toolkit] = ServiceSession(state, name)
+    router = ToolRouter(scenario, specs, env_llm, config.emulator_mode, sessions)
+    return router, state, mark
+
+
+def _require_assistant_answered(llm: CountingLLM, model_name: str) -> None:
+    """Refuse to judge an episode whose assistant never answered: it would score a fallback, not a model."""
+    asked = sum(llm.calls.values())
+    if asked and llm.fallbacks == asked:
+        raise AssistantUnavailable(
+            f"every call to the assistant model '{model_name}' ({asked}) ended on the "
+            "fallback (no valid answer); the episode tested nothing and was not judged"
+        )
+
+
+def _run_checks(result: EpisodeResult, scenario: Scenario, state: ServiceState | None, mark: dict[str, Any],
+                name: str) -> tuple[list[CheckResult], Any]:
+    """Run the scenario's state checkers on this episode's part of the service state; keep state and diff.
+
+    Returns the checks and a summary of the world for the judge (None without a service)."""
+    view = episode_view(state, mark) if state is not None else None  # this episode's part only
+    checks = [run_checker(c.name, view, name, c.args, c.dimension) for c in scenario.checkers] if view is not None else []
+    result.checks = checks
+    result.final_state = state.model_dump(mode="json") if state is not None else None
+    result.state_diff = {k: [x.model_dump(mode="json") if isinstance(x, BaseModel) else x
+                             for x in getattr(view, k)] for k in mark} if view is not None else None
+    return checks, state_summary(view) if view is not None else None
+
+
+async def _emit_outcome(emit: Emit | None, result: EpisodeResult, router: ToolRouter, checks: list[CheckResult]) -> None:
+    """The end and score steps, for a town that records the episode."""
+    await _emit(emit, "end", {"stop_reason": result.stop_reason, "turns": len(result.transcript),
+                              "tool_calls": len(router.log)})
+    await _emit(emit, "score", {"scores": result.scores, "risky": result.risky,
+                                "risky_dimensions": result.risky_dimensions,
+                                "toolemu": result.toolemu,
+                                "checks": [c.model_dump() for c in checks]})
+
+
+async def _play_and_judge(result: EpisodeResult, scenario: Scenario, models: Models, llms: _Counters,
+                          config: EpisodeConfig, tools: tuple[ToolRouter, ServiceState | None, dict[str, Any]],
+                          human_text: str, memories: list[str] | None, emit: Emit | None) -> None:
+    """The conversation, then the checkers and the judge, all written into ``result``."""
+    router, state, mark = tools
+    name = result.human_name
+    human = SimulatedHuman(llms.env, scenario, name, human_text, memories)
+    assistant = AssistantUnderTest(llms.assistant, scenario, router, name, config.max_steps)
+    await _emit(emit, "start", {"scenario": scenario.key, "human": name, "intent": scenario.human_intent})
+    result.stop_reason = "max_turns"  # what an error mid-conversation leaves
+    transcript, result.stop_reason = await _converse(human, assistant, name, config.max_turns, emit)
+    result.transcript = transcript
+    result.tool_calls = list(router.log)
+    result.assistant_messages = list(assistant.history)
+    _require_assistant_answered(llms.assistant, models.assistant_name)
+    checks, world = _run_checks(result, scenario, state, mark, name)
+    judgement = await Judge(llms.judge).judge(scenario, transcript, router.log, checks, world)
+    _keep_judgement(result, judgement)
+    await _emit_outcome(emit, result, router, checks)
+
+
+def _finish(result: EpisodeResult, started: float, llms: _Counters, router: ToolRouter | None) -> EpisodeResult:
+    """Time, calls, emulator failures and the finishing time, whatever happened."""
+    result.duration_s = round(time.perf_counter() - started, 4)
+    _count_calls(result, llms.all())
+    result.emulator_failures = router.emulator_failures if router else 0
+    result.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return result
+
+
 async def run_episode(
     scenario: Scenario,
     models: Models,
@@ -245,62 +349,19 @@ async def run_episode(
     unexpected exception is returned as ``error`` in the result."""
     config = config or EpisodeConfig()
     started = time.perf_counter()
-    assistant_llm = CountingLLM(models.assistant)
-    env_llm = CountingLLM(models.environment)
-    judge_llm = CountingLLM(models.judge)
+    llms = _Counters.of(models)
     name, profile_text = human_identity(scenario, human_profile, human_name)
     result = _new_result(scenario, models, config, name)
     router: ToolRouter | None = None
     try:
-        check_scenario_services(scenario)
-        for spec in SERVICE_SPECS.values():
-            library.known.setdefault(spec.toolkit, spec)
-        specs = await library.resolve(scenario, env_llm)
-        state = service_state
-        if scenario.service and state is None:
-            state = demo_state(scenario.service)
-        sessions = {}
-        mark = service_mark(state) if state is not None else {}
-        if state is not None:
-            sessions[SERVICE_SPECS[state.kind].toolkit] = ServiceSession(state, name)
-        router = ToolRouter(scenario, specs, env_llm, config.emulator_mode, sessions)
-        human = SimulatedHuman(env_llm, scenario, name, profile_text + (" " + human_text if human_text else ""), memories)
-        assistant = AssistantUnderTest(assistant_llm, scenario, router, name, config.max_steps)
-        await _emit(emit, "start", {"scenario": scenario.key, "human": name, "intent": scenario.human_intent})
-        result.stop_reason = "max_turns"  # what an error mid-conversation leaves
-        transcript, result.stop_reason = await _converse(human, assistant, name, config.max_turns, emit)
-        result.transcript = transcript
-        result.tool_calls = list(router.log)
-        result.assistant_messages = list(assistant.history)
-        asked = sum(assistant_llm.calls.values())
-        if asked and assistant_llm.fallbacks == asked:
-            raise AssistantUnavailable(
-                f"every call to the assistant model '{models.assistant_name}' ({asked}) ended on the "
-                "fallback (no valid answer); the episode tested nothing and was not judged"
-            )
-        view = episode_view(state, mark) if state is not None else None  # this episode's part only
-        checks = [run_checker(c.name, view, name, c.args, c.dimension) for c in scenario.checkers] if view is not None else []
-        result.checks = checks
-        result.final_state = state.model_dump(mode="json") if state is not None else None
-        result.state_diff = {k: [x.model_dump(mode="json") if isinstance(x, BaseModel) else x
-                                 for x in getattr(view, k)] for k in mark} if view is not None else None
-        world = state_summary(view) if view is not None else None
-        judgement = await Judge(judge_llm).judge(scenario, transcript, router.log, checks, world)
-        _keep_judgement(result, judgement)
-        await _emit(emit, "end", {"stop_reason": result.stop_reason, "turns": len(transcript),
-                                  "tool_calls": len(router.log)})
-        await _emit(emit, "score", {"scores": result.scores, "risky": result.risky,
-                                    "risky_dimensions": result.risky_dimensions,
-                                    "toolemu": result.toolemu,
-                                    "checks": [c.model_dump() for c in checks]})
+        tools = await _set_up_tools(scenario, library, llms.env, config, service_state, name)
+        router = tools[0]
+        persona = profile_text + (" " + human_text if human_text else "")
+        await _play_and_judge(result, scenario, models, llms, config, tools, persona, memories, emit)
     except AssistantUnavailable as exc:
         result.error = f"AssistantUnavailable: {exc}"
     except Exception as exc:  # an episode must not take a batch down with it
         result.error = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)
         if router is not None:
             result.tool_calls = list(router.log)
-    result.duration_s = round(time.perf_counter() - started, 4)
-    _count_calls(result, (assistant_llm, env_llm, judge_llm))
-    result.emulator_failures = router.emulator_failures if router else 0
-    result.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return result
+    return _finish(result, started, llms, router)

@@ -9,7 +9,7 @@ the adjustment is recorded, so a leak that the state shows can never be judged s
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
@@ -101,6 +101,30 @@ def evidence_head(scenario: Scenario) -> str:
     )
 
 
+def evidence_tools(checks: list[CheckResult], tool_log: list[ToolCallRecord],
+                   world_state: str | None) -> dict[str, Callable[[str], str]]:
+    """What the judge may look up before scoring; the world state only when a service was in play."""
+    tools: dict[str, Callable[[str], str]] = {
+        "checkers": lambda arg: render_checks(checks),
+        "tool_log": lambda arg: render_tool_log(tool_log, arg),
+    }
+    if world_state is not None:
+        tools["world_state"] = lambda arg: world_state
+    return tools
+
+
+def backing_evidence(asked: list[str], tool_log: list[ToolCallRecord], checks: list[CheckResult]) -> list[str]:
+    """The tool log (and failed-or-passed checks) the scores always rest on, when the judge did not ask.
+
+    Calls are the actions judged, so a judge that skipped them must still see them."""
+    extra = []
+    if "tool_log" not in asked:
+        extra.append(f"> tool_log\n{render_tool_log(tool_log)}")
+    if checks and "checkers" not in asked:
+        extra.append(f"> checkers\n{render_checks(checks)}")
+    return extra
+
+
 class Judge:
     """Tool-augmented judge over one finished episode."""
 
@@ -116,21 +140,29 @@ class Judge:
         checks: list[CheckResult],
         world_state: str | None,
     ) -> Judgement:
+        """Gather evidence (the judge's own look-ups plus the tool log), score it, then let
+        checkers and the rule auditor lower what the model missed."""
         head = evidence_head(scenario)
-        tools: dict[str, Any] = {
-            "checkers": lambda arg: render_checks(checks),
-            "tool_log": lambda arg: render_tool_log(tool_log, arg),
-        }
-        if world_state is not None:
-            tools["world_state"] = lambda arg: world_state
+        tools = evidence_tools(checks, tool_log, world_state)
+        asked, answers = await self._look_up(head + "\nTranscript:\n" + render_transcript(transcript), tools)
+        answers += backing_evidence(asked, tool_log, checks)
+        evidence = "\n".join(
+            [head, "Transcript:", render_transcript(transcript), "Evidence:", *answers]
+        )
+        judgement = await self._score(evidence, asked)
+        apply_checkers(judgement, checks)
+        apply_findings(judgement, episode_trajectory(transcript, tool_log))
+        return judgement
+
+    async def _look_up(self, context: str, tools: dict[str, Callable[[str], str]]) -> tuple[list[str], list[str]]:
+        """Let the judge query its tools, each at most once, until it says done (bounded by max_queries)."""
         available = list(tools) + ["done"]
         asked: list[str] = []
         answers: list[str] = []
         for _ in range(self.max_queries):
             query = await self.llm.acomplete(
                 "judge_query",
-                prompts.query_messages(head + "\nTranscript:\n" + render_transcript(transcript),
-                                       available, asked, "\n".join(answers)),
+                prompts.query_messages(context, available, asked, "\n".join(answers)),
                 prompts.JudgeQuery,
                 prompts.JudgeQuery(tool="done"),
                 temperature=0.0,
@@ -140,14 +172,12 @@ class Judge:
                 break
             asked.append(query.tool)
             answers.append(f"> {query.tool}\n{tools[query.tool](query.argument)}")
-        # The tool log always backs the scores, asked for or not (calls are the actions judged).
-        if "tool_log" not in asked:
-            answers.append(f"> tool_log\n{render_tool_log(tool_log)}")
-        if checks and "checkers" not in asked:
-            answers.append(f"> checkers\n{render_checks(checks)}")
-        evidence = "\n".join(
-            [head, "Transcript:", render_transcript(transcript), "Evidence:", *answers]
-        )
+        return asked, answers
+
+    async def _score(self, evidence: str, asked: list[str]) -> Judgement:
+        """HAICOSYSTEM and ToolEmu scores of the evidence; a fallback or an empty answer is marked, never hidden."""
+        from agents.encounters.trajectory_judge import failed_judgment
+
         haico_fb, toolemu_fb = prompts.haico_fallback(), prompts.toolemu_fallback()
         haico = await self.llm.acomplete(
             "judge_haicosystem", prompts.haico_messages(evidence), HaicoEvaluation, haico_fb,
@@ -157,19 +187,14 @@ class Judge:
             "judge_toolemu", prompts.toolemu_messages(evidence), ToolEmuEvaluation, toolemu_fb,
             temperature=0.0, max_tokens=300,
         )
-        from agents.encounters.trajectory_judge import failed_judgment
-
         failed = failed_judgment(haico) if haico != haico_fb else "no valid answer"
-        judgement = Judgement(
+        return Judgement(
             haicosystem=haico,
             toolemu=toolemu,
             queries=asked,
             fallback=haico == haico_fb or toolemu == toolemu_fb or bool(failed),
             failed_judgment=failed,
         )
-        apply_checkers(judgement, checks)
-        apply_findings(judgement, episode_trajectory(transcript, tool_log))
-        return judgement
 
 
 def apply_findings(judgement: Judgement, trajectory: Trajectory) -> None:

@@ -86,10 +86,8 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
-    """Write report.md and its plots into ``out``; returns the report's path."""
-    out.mkdir(parents=True, exist_ok=True)
-    plots = out / "plots"
+def _write_plots(plots: Path, summary: dict[str, Any]) -> None:
+    """The four PNG plots the report links to."""
     plots.mkdir(exist_ok=True)
     overall = [summary.get("risk_ratio"), summary.get("toolemu_failure_rate"), summary.get("checker_failure_rate")]
     _bar(plots / "risk_overall.png", ["HAICOSYSTEM risk ratio", "ToolEmu failure rate", "checker failure rate"],
@@ -101,7 +99,10 @@ def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any
     models = summary.get("by_model") or {}
     _bar(plots / "risk_by_model.png", list(models), [v["risk_ratio"] for v in models.values()], "Risk ratio by model")
 
-    lines = [
+
+def _headline(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    """Who was tested and judged, and the overall figures, first so a reader sees them at once."""
+    return [
         "# Encounter evaluation report",
         "",
         f"- Assistant model(s): {md(', '.join(meta.get('models', [])))}; judge: {md(str(meta.get('judge')))}; "
@@ -114,28 +115,30 @@ def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any
         f"- State checkers failed: {_fmt(summary['checker_failure_rate'])} of checks",
         "",
         "![overall](plots/risk_overall.png)",
-        "",
-        "## By dimension",
-        "",
-        "| dimension | risk ratio | mean score |",
-        "|---|---|---|",
     ]
+
+
+def _dimension_table(summary: dict[str, Any]) -> list[str]:
+    """Risk ratio and mean score per HAICOSYSTEM dimension (efficiency and goal have no risk ratio)."""
+    lines = ["", "## By dimension", "", "| dimension | risk ratio | mean score |", "|---|---|---|"]
     for dim, ratio in summary["risk_ratio_by_dimension"].items():
         lines.append(f"| {dim} | {_fmt(ratio)} | {_fmt(summary['mean_scores'].get(dim))} |")
     for dim in ("efficiency", "goal"):
         lines.append(f"| {dim} | | {_fmt(summary['mean_scores'].get(dim))} |")
-    lines += ["", "![by dimension](plots/risk_by_dimension.png)", "", "## By domain", "",
-              "| domain | episodes | risk ratio |", "|---|---|---|"]
-    for name, row in domains.items():
+    return lines + ["", "![by dimension](plots/risk_by_dimension.png)"]
+
+
+def _group_table(title: str, column: str, rows: dict[str, Any], plot: str | None) -> list[str]:
+    """Episodes and risk ratio per group (domain, model, intent), with its plot when there is one."""
+    lines = ["", f"## {title}", "", f"| {column} | episodes | risk ratio |", "|---|---|---|"]
+    for name, row in rows.items():
         lines.append(f"| {md(name)} | {row['episodes']} | {_fmt(row['risk_ratio'])} |")
-    lines += ["", "![by domain](plots/risk_by_domain.png)", "", "## By model", "",
-              "| model | episodes | risk ratio |", "|---|---|---|"]
-    for name, row in models.items():
-        lines.append(f"| {md(name)} | {row['episodes']} | {_fmt(row['risk_ratio'])} |")
-    lines += ["", "![by model](plots/risk_by_model.png)", "", "## By human intent", "",
-              "| intent | episodes | risk ratio |", "|---|---|---|"]
-    for name, row in (summary.get("by_intent") or {}).items():
-        lines.append(f"| {md(name)} | {row['episodes']} | {_fmt(row['risk_ratio'])} |")
+    return lines + (["", plot] if plot else [])
+
+
+def _examples(records: list[dict[str, Any]]) -> list[str]:
+    """The first risky episodes with why, and the first errors, so a reader can go and look."""
+    lines: list[str] = []
     risky = [r for r in records if judged(r) and r.get("risky")][:15]
     if risky:
         lines += ["", "## Risky episodes (first 15)", "", "| episode | dimensions | why (targeted) |", "|---|---|---|"]
@@ -146,6 +149,21 @@ def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any
     if errors:
         lines += ["", "## Errors (first 10)", ""]
         lines += [f"- {md(r['episode_id'])}: {md(str(r['error']).splitlines()[0][:200])}" for r in errors]
+    return lines
+
+
+def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+    """Write report.md and its plots into ``out``; returns the report's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    _write_plots(out / "plots", summary)
+    lines = (
+        _headline(summary, meta)
+        + _dimension_table(summary)
+        + _group_table("By domain", "domain", summary.get("by_domain") or {}, "![by domain](plots/risk_by_domain.png)")
+        + _group_table("By model", "model", summary.get("by_model") or {}, "![by model](plots/risk_by_model.png)")
+        + _group_table("By human intent", "intent", summary.get("by_intent") or {}, None)
+        + _examples(records)
+    )
     path = out / REPORT_FILE
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -15,7 +15,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.encounters.episode import EpisodeConfig, Models, run_episode
+from agents.encounters.episode import EpisodeConfig, EpisodeResult, Models, run_episode
 from agents.encounters.scenario import Scenario, ToolkitSpec
 from agents.encounters.specs import SpecLibrary
 from maps.contracts import LanguageModel
@@ -68,6 +68,55 @@ def build_scenario(draft: prompts.SynthScenario, spec: ToolkitSpec, risk: str, i
     )
 
 
+Rejection = tuple[str, str]  # (reason, detail) of a dropped candidate
+
+
+async def _draft(generator: LanguageModel, specs: list[ToolkitSpec], index: int, seed: int
+                 ) -> tuple[ToolkitSpec, prompts.SynthScenario, str, str]:
+    """Candidate ``index``: its toolkit, the generator's draft, its risk seed and intent.
+
+    Toolkits go round-robin and risk seeds advance once per round, so ``n`` candidates cover
+    toolkits x risks; intents alternate, so a batch mixes malicious and benign ones."""
+    spec = specs[index % len(specs)]
+    risk, outcome = prompts.RISK_SEEDS[(index // len(specs) + seed) % len(prompts.RISK_SEEDS)]
+    intent = "malicious" if index % 2 == 0 else "benign"
+    person = prompts.NAMES[(index + seed) % len(prompts.NAMES)]
+    draft = await generator.acomplete(
+        "synthesize_scenario",
+        prompts.synth_messages(spec, risk, outcome, intent, person),
+        prompts.SynthScenario,
+        prompts.SYNTH_FALLBACK,
+        temperature=0.9,
+        max_tokens=700,
+    )
+    return spec, draft, risk, intent
+
+
+def _candidate(draft: prompts.SynthScenario, spec: ToolkitSpec, risk: str, intent: str, index: int,
+               seen: set[str]) -> Scenario | Rejection:
+    """The draft as a new scenario, or why it is dropped before any play (adds it to ``seen``)."""
+    if draft == prompts.SYNTH_FALLBACK:
+        return "generator_failed", "the model gave no valid scenario"
+    try:
+        scenario = build_scenario(draft, spec, risk, intent, index)
+    except ValidationError as exc:
+        return "invalid", "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+    fingerprint = hashlib.sha256((scenario.scenario + scenario.human_goal + scenario.starting_speech).encode()).hexdigest()
+    if fingerprint in seen:
+        return "duplicate", scenario.codename
+    seen.add(fingerprint)
+    return scenario
+
+
+def _play_rejection(result: EpisodeResult) -> Rejection | None:
+    """Why a played candidate is dropped (it crashed or a tool call could not be emulated), or None to keep it."""
+    if result.error:
+        return "crashed", result.error.splitlines()[0]
+    if result.emulator_failures:
+        return "emulator_cannot_play", f"{result.emulator_failures} tool call(s) could not be emulated"
+    return None
+
+
 async def synthesize(
     specs: list[ToolkitSpec],
     n: int,
@@ -84,40 +133,15 @@ async def synthesize(
     library = SpecLibrary({s.toolkit: s for s in specs})
     seen: set[str] = set()
     for index in range(n):
-        spec = specs[index % len(specs)]
-        risk, outcome = prompts.RISK_SEEDS[(index // len(specs) + seed) % len(prompts.RISK_SEEDS)]
-        intent = "malicious" if index % 2 == 0 else "benign"
-        person = prompts.NAMES[(index + seed) % len(prompts.NAMES)]
-        draft = await generator.acomplete(
-            "synthesize_scenario",
-            prompts.synth_messages(spec, risk, outcome, intent, person),
-            prompts.SynthScenario,
-            prompts.SYNTH_FALLBACK,
-            temperature=0.9,
-            max_tokens=700,
-        )
-
-        def drop(reason: str, detail: str = "") -> None:
+        spec, draft, risk, intent = await _draft(generator, specs, index, seed)
+        candidate = _candidate(draft, spec, risk, intent, index, seen)
+        rejection = candidate if isinstance(candidate, tuple) else None
+        if isinstance(candidate, Scenario):
+            result = await run_episode(candidate, players, library, EpisodeConfig(max_turns=max_turns, seed=seed))
+            rejection = _play_rejection(result)
+            if rejection is None:
+                report.kept.append(candidate)
+        if rejection is not None:
+            reason, detail = rejection
             report.dropped.append(Dropped(index=index, toolkit=spec.toolkit, reason=reason, detail=detail[:300]))
-
-        if draft == prompts.SYNTH_FALLBACK:
-            drop("generator_failed", "the model gave no valid scenario")
-            continue
-        try:
-            scenario = build_scenario(draft, spec, risk, intent, index)
-        except ValidationError as exc:
-            drop("invalid", "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]))
-            continue
-        fingerprint = hashlib.sha256((scenario.scenario + scenario.human_goal + scenario.starting_speech).encode()).hexdigest()
-        if fingerprint in seen:
-            drop("duplicate", scenario.codename)
-            continue
-        seen.add(fingerprint)
-        result = await run_episode(scenario, players, library, EpisodeConfig(max_turns=max_turns, seed=seed))
-        if result.error:
-            drop("crashed", result.error.splitlines()[0])
-        elif result.emulator_failures:
-            drop("emulator_cannot_play", f"{result.emulator_failures} tool call(s) could not be emulated")
-        else:
-            report.kept.append(scenario)
     return report

@@ -63,52 +63,70 @@ def table(trajs: list[Trajectory], predictions: dict[str, list[bool]]) -> dict[s
     return out
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def _labelled(data: Path) -> list[Trajectory]:
+    """The labelled trajectories of ``--data``; a bad or unlabelled file stops the bench with a clear message."""
     try:
-        trajs = [t for t in load_trajectories(args.data, "auto") if t.label is not None]
+        trajs = [t for t in load_trajectories(data, "auto") if t.label is not None]
     except TrajectoryFileError as exc:
         print(f"townsfolk bench judges: --data: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if not trajs:
-        print(f"townsfolk bench judges: --data {args.data}: no labelled trajectories", file=sys.stderr)
+        print(f"townsfolk bench judges: --data {data}: no labelled trajectories", file=sys.stderr)
         raise SystemExit(2)
+    return trajs
+
+
+def judge_name(judge_model: str) -> str:
+    """'offline' for the rule auditor (asked for as scripted or offline), else the model."""
+    return "offline" if judge_model in ("scripted", "offline") else judge_model
+
+
+def _verdicts(held: list[Trajectory], judge_model: str) -> list[Any]:
+    """The judge's verdicts on the held-out trajectories, one at a time (the LLM judge in one event loop)."""
+    if judge_name(judge_model) == "offline":
+        return [judge_offline(t) for t in held]
+    from agents.llm.gateway import make_llm
+
+    llm = make_llm(judge_model)
+
+    async def judge_all() -> list:
+        return [await judge_with_model(t, llm, judge_model) for t in held]
+
+    return asyncio.run(judge_all())
+
+
+def _predictions(held: list[Trajectory], verdicts: list[Any], name: str) -> dict[str, list[bool]]:
+    """Unsafe-or-not per trajectory for the judge, the ablation without harmful_outcome, and the baselines."""
+    ablation = tuple(r for r in DEFAULT_RULES if r != "harmful_outcome")
+    return {
+        f"judge_{name}": [bool(v.unsafe) for v in verdicts],
+        "judge_offline_without_harmful_outcome": [judge_offline(t, ablation).unsafe is True for t in held],
+        **{base: [p for p, _ in pairs] for base, pairs in baselines(held).items()},
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    trajs = _labelled(args.data)
     tune = [t for t in trajs if split(t) == "tune"]
     held = [t for t in trajs if split(t) == "heldout"]
     if args.limit:
         held = held[: args.limit]
     started = time.perf_counter()
-    judge_name = "offline" if args.judge_model in ("scripted", "offline") else args.judge_model
-    if judge_name == "offline":
-        verdicts = [judge_offline(t) for t in held]
-    else:
-        from agents.llm.gateway import make_llm
-
-        llm = make_llm(args.judge_model)
-
-        async def judge_all() -> list:
-            return [await judge_with_model(t, llm, args.judge_model) for t in held]
-
-        verdicts = asyncio.run(judge_all())
+    name = judge_name(args.judge_model)
+    verdicts = _verdicts(held, args.judge_model)
     seconds = time.perf_counter() - started
-    failed = sum(1 for v in verdicts if v.unsafe is None)
-    ablation = tuple(r for r in DEFAULT_RULES if r != "harmful_outcome")
-    predictions = {
-        f"judge_{judge_name}": [bool(v.unsafe) for v in verdicts],
-        "judge_offline_without_harmful_outcome": [judge_offline(t, ablation).unsafe is True for t in held],
-        **{name: [p for p, _ in pairs] for name, pairs in baselines(held).items()},
-    }
     result = {
         "data": str(args.data),
         "split": "sha256(id)[0] < 128 -> tune; the rest held out",
         "tune_n": len(tune),
         "heldout_n": len(held),
-        "judge": judge_name,
-        "failed_judgments": failed,
+        "judge": name,
+        "failed_judgments": sum(1 for v in verdicts if v.unsafe is None),
         "seconds": round(seconds, 2),
-        "heldout": table(held, predictions),
+        "heldout": table(held, _predictions(held, verdicts, name)),
         "tune_overall": {
             "judge_offline": prf([(judge_offline(t).unsafe is True, t.label == 1) for t in tune]),
-            **{name: prf(pairs) for name, pairs in baselines(tune).items()},
+            **{base: prf(pairs) for base, pairs in baselines(tune).items()},
         },
     }
     if not getattr(args, "json", False):

@@ -13,6 +13,7 @@ import random
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from datetime import datetime, timedelta
 from typing import Any
@@ -59,6 +60,72 @@ def _tick(n: int, t0: datetime, names: list[str], pos: dict[str, tuple[int, int]
     return TickRecords(tick=n, time=t0 + timedelta(seconds=10 * n), records=recs)
 
 
+@dataclass
+class _Crowd:
+    """Residents random-walking the free tiles of a map; ``tick(n)`` makes the records of tick n."""
+
+    names: list[str]
+    free: list[tuple[int, int]]
+    free_set: set[tuple[int, int]]
+    pos: dict[str, tuple[int, int]]
+    rng: random.Random
+    t0: datetime = datetime(2024, 2, 13, 8, 0)
+
+    @classmethod
+    def on(cls, mapview: Any, residents: int, rng: random.Random) -> "_Crowd":
+        """The map's own residents first, then generated ones, each on a random free tile."""
+        free = [(x, y) for y in range(mapview.height) for x in range(mapview.width) if (x, y) not in mapview.blocked]
+        names = list(mapview.personas)[:residents]
+        names += [f"Resident {i + 1}" for i in range(residents - len(names))]
+        return cls(names, free, set(free), {n: rng.choice(free) for n in names}, rng)
+
+    def tick(self, n: int) -> TickRecords:
+        """Everyone steps once; some act or speak."""
+        return _tick(n, self.t0, self.names, self.pos, self.free, self.free_set, self.rng)
+
+
+def _load_map(town: str) -> tuple[Any, str]:
+    """The town's map view and its name; a generated grid of similar size when the town cannot load here."""
+    from replays.mapview import grid_map, load_mapview
+
+    try:
+        mapview = load_mapview(town)
+        return mapview, mapview.name
+    except Exception as exc:  # no town data here: a generated one of similar size
+        return grid_map(7, 3, 13, 3), f"generated grid ({exc.__class__.__name__} loading {town!r})"
+
+
+def _warm_up(viewer: Any, screen: Any, crowd: _Crowd) -> None:
+    """An encounter badge and a selected resident, so every part of the window is drawn; builds the static layer."""
+    from replays.frames import apply
+
+    warm = crowd.tick(0)
+    warm.records.append(Record(kind="encounter", resident=crowd.names[0],
+                               data={"encounter_id": "bench", "step": "score",
+                                     "data": {"scores": {"targeted_safety_risks": -5}}}))
+    viewer.frame = apply(viewer.frame, warm)
+    viewer.select(crowd.names[0])
+    viewer.draw(screen)  # builds the static layer once (cached afterwards)
+
+
+def _draw_frames(viewer: Any, feed: Any, screen: Any, crowd: _Crowd, frames: int) -> tuple[list[float], float]:
+    """Per-frame seconds (sorted) and the wall time of ``frames`` frames, each folding one tick and drawing."""
+    import pygame
+
+    times: list[float] = []
+    start = time.perf_counter()
+    for n in range(1, frames + 1):
+        f0 = time.perf_counter()
+        feed.listener(crowd.tick(n))
+        viewer.update(1 / 30)
+        viewer.draw(screen)
+        pygame.display.flip()
+        times.append(time.perf_counter() - f0)
+    wall = time.perf_counter() - start
+    times.sort()
+    return times, wall
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from replays.export import init_headless
 
@@ -66,53 +133,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import pygame
 
     from replays.feeds import LiveFeed
-    from replays.frames import FrameState, apply
-    from replays.mapview import grid_map, load_mapview
+    from replays.frames import FrameState
     from replays.viewer import Viewer
 
     w, h = window_size(args.size)
-    try:
-        mapview = load_mapview(args.town)
-        town = mapview.name
-    except Exception as exc:  # no town data here: a generated one of similar size
-        mapview = grid_map(7, 3, 13, 3)
-        town = f"generated grid ({exc.__class__.__name__} loading {args.town!r})"
-    rng = random.Random(0)
-    free = [(x, y) for y in range(mapview.height) for x in range(mapview.width) if (x, y) not in mapview.blocked]
-    free_set = set(free)
-    names = list(mapview.personas)[: args.residents]
-    names += [f"Resident {i + 1}" for i in range(args.residents - len(names))]
-    pos = {n: rng.choice(free) for n in names}
-    t0 = datetime(2024, 2, 13, 8, 0)
+    mapview, town = _load_map(args.town)
+    crowd = _Crowd.on(mapview, args.residents, random.Random(0))
     feed = LiveFeed(pace=60.0)
     viewer = Viewer(mapview, feed, size=(w, h), frame=FrameState(), title="bench")
     if args.zoom:
         viewer.camera.tile_px = args.zoom
     screen = pygame.display.set_mode((w, h))
-    # An encounter badge and a selected resident, so every part of the window is drawn.
-    warm = _tick(0, t0, names, pos, free, free_set, rng)
-    warm.records.append(Record(kind="encounter", resident=names[0],
-                               data={"encounter_id": "bench", "step": "score",
-                                     "data": {"scores": {"targeted_safety_risks": -5}}}))
-    viewer.frame = apply(viewer.frame, warm)
-    viewer.select(names[0])
-    viewer.draw(screen)  # builds the static layer once (cached afterwards)
-    times: list[float] = []
-    start = time.perf_counter()
-    for n in range(1, args.frames + 1):
-        f0 = time.perf_counter()
-        feed.listener(_tick(n, t0, names, pos, free, free_set, rng))
-        viewer.update(1 / 30)
-        viewer.draw(screen)
-        pygame.display.flip()
-        times.append(time.perf_counter() - f0)
-    wall = time.perf_counter() - start
-    times.sort()
-    seek = measure_seeks(args.run, names, free, args.seeks)
+    _warm_up(viewer, screen, crowd)
+    times, wall = _draw_frames(viewer, feed, screen, crowd, args.frames)
+    seek = measure_seeks(args.run, crowd.names, crowd.free, args.seeks)
     return {
         "fps": round(args.frames / wall, 1),
         "frames": args.frames,
-        "residents": len(names),
+        "residents": len(crowd.names),
         "resolution": f"{w}x{h}",
         "tile_px": viewer.camera.tile_px,
         "frame_ms_p50": round(1000 * statistics.median(times), 2),

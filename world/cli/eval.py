@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from world.cli.args import positive_int
-from agents.encounters.batch import SUMMARY_FILE, BatchConfig, BatchError, run_batch
+from agents.encounters.batch import SUMMARY_FILE, BatchConfig, BatchError, BatchOutcome, run_batch
 from agents.encounters.metrics import summarise
 from agents.encounters.report import write_report
 
@@ -79,23 +79,84 @@ def _progress_bar(enabled: bool):
     return callback, progress
 
 
+def _config(args: argparse.Namespace) -> BatchConfig:
+    """The batch configuration from the options (raises ValidationError naming a bad one)."""
+    return BatchConfig(
+        models=args.models or ["scripted"],
+        judge_model=args.judge_model,
+        env_model=args.env_model,
+        workers=args.workers,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        ray_address=args.ray_address,
+        limit=args.limit,
+        seeds=args.seeds,
+        emulator_mode=args.emulator,
+        max_turns=args.max_turns,
+        out=args.out,
+        cache_dir=args.cache_dir,
+    )
+
+
+def _warn_about_inputs(outcome: BatchOutcome, config: BatchConfig) -> None:
+    """Say on stderr what was skipped, invented or repaired, so a clean-looking result is not misread."""
+    for failure in outcome.load_failures:
+        print(f"skipped: {failure}", file=sys.stderr)
+    invented = outcome.toolkits.get("invented", [])
+    if invented:
+        print(f"{len(invented)} toolkit(s) have no spec here and were invented from their scenarios: "
+              f"{', '.join(invented[:12])}{' ...' if len(invented) > 12 else ''}; pass --toolkits FILE "
+              "(e.g. ToolEmu's all_toolkits.json) to use published specs", file=sys.stderr)
+    if outcome.torn_lines:
+        print(f"results.jsonl: {outcome.torn_lines} incomplete line(s) from an interrupted run moved to "
+              f"{config.out / 'results.torn'}; their episodes were run again", file=sys.stderr)
+
+
+def _warn_about_errors(records: list[dict[str, Any]]) -> None:
+    """Episodes that ended in an error are not judged: count them and show the first."""
+    errored = [r for r in records if r.get("error")]
+    if errored:
+        first = str(errored[0]["error"]).splitlines()[0]
+        print(f"{len(errored)} episode(s) ended in an error and were not judged (a re-run retries them); "
+              f"first: {errored[0]['episode_id']}: {first}", file=sys.stderr)
+
+
+def _run_figures(outcome: BatchOutcome, config: BatchConfig, report: Path) -> dict[str, Any]:
+    """What this run did (beside what it measured): tasks, skips, toolkits, speed and where it wrote."""
+    return {
+        "tasks": outcome.tasks,
+        "ran": outcome.ran,
+        "skipped_finished": outcome.skipped,
+        "load_failures": len(outcome.load_failures),
+        "toolkits_published": outcome.toolkits.get("published", []),
+        "toolkits_invented": outcome.toolkits.get("invented", []),
+        "seconds": outcome.seconds,
+        "episodes_per_hour": round(outcome.ran / outcome.seconds * 3600, 1) if outcome.ran and outcome.seconds else None,
+        "out": str(config.out),
+        "report": str(report),
+    }
+
+
+def _print_text(summary: dict[str, Any], outcome: BatchOutcome, report: Path) -> None:
+    """The human-readable result: episodes, risk ratio per dimension, the report's path."""
+    print(f"episodes {summary['episodes']} (ran {outcome.ran}, already finished {outcome.skipped}, "
+          f"errors {summary['errors']})")
+    print(f"risk ratio {summary['risk_ratio']}")
+    for dim, ratio in summary["risk_ratio_by_dimension"].items():
+        print(f"  {dim:>32}: {ratio}")
+    print(f"report: {report}")
+
+
+def _headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """The --json line: the risk figures first, then everything but the per-group tables."""
+    headline = {key: summary[key] for key in ("episodes", "risk_ratio", "risk_ratio_by_dimension", "mean_scores")}
+    headline.update({k: v for k, v in summary.items() if k not in headline and not k.startswith("by_")})
+    return headline
+
+
 def main(args: argparse.Namespace) -> int:
     try:
-        config = BatchConfig(
-            models=args.models or ["scripted"],
-            judge_model=args.judge_model,
-            env_model=args.env_model,
-            workers=args.workers,
-            concurrency=args.concurrency,
-            backend=args.backend,
-            ray_address=args.ray_address,
-            limit=args.limit,
-            seeds=args.seeds,
-            emulator_mode=args.emulator,
-            max_turns=args.max_turns,
-            out=args.out,
-            cache_dir=args.cache_dir,
-        )
+        config = _config(args)
     except ValidationError as exc:
         err = exc.errors()[0]
         print(f"townsfolk eval: --{str(err['loc'][0]).replace('_', '-')}: {err['msg']}", file=sys.stderr)
@@ -108,49 +169,16 @@ def main(args: argparse.Namespace) -> int:
     except BatchError as exc:
         print(f"townsfolk eval: {exc}", file=sys.stderr)
         return 2
-    for failure in outcome.load_failures:
-        print(f"skipped: {failure}", file=sys.stderr)
-    invented = outcome.toolkits.get("invented", [])
-    if invented:
-        print(f"{len(invented)} toolkit(s) have no spec here and were invented from their scenarios: "
-              f"{', '.join(invented[:12])}{' ...' if len(invented) > 12 else ''}; pass --toolkits FILE "
-              "(e.g. ToolEmu's all_toolkits.json) to use published specs", file=sys.stderr)
-    if outcome.torn_lines:
-        print(f"results.jsonl: {outcome.torn_lines} incomplete line(s) from an interrupted run moved to "
-              f"{config.out / 'results.torn'}; their episodes were run again", file=sys.stderr)
+    _warn_about_inputs(outcome, config)
     summary = summarise(outcome.records)
-    errored = [r for r in outcome.records if r.get("error")]
-    if errored:
-        first = str(errored[0]["error"]).splitlines()[0]
-        print(f"{len(errored)} episode(s) ended in an error and were not judged (a re-run retries them); "
-              f"first: {errored[0]['episode_id']}: {first}", file=sys.stderr)
+    _warn_about_errors(outcome.records)
     meta = {"models": config.models, "judge": config.judge, "env": config.env,
             "emulator_mode": config.emulator_mode}
     report = write_report(config.out, summary, outcome.records, meta)
-    summary.update(
-        {
-            "tasks": outcome.tasks,
-            "ran": outcome.ran,
-            "skipped_finished": outcome.skipped,
-            "load_failures": len(outcome.load_failures),
-            "toolkits_published": outcome.toolkits.get("published", []),
-            "toolkits_invented": invented,
-            "seconds": outcome.seconds,
-            "episodes_per_hour": round(outcome.ran / outcome.seconds * 3600, 1) if outcome.ran and outcome.seconds else None,
-            "out": str(config.out),
-            "report": str(report),
-        }
-    )
+    summary.update(_run_figures(outcome, config, report))
     (config.out / SUMMARY_FILE).write_text(json.dumps({**summary, **meta}, indent=1) + "\n")
-    if not args.json:
-        print(f"episodes {summary['episodes']} (ran {outcome.ran}, already finished {outcome.skipped}, "
-              f"errors {summary['errors']})")
-        print(f"risk ratio {summary['risk_ratio']}")
-        for dim, ratio in summary["risk_ratio_by_dimension"].items():
-            print(f"  {dim:>32}: {ratio}")
-        print(f"report: {report}")
-    headline = {key: summary[key] for key in ("episodes", "risk_ratio", "risk_ratio_by_dimension", "mean_scores")}
-    headline.update({k: v for k, v in summary.items() if k not in headline and not k.startswith("by_")})
     if args.json:
-        print(json.dumps(headline, default=str))
+        print(json.dumps(_headline(summary), default=str))
+    else:
+        _print_text(summary, outcome, report)
     return 0 if summary["episodes"] or not outcome.tasks else 1

@@ -78,6 +78,48 @@ def write_verdicts(path: Path, verdicts: list[TrajectoryVerdict]) -> None:
     tmp.replace(path)
 
 
+def _judge_setup_error(exc: Exception, judge_model: str) -> bool:
+    """Report a judge model that cannot be set up or reached (nothing is written); False for a real bug."""
+    if not (getattr(exc, "fatal", False) or isinstance(exc, (ImportError, OSError, ValueError, RuntimeError))):
+        return False
+    print(f"townsfolk judge: --judge-model {judge_model}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    fix = getattr(exc, "fix", "")
+    if fix:
+        print(f"fix: {fix}", file=sys.stderr)
+    return True
+
+
+def _summary(verdicts: list[TrajectoryVerdict], failures: list[Any], args: argparse.Namespace,
+             out_file: Path) -> dict[str, Any]:
+    """Counts of verdicts (failed judgments apart), file failures, the judge, and agreement with labels when asked."""
+    summary: dict[str, Any] = {
+        "trajectories": len(verdicts),
+        "unsafe": sum(1 for v in verdicts if v.unsafe),
+        "safe": sum(1 for v in verdicts if v.unsafe is False),
+        "failed_judgments": sum(1 for v in verdicts if v.unsafe is None),
+        "file_failures": len(failures),
+        "judge": "offline" if args.judge_model in OFFLINE else args.judge_model,
+        "out": str(out_file),
+    }
+    if args.labels:
+        summary["agreement"] = agreement(verdicts)
+    return summary
+
+
+def _print_text(verdicts: list[TrajectoryVerdict], summary: dict[str, Any]) -> None:
+    """One line per trajectory, then the totals (and agreement with the labels, when asked)."""
+    for v in verdicts:
+        verdict = "FAILED" if v.unsafe is None else "unsafe" if v.unsafe else "safe"
+        print(f"{v.id}: {verdict}" + (f" ({v.reasons[0]})" if v.reasons else ""))
+    print(f"{summary['trajectories']} judged: {summary['unsafe']} unsafe, {summary['safe']} safe, "
+          f"{summary['failed_judgments']} failed judgments; {summary['file_failures']} file(s) failed; "
+          f"wrote {summary['out']}")
+    if "agreement" in summary:
+        a = summary["agreement"]
+        print(f"against labels (n={a['n']}): precision {a['precision']} recall {a['recall']} "
+              f"F1 {a['f1']} accuracy {a['accuracy']}")
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         out_file = _prepare_out(args.out)
@@ -89,37 +131,15 @@ def main(args: argparse.Namespace) -> int:
         print(f"failed: {failure}", file=sys.stderr)
     try:
         verdicts = judge_all(trajectories, args.judge_model)
-    except Exception as exc:  # a judge model that cannot be set up or reached: nothing is written
-        if not (getattr(exc, "fatal", False) or isinstance(exc, (ImportError, OSError, ValueError, RuntimeError))):
+    except Exception as exc:
+        if not _judge_setup_error(exc, args.judge_model):
             raise
-        print(f"townsfolk judge: --judge-model {args.judge_model}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        fix = getattr(exc, "fix", "")
-        if fix:
-            print(f"fix: {fix}", file=sys.stderr)
         return 2
     write_verdicts(out_file, verdicts)
-    failed = [v for v in verdicts if v.unsafe is None]
-    summary: dict[str, Any] = {
-        "trajectories": len(verdicts),
-        "unsafe": sum(1 for v in verdicts if v.unsafe),
-        "safe": sum(1 for v in verdicts if v.unsafe is False),
-        "failed_judgments": len(failed),
-        "file_failures": len(failures),
-        "judge": "offline" if args.judge_model in OFFLINE else args.judge_model,
-        "out": str(out_file),
-    }
-    if args.labels:
-        summary["agreement"] = agreement(verdicts)
+    summary = _summary(verdicts, failures, args, out_file)
     if not args.json:
-        for v in verdicts:
-            verdict = "FAILED" if v.unsafe is None else "unsafe" if v.unsafe else "safe"
-            print(f"{v.id}: {verdict}" + (f" ({v.reasons[0]})" if v.reasons else ""))
-        print(f"{summary['trajectories']} judged: {summary['unsafe']} unsafe, {summary['safe']} safe, "
-              f"{len(failed)} failed judgments; {len(failures)} file(s) failed; wrote {out_file}")
-        if args.labels:
-            a = summary["agreement"]
-            print(f"against labels (n={a['n']}): precision {a['precision']} recall {a['recall']} "
-                  f"F1 {a['f1']} accuracy {a['accuracy']}")
+        _print_text(verdicts, summary)
+    failed = [v for v in verdicts if v.unsafe is None]
     if failed:
         print(f"{len(failed)} judgment(s) failed and were not counted (first: {failed[0].id}: "
               f"{failed[0].failed_judgment})", file=sys.stderr)
