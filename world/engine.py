@@ -135,7 +135,7 @@ class Engine:
         with self._lock:
             result.tick = self._accepting_tick if result.accepted else None
             if cmd is not None:
-                result.message = f"queued for tick {result.tick}: {cmd.describe()}"
+                result.message = _queued(result.tick, cmd)
             self._queue.append((cmd, result))
         return result
 
@@ -253,7 +253,8 @@ class Engine:
     def _take_queue(self, tick: int, forced: list[Command] | None) -> list[tuple[Command | None, InjectResult]]:
         """The commands this tick applies: the queue (live) or the recorded ones (re-simulation)."""
         if forced is not None:
-            return [(c, InjectResult(accepted=True, message="replayed", command=c.model_dump(), text=c.describe()))
+            # as submit() recorded them, so that a re-run tick equals its record
+            return [(c, InjectResult(accepted=True, message=_queued(tick, c), command=c.model_dump(), text=c.describe()))
                     for c in forced]
         with self._lock:
             queued, self._queue = self._queue, []
@@ -385,3 +386,7 @@ class Engine:
         discard = self.store.discard_pending if self.store is not None else None
         return await self.snapshots.resimulate(ticks, self.tick, rerun, discard)
 
+
+def _queued(tick: int | None, cmd: Command) -> str:
+    """The message of an accepted command (recorded in its inject record)."""
+    return f"queued for tick {tick}: {cmd.describe()}"
