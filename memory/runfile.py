@@ -518,21 +518,9 @@ class RunStore:
         start_time = self.tick_time(first) if first is not None else None
         end_time = self.tick_time(last) if last is not None else None
         by_kind = dict(self.conn.execute("SELECT kind, COUNT(*) FROM records GROUP BY kind").fetchall())
-        conv_ids: set[str] = set()
-        injected = refused = 0
-        for kind, data in self.conn.execute("SELECT kind, data FROM records WHERE kind IN ('chat', 'inject')"):
-            d = json.loads(data)
-            if kind == "chat":
-                conv_ids.add(d.get("conversation_id") or f"{min(d.get('speaker',''), d.get('listener',''))}|{max(d.get('speaker',''), d.get('listener',''))}")
-            elif d.get("accepted"):
-                injected += 1
-            else:
-                refused += 1
-        names = list(meta.get("resident_names") or [])
-        if not names:
-            names = sorted(
-                r[0] for r in self.conn.execute("SELECT DISTINCT resident FROM records WHERE resident IS NOT NULL")
-            )
+        conversations, injected, refused = self._talk_counts()
+        names = list(meta.get("resident_names") or []) or sorted(
+            r[0] for r in self.conn.execute("SELECT DISTINCT resident FROM records WHERE resident IS NOT NULL"))
         return {
             "run": str(self.path.parent),
             "town": meta.get("town_name", meta.get("town")),
@@ -548,7 +536,7 @@ class RunStore:
             "residents": len(names),
             "resident_names": names,
             "events": sum(by_kind.get(k, 0) for k in ("action", "object", "chat", "inject", "encounter", "note")),
-            "conversations": len(conv_ids),
+            "conversations": conversations,
             "chat_lines": by_kind.get("chat", 0),
             "injected": injected,
             "injected_refused": refused,
@@ -557,6 +545,20 @@ class RunStore:
             "records_by_kind": by_kind,
             "snapshots": len(self.snapshot_ticks()),
         }
+
+    def _talk_counts(self) -> tuple[int, int, int]:
+        """(distinct conversations, accepted injected commands, refused ones)."""
+        conv_ids: set[str] = set()
+        injected = refused = 0
+        for kind, data in self.conn.execute("SELECT kind, data FROM records WHERE kind IN ('chat', 'inject')"):
+            d = json.loads(data)
+            if kind == "chat":
+                conv_ids.add(d.get("conversation_id") or f"{min(d.get('speaker',''), d.get('listener',''))}|{max(d.get('speaker',''), d.get('listener',''))}")
+            elif d.get("accepted"):
+                injected += 1
+            else:
+                refused += 1
+        return len(conv_ids), injected, refused
 
     def mind_error_rows(self) -> Iterator[tuple[str, str | None, str]]:
         """(kind, resident, data JSON) of every model call and mind error record (replays.health)."""

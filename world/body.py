@@ -2,10 +2,13 @@
 
 The mind (agents/minds/) decides; the body is what the world knows of the resident and the
 only thing the rules change. Snapshot/restore make a Body part of a run's snapshots.
+:func:`make_bodies` places a town's residents at the start: spawn tile and known places,
+read from the town and the personas only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
 from maps.contracts import ChatLine, Mind, Persona, stable_index
 from maps.town import Town
@@ -57,6 +60,22 @@ class Body:
     def has_inbox(self) -> bool:
         return bool(self.heard or self.whispers or self.announcements or self.memories)
 
+    def learn(self, town: Town) -> None:
+        """Spatial memory: entering a room teaches its address and its objects."""
+        addr = self.address
+        if not addr or addr in self.known:
+            return
+        sector_name = addr.split(":")[0]
+        new = {sector_name, addr}
+        sector = town.sectors.get(sector_name)
+        if sector is not None and ":" in addr:
+            arena = sector.arenas.get(addr.split(":")[1])
+            if arena is not None:
+                new |= {o.address for o in arena.objects.values()}
+        if not new <= self.known:
+            self.known |= new
+            self.known_dirty = True
+
     def snapshot(self) -> dict:
         return {
             "tile": list(self.tile), "address": self.address, "action": self.description, "emoji": self.emoji,
@@ -86,3 +105,43 @@ class Body:
         self.attention = Attention.restore(s["attention"])
         self.known = set(self.base_known) | set(s["known_extra"])
         self.known_dirty = s["known_dirty"]
+
+
+def spawn_tile(town: Town, persona: Persona) -> Tile:
+    """The persona's spawn point, else a tile of their home chosen by name (stable across runs)."""
+    if persona.spawn is not None:
+        return town.spawns[persona.spawn].tile
+    tiles = town.resolve(persona.home)
+    return tiles[stable_index(persona.name, len(tiles))]
+
+
+def initial_known(town: Town, persona: Persona, everyone: Mapping[str, Persona]) -> set[str]:
+    """Public places, one's own home and workplace, and the homes of people one knows."""
+    private = {s.name for s in town.sectors.values() if s.kind == "home"}
+    own = {persona.home.split(":")[0], persona.workplace.split(":")[0]}
+    own |= {everyone[rel.name].home.split(":")[0] for rel in persona.relationships if rel.name in everyone}
+    return {a for a in town.addresses() if a.split(":")[0] not in private or a.split(":")[0] in own}
+
+
+def make_bodies(town: Town, personas: list[Persona], minds: Mapping[str, Mind]) -> dict[str, Body]:
+    """One Body per persona, in name order, on its spawn tile, knowing its usual places.
+
+    Refuses an empty town, two residents of one name and a resident without a mind.
+    """
+    if not personas:
+        raise ValueError("a world needs at least one resident")
+    names = sorted(p.name for p in personas)
+    if len(set(names)) != len(names):
+        raise ValueError("resident names must be unique")
+    by_name = {p.name: p for p in personas}
+    bodies: dict[str, Body] = {}
+    for name in names:
+        persona = by_name[name]
+        if name not in minds:
+            raise ValueError(f"no mind for resident {name!r}")
+        body = Body(persona, minds[name], spawn_tile(town, persona), town)
+        body.base_known = frozenset(initial_known(town, persona, by_name))
+        body.known = set(body.base_known)
+        body.learn(town)
+        bodies[name] = body
+    return bodies

@@ -1,10 +1,18 @@
 """The tick engine (the loop): the single owner of world state.
 
-Its parts, each in its own module: the Body of each resident (world/body.py), the rules that
-validate and apply intents (world/rules.py), perception (world/perception.py), the command
-registry (world/commands.py), plugins and their WorldView (world/plugins.py), and snapshots
-with re-simulation (world/resim.py). ``step(intents)`` is the small API a test drives: it
-runs one tick with the given intents instead of asking those residents' minds.
+The loop holds its parts as collaborators, each given only the state it touches:
+
+- ``self.rules`` (world/rules.py): validates and applies intents; reads the town, changes the
+  bodies, the object states, holders and conversations, tells the spatial index what changed;
+- ``self.perceiver`` (world/perception.py): each body's Perception; reads the bodies, object
+  states, the spatial index and object sight, changes only the perceiving body;
+- ``self.snapshots`` (world/resim.py): state to and from JSON, re-simulation of recorded
+  ticks; reads and restores the clock, bodies, objects, the rules' state, index and plugins.
+
+Also here: the Body of each resident (world/body.py), the command registry
+(world/commands.py), plugins and their WorldView (world/plugins.py). ``step(intents)`` is the
+small API a test drives: it runs one tick with the given intents instead of asking those
+residents' minds.
 
 Each tick: apply queued injections, build every resident's Perception, ask minds for Intents
 (``decide_fast`` first; ``decide`` awaited concurrently only for minds that returned None),
@@ -23,14 +31,15 @@ import asyncio
 import logging
 import threading
 import time as _time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from maps.contracts import Command, Intent, Mind, Perception, Persona, Record, TickRecords, build
 from maps.town import Town
 from memory.runfile import RunStore
-from world.body import Body, Tile, stable_index
+from memory.runfile import Snapshot
+from world.body import Body, Tile, make_bodies, stable_index
 from world.clock import Clock
 from world.commands import InjectResult, Registry, TownFacts
 from world.pathfinding import PathFinder
@@ -46,7 +55,7 @@ MIN_JUMP = timedelta(minutes=1)
 __all__ = ["Body", "Engine", "Plugin", "WorldView", "stable_index"]
 
 
-class Engine(Rules, Perceiver, Snapshots):
+class Engine:
     """See the module docstring. Other layers use: step, run, submit, add_listener,
     add_plugin, state; the runner uses snapshot/restore/resimulate."""
 
@@ -62,41 +71,33 @@ class Engine(Rules, Perceiver, Snapshots):
         snapshot_every: int = 60,
         perception_cache: bool = True,
     ) -> None:
-        if not personas:
-            raise ValueError("a world needs at least one resident")
+        self.residents: dict[str, Body] = make_bodies(town, personas, minds)  # in name order
         self.town = town
         self.clock = Clock(start, seconds_per_tick)
         self.tick = -1
         self.store = store
         self.snapshot_every = max(1, int(snapshot_every))
-        self.perception_cache = perception_cache  # False: look at everything every tick (reference)
-        self.paths = PathFinder(town.walkable)
-        self.index = SpatialIndex(town)
-        self.sight = ObjectSight(town)
-        self.objects: dict[str, str] = town.default_states()
-        self.holders: dict[str, str] = {}
-        self.conversations: dict[str, list] = {}  # "a|b" -> [conversation_id, last_tick]
-        self.residents: dict[str, Body] = {}
-        names = sorted(p.name for p in personas)
-        if len(set(names)) != len(names):
-            raise ValueError("resident names must be unique")
-        by_name = {p.name: p for p in personas}
-        for name in names:
-            persona = by_name[name]
-            if name not in minds:
-                raise ValueError(f"no mind for resident {name!r}")
-            r = Body(persona, minds[name], self._spawn_tile(persona), town)
-            r.base_known = frozenset(self._initial_known(persona, by_name))
-            r.known = set(r.base_known)
-            self._learn(r)
-            self.residents[name] = r
-            self.index.add(name, r.tile)
-        self._order = [self.residents[n] for n in names]
-        self._names = names
+        self._order = list(self.residents.values())
+        self._names = list(self.residents)
         self._places = set(town.addresses())
-        self._listeners: list[Callable[[TickRecords], None]] = []
+        self.objects: dict[str, str] = town.default_states()  # shared with rules, perceiver, snapshots
+        self.index = SpatialIndex(town)
+        for r in self._order:
+            self.index.add(r.name, r.tile)
+        self.paths = PathFinder(town.walkable)
+        self.sight = ObjectSight(town)
+        self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "wall_s": 0.0}
         self._plugins: list[Plugin] = []
         self.commands = Registry()  # the command kinds this world serves
+        self.rules = Rules(town, self.residents, self.objects, self.index, self.paths, self.stats)
+        self.perceiver = Perceiver(self.residents, self.objects, self.index, self.sight, cache=perception_cache)
+        self.snapshots = Snapshots(town, self.clock, self.residents, self.objects, self.rules, self.index,
+                                   self._plugins, check=lambda data: self.commands.check(data, self._facts())[0])
+        self._init_loop()
+
+    def _init_loop(self) -> None:
+        """The loop's own state: listeners, the command queue, the planned end, re-simulation."""
+        self._listeners: list[Callable[[TickRecords], None]] = []
         self._queue: list[tuple[Any, InjectResult]] = []
         self._lock = threading.Lock()
         self._until: datetime | None = None
@@ -104,38 +105,6 @@ class Engine(Rules, Perceiver, Snapshots):
         self._accepting_tick = 0  # the tick a command submitted now will be applied at
         self._resim: list[TickRecords] | None = None  # recorded ticks to re-run before going on
         self.diverged = 0
-        self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "wall_s": 0.0}
-
-    # ------------------------------------------------------------------ set-up
-
-    def _spawn_tile(self, persona: Persona) -> Tile:
-        if persona.spawn is not None:
-            return self.town.spawns[persona.spawn].tile
-        tiles = self.town.resolve(persona.home)
-        return tiles[stable_index(persona.name, len(tiles))]
-
-    def _initial_known(self, persona: Persona, everyone: dict[str, Persona]) -> set[str]:
-        """Public places, one's own home and workplace, and the homes of people one knows."""
-        private = {s.name for s in self.town.sectors.values() if s.kind == "home"}
-        own = {persona.home.split(":")[0], persona.workplace.split(":")[0]}
-        own |= {everyone[rel.name].home.split(":")[0] for rel in persona.relationships if rel.name in everyone}
-        return {a for a in self.town.addresses() if a.split(":")[0] not in private or a.split(":")[0] in own}
-
-    def _learn(self, r: Body) -> None:
-        """Spatial memory: entering a room teaches its address and its objects."""
-        addr = r.address
-        if not addr or addr in r.known:
-            return
-        sector_name = addr.split(":")[0]
-        new = {sector_name, addr}
-        sector = self.town.sectors.get(sector_name)
-        if sector is not None and ":" in addr:
-            arena = sector.arenas.get(addr.split(":")[1])
-            if arena is not None:
-                new |= {o.address for o in arena.objects.values()}
-        if not new <= r.known:
-            r.known |= new
-            r.known_dirty = True
 
     # ------------------------------------------------------------------ public API
 
@@ -166,24 +135,13 @@ class Engine(Rules, Perceiver, Snapshots):
         with self._lock:
             result.tick = self._accepting_tick if result.accepted else None
             if cmd is not None:
-                result.message = f"queued for tick {result.tick}: {cmd.describe()}"
+                result.message = _queued(result.tick, cmd)
             self._queue.append((cmd, result))
         return result
 
     def place(self, name: str, tile: Tile) -> None:
         """Put a resident on a tile at once (scenario set-up, tests); stops their walk."""
-        r = self.residents[name]
-        if not self.town.is_walkable(tile):
-            raise ValueError(f"tile {tile} is not walkable")
-        old_area = r.area
-        self.index.move(name, r.tile, tile)
-        r.tile = tuple(tile)  # type: ignore[assignment]
-        r.area = self.town.area_id(r.tile)
-        r.address = self.town.area_address[r.area]
-        r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
-        self.index.touch(old_area, name)
-        self.index.touch(r.area, name)
-        self._learn(r)
+        self.rules.place(self.residents[name], tile)
 
     def state(self) -> dict[str, Any]:
         """What a viewer draws: positions, current actions and emojis, object states, time."""
@@ -282,10 +240,10 @@ class Engine(Rules, Perceiver, Snapshots):
         if tick == 0:
             for r in self._order:
                 records.append(_rec("move", r.name, {"tile": r.tile, "address": r.address}))
-        perceptions = [self._perceive(r, tick, now) for r in self._order]
+        perceptions = [self.perceiver.perceive(r, tick, now) for r in self._order]
         intents = await self._decide(perceptions, given or {}, records)
         for r, intent, p in zip(self._order, intents, perceptions):
-            self._apply(r, intent, p, tick, records)
+            self.rules.apply(r, intent, p, tick, records)
         for plugin in self._plugins:
             records.extend(await plugin.on_tick(view))
         for r in self._order:
@@ -295,7 +253,8 @@ class Engine(Rules, Perceiver, Snapshots):
     def _take_queue(self, tick: int, forced: list[Command] | None) -> list[tuple[Command | None, InjectResult]]:
         """The commands this tick applies: the queue (live) or the recorded ones (re-simulation)."""
         if forced is not None:
-            return [(c, InjectResult(accepted=True, message="replayed", command=c.model_dump(), text=c.describe()))
+            # as submit() recorded them, so that a re-run tick equals its record
+            return [(c, InjectResult(accepted=True, message=_queued(tick, c), command=c.model_dump(), text=c.describe()))
                     for c in forced]
         with self._lock:
             queued, self._queue = self._queue, []
@@ -340,12 +299,12 @@ class Engine(Rules, Perceiver, Snapshots):
                 if isinstance(ans, BaseException):
                     if not isinstance(ans, Exception) or getattr(ans, "fatal", False):
                         raise ans  # e.g. ModelUnavailable: the run stops, it is not a mind error
-                    self._mind_error(self._order[i].name, ans, records)
+                    self.rules.mind_error(self._order[i].name, ans, records)
                     ans = Intent(kind="continue")
                 intents[i] = ans
         for i, intent in enumerate(intents):
             if intent is not None and not isinstance(intent, Intent):
-                intents[i] = self._coerce(self._order[i].name, intent, records)
+                intents[i] = self.rules.coerce(self._order[i].name, intent, records)
         return [intent or Intent() for intent in intents]
 
     def _finish(self, tr: TickRecords, commit: bool) -> TickRecords:
@@ -389,5 +348,45 @@ class Engine(Rules, Perceiver, Snapshots):
                 best = w
         return best or now
 
-    # ------------------------------------------------------------------ perception
+    # ------------------------------------------------------------------ snapshots (world/resim.py)
 
+    def snapshot(self) -> dict[str, Any]:
+        """The engine's full state after the last committed tick (JSON-ready).
+
+        A superset of :meth:`state`: what a viewer needs plus every internal needed to go on.
+        """
+        return self.snapshots.state(self.tick)
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put the engine in the state a :meth:`snapshot` describes."""
+        self._restored(self.snapshots.restore(state))
+
+    def full_snapshot(self) -> Snapshot:
+        """Engine state plus every mind's snapshot, as stored in the run database."""
+        return self.snapshots.full(self.tick)
+
+    def restore_full(self, snap: Snapshot) -> None:
+        self._restored(self.snapshots.restore_full(snap))
+
+    def _restored(self, tick: int) -> None:
+        self.tick = tick
+        self._accepting_tick = tick + 1
+
+    def save_snapshot(self) -> None:
+        """Store a snapshot of the last committed tick (e.g. at the end of a run or on Ctrl-C)."""
+        if self.store is not None and self.tick >= 0 and not self._in_tick and self._resim is None:
+            self.store.save_snapshot(self.full_snapshot())
+
+    async def resimulate(self, ticks: Iterable[TickRecords]) -> int:
+        """Re-run recorded ticks after a restore, uncommitted (:meth:`Snapshots.resimulate`);
+        returns how many were not exact."""
+        async def rerun(forced: list[Command], when: datetime) -> TickRecords:
+            return await self._advance(commit=False, forced=forced, forced_time=when)
+
+        discard = self.store.discard_pending if self.store is not None else None
+        return await self.snapshots.resimulate(ticks, self.tick, rerun, discard)
+
+
+def _queued(tick: int | None, cmd: Command) -> str:
+    """The message of an accepted command (recorded in its inject record)."""
+    return f"queued for tick {tick}: {cmd.describe()}"

@@ -9,12 +9,17 @@ Residents are found through a grid of 8x8-tile buckets and objects through a per
 computed once (objects do not move), so a perception costs a handful of lookups. When nothing
 in a resident's arena changed and it did not move, the last answer is reused: idle residents
 cost almost nothing.
+
+:class:`Perceiver` is a collaborator of the loop (world/engine.py, ``engine.perceiver``): it
+reads the bodies, the object states, the spatial index and object sight it is given, and
+changes only the perceiving body (its attention, and its inbox, emptied into the Perception).
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -81,8 +86,12 @@ class SpatialIndex:
 
     def __init__(self, town: Town) -> None:
         self.town = town
+        self.clear()
+
+    def clear(self) -> None:
+        """Empty, as new (a restore re-adds everyone; the shared index object stays the same)."""
         self.buckets: dict[tuple[int, int], set[str]] = {}
-        n = len(town.area_address)
+        n = len(self.town.area_address)
         self.version = [0] * n
         self.base = [0] * n  # version of log[area][0]
         self.log: list[list[str]] = [[] for _ in range(n)]
@@ -188,10 +197,20 @@ def choose(sights: list[Sight], attention: Attention) -> tuple[list[Sight], bool
 
 
 class Perceiver:
-    """The perception half of the Engine: each Body's Perception for a tick, from the spatial
-    index and object sight (it provides residents, objects, index, sight, perception_cache)."""
+    """Each Body's Perception for a tick, from what it is given (see the module docstring).
 
-    def _perceive(self, r: "Body", tick: int, now: datetime) -> Perception:
+    ``cache`` False looks at everything every tick (the reference the cache is tested against).
+    """
+
+    def __init__(self, bodies: Mapping[str, "Body"], objects: Mapping[str, str], index: SpatialIndex,
+                 sight: ObjectSight, cache: bool = True) -> None:
+        self.residents = bodies
+        self.objects = objects  # address -> state, shared with the rules (changed in place)
+        self.index = index
+        self.sight = sight
+        self.perception_cache = cache
+
+    def perceive(self, r: "Body", tick: int, now: datetime) -> Perception:
         att = r.attention
         if r.asleep:  # a sleeper sees nothing (they still hear what is said to them)
             chosen: list[Sight] = []

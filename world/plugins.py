@@ -95,15 +95,15 @@ class WorldView:
     def send_to(self, name: str, address: str, description: str = "") -> None:
         """Send a resident walking to ``address`` on the route a ``go`` intent takes (a plugin's
         errand, e.g. an encounter's visitor); no-op while already on the way there."""
-        engine, r = self._engine, self._engine.residents[name]
+        rules, r = self._engine.rules, self._engine.residents[name]
         if r.dest == address and r.walking:
             return
-        engine._release(r, self._records)
+        rules.release(r, self._records)
         r.asleep = False
-        engine._set_action(r, description or f"going to {address}", "🚶", None, address, self._records)
-        engine._head_to(r, address, None, self._records)
+        rules.set_action(r, description or f"going to {address}", "🚶", None, address, self._records)
+        rules.head_to(r, address, None, self._records)
 
     def set_object_state(self, address: str, state: str, by: str = "engine") -> None:
         if address not in self._engine.objects:
             raise KeyError(f"no object {address!r}")
-        self._engine._set_object(address, state, by, self._records)
+        self._engine.rules.set_object(address, state, by, self._records)

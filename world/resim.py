@@ -3,110 +3,133 @@
 A snapshot is the engine's full state after a committed tick (bodies, objects, holders,
 conversations, plugins) plus every mind's; re-simulation re-runs the recorded ticks after
 it with the recorded model answers and commands, and imposes the recorded world when a
-re-run tick differs. Mixed into the Engine (world/engine.py).
+re-run tick differs.
+
+:class:`Snapshots` is a collaborator of the loop (world/engine.py, ``engine.snapshots``). It
+reads and restores what it is given: the clock, the bodies (and their minds), the object
+states, the rules' holders and conversations, the spatial index and the plugins. To re-run
+a tick it calls back into the loop (``rerun``) and checks recorded commands with ``check``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
-from maps.contracts import Record, TickRecords
+from maps.contracts import Command, Record, TickRecords
+from maps.town import Town
 from memory.runfile import TIMING_KEYS, Snapshot
+from world.body import Body
+from world.clock import Clock
 from world.perception import SpatialIndex
+from world.plugins import Plugin
+from world.rules import Rules
+
+Rerun = Callable[[list[Command], datetime], Awaitable[TickRecords]]  # one tick, uncommitted
 
 
 class Snapshots:
-    """The snapshot half of the Engine (it provides the state, _advance and the registry)."""
+    """The world's state to and from JSON, and the re-run of recorded ticks (module docstring)."""
 
-    def snapshot(self) -> dict[str, Any]:
-        """The engine's full state after the last committed tick (JSON-ready).
+    def __init__(self, town: Town, clock: Clock, bodies: Mapping[str, Body], objects: dict[str, str], rules: Rules,
+                 index: SpatialIndex, plugins: list[Plugin], check: Callable[[Any], Command | None]) -> None:
+        self.town = town
+        self.clock = clock
+        self.bodies = bodies
+        self.objects = objects  # restored in place: the rules and perception share it
+        self.rules = rules
+        self.index = index  # rebuilt in place on restore
+        self.plugins = plugins  # the engine's list (plugins are added after this is built)
+        self.check = check  # a recorded command's data -> the command, or None if refused now
 
-        A superset of :meth:`state`: what a viewer needs plus every internal needed to go on.
-        """
+    def state(self, tick: int) -> dict[str, Any]:
+        """The engine's full state after tick ``tick`` (JSON-ready): ``Engine.snapshot``."""
         return {
-            "tick": self.tick,
+            "tick": tick,
             "time": self.clock.now().isoformat(),
             "clock": self.clock.snapshot(),
-            "residents": {r.name: r.snapshot() for r in self._order},
+            "residents": {r.name: r.snapshot() for r in self.bodies.values()},
             "objects": dict(self.objects),
-            "holders": dict(self.holders),
-            "conversations": {k: list(v) for k, v in self.conversations.items()},
-            "plugins": [p.snapshot() for p in self._plugins],
+            "holders": dict(self.rules.holders),
+            "conversations": {k: list(v) for k, v in self.rules.conversations.items()},
+            "plugins": [p.snapshot() for p in self.plugins],
         }
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Put the engine in the state a :meth:`snapshot` describes."""
-        missing = set(self.residents) ^ set(state["residents"])
+    def restore(self, state: dict[str, Any]) -> int:
+        """Put the world in the state :meth:`state` describes; returns its tick."""
+        missing = set(self.bodies) ^ set(state["residents"])
         if missing:
             raise ValueError(f"snapshot residents differ from this world's: {sorted(missing)}")
-        self.tick = int(state["tick"])
-        self._accepting_tick = self.tick + 1
         self.clock.restore(state["clock"])
-        self.objects = dict(state["objects"])
-        self.holders = dict(state["holders"])
-        self.conversations = {k: list(v) for k, v in state["conversations"].items()}
-        self.index = SpatialIndex(self.town)
-        for r in self._order:
+        self.objects.clear()
+        self.objects.update(state["objects"])
+        self.rules.restore(state["holders"], state["conversations"])
+        self.index.clear()
+        for r in self.bodies.values():
             r.restore(state["residents"][r.name], self.town)
             self.index.add(r.name, r.tile)
-        for p, s in zip(self._plugins, state.get("plugins", [])):
+        for p, s in zip(self.plugins, state.get("plugins", [])):
             if s is not None:
                 p.restore(s)
+        return int(state["tick"])
 
-    def full_snapshot(self) -> Snapshot:
+    def full(self, tick: int) -> Snapshot:
         """Engine state plus every mind's snapshot, as stored in the run database."""
-        return Snapshot(
-            tick=self.tick, time=self.clock.now(), state=self.snapshot(),
-            minds={r.name: r.mind.snapshot() for r in self._order},
-        )
+        return Snapshot(tick=tick, time=self.clock.now(), state=self.state(tick),
+                        minds={r.name: r.mind.snapshot() for r in self.bodies.values()})
 
-    def save_snapshot(self) -> None:
-        """Store a snapshot of the last committed tick (e.g. at the end of a run or on Ctrl-C)."""
-        if self.store is not None and self.tick >= 0 and not self._in_tick and self._resim is None:
-            self.store.save_snapshot(self.full_snapshot())
-
-    def restore_full(self, snap: Snapshot) -> None:
-        self.restore(snap.state)
-        for r in self._order:
+    def restore_full(self, snap: Snapshot) -> int:
+        """Back to a stored snapshot, minds included; returns its tick."""
+        tick = self.restore(snap.state)
+        for r in self.bodies.values():
             if r.name in snap.minds:
                 r.mind.restore(snap.minds[r.name])
+        return tick
 
-    async def resimulate(self, ticks: Iterable[TickRecords]) -> int:
-        """Re-run recorded ticks after a restored snapshot, without committing them.
+    async def resimulate(self, ticks: Iterable[TickRecords], after: int, rerun: Rerun,
+                         discard: Callable[[], None] | None = None) -> int:
+        """Re-run recorded ticks after a restored snapshot (at tick ``after``), uncommitted.
 
         Recorded injections are re-applied at their ticks and recorded times are kept; model
         calls get the run's recorded answers (agents/llm/recorded.py). A re-run tick is
         exact when all its records (memories, plans, call ids included; latencies aside)
         equal the recorded ones. If its world records differ, the recorded positions,
         actions and object states are imposed, so the world ends in the recorded state.
+        ``discard`` drops the re-run tick's pending rows (already in the store).
         Returns the number of ticks that were not exact.
         """
         diverged = 0
         for recorded in ticks:
-            if recorded.tick != self.tick + 1:
-                raise ValueError(f"cannot re-simulate tick {recorded.tick} after tick {self.tick}")
-            forced = []
-            for rec in recorded.records:
-                if rec.kind == "inject" and rec.data.get("accepted"):
-                    cmd, _ = self.commands.check(rec.data.get("command", {}), self._facts())
-                    if cmd is not None:
-                        forced.append(cmd)
-            produced = await self._advance(commit=False, forced=forced, forced_time=recorded.time)
-            if self.store is not None:
-                self.store.discard_pending()  # its answers are already in the store
+            if recorded.tick != after + 1:
+                raise ValueError(f"cannot re-simulate tick {recorded.tick} after tick {after}")
+            produced = await rerun(self.recorded_commands(recorded), recorded.time)
+            after = produced.tick
+            if discard is not None:
+                discard()
             if _full_view(produced.records) != _full_view(recorded.records):
                 diverged += 1
             if _world_view(produced.records) != _world_view(recorded.records):
-                self._impose(recorded)
-            for r in self._order:  # records of the re-run are already in the store
+                self.impose(recorded)
+            for r in self.bodies.values():  # records of the re-run are already in the store
                 r.mind.drain_records()
         return diverged
 
-    def _impose(self, recorded: TickRecords) -> None:
+    def recorded_commands(self, recorded: TickRecords) -> list[Command]:
+        """The injected commands a recorded tick accepted, checked again against this world."""
+        forced = []
         for rec in recorded.records:
-            r = self.residents.get(rec.resident or "")
+            if rec.kind == "inject" and rec.data.get("accepted"):
+                cmd = self.check(rec.data.get("command", {}))
+                if cmd is not None:
+                    forced.append(cmd)
+        return forced
+
+    def impose(self, recorded: TickRecords) -> None:
+        """Make the world what a recorded tick says: positions, actions, object states."""
+        for rec in recorded.records:
+            r = self.bodies.get(rec.resident or "")
             if rec.kind == "move" and r is not None:
                 old = r.tile
                 r.tile = (int(rec.data["tile"][0]), int(rec.data["tile"][1]))
@@ -120,7 +143,7 @@ class Snapshots:
                     r.event = tuple(rec.data["event"])  # type: ignore[assignment]
             elif rec.kind == "object":
                 self.objects[rec.data["address"]] = rec.data["new_state"]
-        for r in self._order:  # positions were imposed: everyone looks afresh
+        for r in self.bodies.values():  # positions were imposed: everyone looks afresh
             r.attention.cache_key = None
 
 

@@ -3,17 +3,25 @@
 What a ``go``/``use``/``say``/``wait``/``sleep``/``continue`` intent does to a Body, the
 objects and the conversations, and why an impossible one is refused (a ``note`` record with
 ``refused``: the place is unknown, the listener is not in view, ...). Walking one step per
-tick along a cached path, arriving, using and releasing objects live here too. Mixed into
-the Engine (world/engine.py), which owns the state these methods change.
+tick along a cached path, arriving, using and releasing objects live here too.
+
+:class:`Rules` is a collaborator of the loop (world/engine.py, ``engine.rules``). It is given
+what it touches and nothing else: the town (read only), the bodies, the object states, the
+spatial index (told what changed, for perception), the path finder and the run's counters.
+It owns the holders (who set an object's state) and the conversations (ids by pair).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from maps.contracts import ChatLine, Intent, Perception, Record, build
-from world.body import Body, stable_index
+from maps.town import Town
+from world.body import Body, Tile, stable_index
+from world.pathfinding import PathFinder
+from world.perception import SpatialIndex
 
 log = logging.getLogger("world.engine")  # one logger for the engine's parts (tests and users filter on it)
 
@@ -22,14 +30,32 @@ GOAL_SPREAD = 4  # distinct goal tiles per place
 
 
 class Rules:
-    """The rules half of the Engine (it provides town, residents, objects, holders, index, paths, stats)."""
+    """Applies intents to the bodies and objects it is given (see the module docstring)."""
 
-    def _mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
+    def __init__(self, town: Town, bodies: Mapping[str, Body], objects: dict[str, str], index: SpatialIndex,
+                 paths: PathFinder, stats: dict[str, Any]) -> None:
+        self.town = town
+        self.bodies = bodies  # name -> Body, in name order
+        self.objects = objects  # address -> state; changed in place, shared with the engine
+        self.index = index
+        self.paths = paths
+        self.stats = stats  # refused_intents, mind_errors
+        self.places = set(town.addresses())
+        self.holders: dict[str, str] = {}  # object address -> the resident whose use set its state
+        self.conversations: dict[str, list] = {}  # "a|b" -> [conversation_id, last_tick]
+        self._mind_errors_logged: set[str] = set()
+
+    def restore(self, holders: Mapping[str, str], conversations: Mapping[str, list]) -> None:
+        """Back to the holders and conversations of a snapshot."""
+        self.holders = dict(holders)
+        self.conversations = {k: list(v) for k, v in conversations.items()}
+
+    def mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
         """Record a mind's failure (counted in the summary); log each distinct error once."""
         from replays.health import mind_error_message
 
         message = mind_error_message(exc)
-        logged = self.__dict__.setdefault("_mind_errors_logged", set())
+        logged = self._mind_errors_logged
         if message not in logged:
             logged.add(message)
             log.error("mind of %s failed: %s: %s (further occurrences are counted in the run summary)",
@@ -38,7 +64,21 @@ class Rules:
         self.stats["mind_errors"] = self.stats.get("mind_errors", 0) + 1
         records.append(_rec("mind_error", name, {"error": type(exc).__name__, "message": message}))
 
-    def _coerce(self, name: str, value: Any, records: list[Record]) -> Intent:
+    def place(self, r: Body, tile: Tile) -> None:
+        """Put a resident on a tile at once (scenario set-up, tests); stops their walk."""
+        if not self.town.is_walkable(tile):
+            raise ValueError(f"tile {tile} is not walkable")
+        old_area = r.area
+        self.index.move(r.name, r.tile, tile)
+        r.tile = tuple(tile)  # type: ignore[assignment]
+        r.area = self.town.area_id(r.tile)
+        r.address = self.town.area_address[r.area]
+        r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
+        self.index.touch(old_area, r.name)
+        self.index.touch(r.area, r.name)
+        r.learn(self.town)
+
+    def coerce(self, name: str, value: Any, records: list[Record]) -> Intent:
         """A mind answered something other than an Intent: accept a valid dict, else continue."""
         try:
             return Intent.model_validate(value)
@@ -52,12 +92,12 @@ class Rules:
         records.append(_rec("note", r.name, {"text": f"{r.name} cannot {intent.kind}: {why}", "refused": True,
                                              "intent": intent.model_dump(exclude_defaults=True)}))
 
-    def _apply(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
+    def apply(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
         """Apply one resident's intent, or refuse it with the reason (a refusal changes nothing)."""
         kind = intent.kind
         if kind == "continue":
             if intent.description and intent.description != r.description:
-                self._set_action(r, intent.description, intent.emoji or r.emoji, intent.event, r.action_address, records)
+                self.set_action(r, intent.description, intent.emoji or r.emoji, intent.event, r.action_address, records)
             self._walk(r, records)
         elif kind == "go":
             self._go(r, intent, records)
@@ -74,35 +114,35 @@ class Rules:
             self._refuse(r, intent, self.town.explain_unknown(target) if target else "no target given", records)
             self._walk(r, records)
             return
-        self._release(r, records)
+        self.release(r, records)
         r.asleep = False
-        self._set_action(r, intent.description or f"going to {target}", intent.emoji, intent.event, target, records)
-        self._head_to(r, target, None, records)
+        self.set_action(r, intent.description or f"going to {target}", intent.emoji, intent.event, target, records)
+        self.head_to(r, target, None, records)
         self._walk(r, records)
 
     def _start_using(self, r: Body, intent: Intent, records: list[Record]) -> None:
         target = intent.target
         if not target or target not in self.objects:
             why = "no target given" if not target else (
-                f"{target!r} is a place, not an object" if target in self._places else self.town.explain_unknown(target))
+                f"{target!r} is a place, not an object" if target in self.places else self.town.explain_unknown(target))
             self._refuse(r, intent, why, records)
             self._walk(r, records)
             return
         if r.holding != target:
-            self._release(r, records)
+            self.release(r, records)
         r.asleep = False
         state = intent.object_state or f"in use by {r.name}"
         obj = self.town.objects[target]
-        self._set_action(r, intent.description or f"using the {obj.name}", intent.emoji, intent.event, target, records)
+        self.set_action(r, intent.description or f"using the {obj.name}", intent.emoji, intent.event, target, records)
         if r.tile in obj.tiles:
             r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
             self._use(r, target, state, records)
         else:
-            self._head_to(r, target, (target, state), records)
+            self.head_to(r, target, (target, state), records)
             self._walk(r, records)
 
     def _say(self, r: Body, intent: Intent, p: Perception, tick: int, records: list[Record]) -> None:
-        if not intent.to or intent.to not in self.residents:
+        if not intent.to or intent.to not in self.bodies:
             self._refuse(r, intent, f"no resident named {intent.to!r}", records)
         elif intent.to == r.name:
             self._refuse(r, intent, "cannot talk to oneself", records)
@@ -113,25 +153,25 @@ class Rules:
         else:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
-            self.residents[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
+            self.bodies[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
             records.append(_rec("chat", r.name, {"speaker": r.name, "listener": intent.to, "text": text,
                                                  "conversation_id": self._conversation(r.name, intent.to, tick)}))
             desc = intent.description or f"talking to {intent.to}"
-            self._set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
+            self.set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
                              r.address, records)
 
     def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
         """wait / sleep: stop walking and let go of what one holds."""
-        self._release(r, records)
+        self.release(r, records)
         r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
         if intent.kind == "sleep":
             r.asleep = True
-            self._set_action(r, intent.description or "sleeping", intent.emoji or "😴", intent.event, r.address, records)
+            self.set_action(r, intent.description or "sleeping", intent.emoji or "😴", intent.event, r.address, records)
         else:
             r.asleep = False
-            self._set_action(r, intent.description or "waiting", intent.emoji, intent.event, r.address, records)
+            self.set_action(r, intent.description or "waiting", intent.emoji, intent.event, r.address, records)
 
-    def _set_action(self, r: Body, description: str, emoji: str, event: tuple[str, str, str] | None,
+    def set_action(self, r: Body, description: str, emoji: str, event: tuple[str, str, str] | None,
                     address: str, records: list[Record]) -> None:
         # the actor is always the subject of their own event (the world owns attribution)
         ev = (r.name, event[1], event[2]) if event else (r.name, "is", description)
@@ -142,7 +182,7 @@ class Rules:
         records.append(_rec("action", r.name, {"description": description, "emoji": emoji, "address": address,
                                                "event": list(ev)}))
 
-    def _head_to(self, r: Body, target: str, pending_use: tuple[str, str] | None, records: list[Record]) -> None:
+    def head_to(self, r: Body, target: str, pending_use: tuple[str, str] | None, records: list[Record]) -> None:
         tiles = self.town.resolve(target)
         if r.tile in tiles:
             goal = r.tile
@@ -173,7 +213,7 @@ class Rules:
             self.index.touch(old_area, r.name)
             r.area = area
             r.address = self.town.area_address[area]
-            self._learn(r)
+            r.learn(self.town)
         self.index.touch(area, r.name)
         records.append(_rec("move", r.name, {"tile": new, "address": r.address}))
         if r.path_i >= len(r.path):
@@ -189,21 +229,21 @@ class Rules:
 
     def _use(self, r: Body, target: str, state: str, records: list[Record]) -> None:
         r.holding = target
-        self._set_object(target, state, r.name, records)
+        self.set_object(target, state, r.name, records)
 
-    def _release(self, r: Body, records: list[Record]) -> None:
+    def release(self, r: Body, records: list[Record]) -> None:
         """Stop using an object: it returns to its resting state unless someone changed it since."""
         held = r.holding
         if held is None:
             return
         r.holding = None
         if self.holders.get(held) == r.name:
-            self._set_object(held, self.town.objects[held].default_state, r.name, records)
+            self.set_object(held, self.town.objects[held].default_state, r.name, records)
             self.holders.pop(held, None)
 
-    def _set_object(self, address: str, state: str, by: str, records: list[Record]) -> None:
+    def set_object(self, address: str, state: str, by: str, records: list[Record]) -> None:
         old = self.objects[address]
-        if by in self.residents:
+        if by in self.bodies:
             self.holders[address] = by
         else:
             self.holders.pop(address, None)
@@ -211,10 +251,10 @@ class Rules:
             return
         self.objects[address] = state
         self.index.touch(self.town.area_id(self.town.objects[address].tiles[0]), address)
-        records.append(_rec("object", by if by in self.residents else None,
+        records.append(_rec("object", by if by in self.bodies else None,
                             {"address": address, "old_state": old, "new_state": state, "by": by}))
-        if by not in self.residents:
-            for r in self._order:  # whoever used it lets go: their change was overridden
+        if by not in self.bodies:
+            for r in self.bodies.values():  # whoever used it lets go: their change was overridden
                 if r.holding == address:
                     r.holding = None
 

@@ -327,11 +327,29 @@ def _fresh(options: RunOptions) -> Engine:
     town_name = options.town or "default"
     town, people, crowded = choose_residents(town_name, options.agents, options.residents)
     _, mind_kind = mind_factory(options.mind or "auto")
+    run_dir = Path(options.out) if options.out else default_run_dir(town.folder.name)
+    meta = fresh_meta(options, town_name, town, people, crowded, mind_kind)
+    # Everything that can be refused is checked before the run folder is touched.
+    created = check_new_run_dir(run_dir, "--out")
+    llm = make_model(meta["model"], mind_kind, options.cache_dir, options.chaos, meta["seed"])
+    had_db = RunStore.db_path(run_dir).exists()
+    store = _create_store(run_dir, meta, created, had_db)
+    try:
+        store.truncate_after(-1)  # rows a run killed before its first tick left behind
+        return _assemble(store.meta(), store, run_dir, options, llm=llm)
+    except BaseException:
+        store.close()
+        remove_created(run_dir, created, had_db)
+        raise
+
+
+def fresh_meta(options: RunOptions, town_name: str, town: Town, people: list[Persona], crowded: bool,
+               mind_kind: str) -> dict[str, Any]:
+    """The run file's metadata of a new run: its settings with defaults filled in (stamped now)."""
     model = options.model or ("scripted" if mind_kind == "routine" else "local")
     start = options.start or DEFAULT_START
     duration = options.duration or timedelta(days=1)
-    run_dir = Path(options.out) if options.out else default_run_dir(town.folder.name)
-    meta = {
+    return {
         "town": str(town.folder.resolve()) if Path(town_name).exists() else town_name,
         "town_name": town.name,
         "town_path": str(town.folder.resolve()),
@@ -355,10 +373,11 @@ def _fresh(options: RunOptions) -> Engine:
         "created": datetime.now().isoformat(timespec="seconds"),
         "forked_from": None,
     }
-    # Everything that can be refused is checked before the run folder is touched.
-    created = check_new_run_dir(run_dir, "--out")
-    llm = make_model(model, mind_kind, options.cache_dir, options.chaos, meta["seed"])  # type: ignore[arg-type]
-    had_db = RunStore.db_path(run_dir).exists()
+
+
+def _create_store(run_dir: Path, meta: dict[str, Any], created: list[Path], had_db: bool) -> RunStore:
+    """Lock the new run folder and create its run file (holding the lock); on failure remove
+    what this start created and release the lock."""
     try:
         lock = lock_run_folder(run_dir, "--out")
     except BaseException:
@@ -375,13 +394,7 @@ def _fresh(options: RunOptions) -> Engine:
         remove_created(run_dir, created, had_db)
         raise
     store.lock = lock
-    try:
-        store.truncate_after(-1)  # rows a run killed before its first tick left behind
-        return _assemble(store.meta(), store, run_dir, options, llm=llm)
-    except BaseException:
-        store.close()
-        remove_created(run_dir, created, had_db)
-        raise
+    return store
 
 
 def check_new_run_dir(run_dir: Path, option: str) -> list[Path]:
@@ -414,6 +427,35 @@ def remove_created(run_dir: Path, created: list[Path], had_db: bool) -> None:
 
 def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, lock: RunLock | None = None) -> Engine:
     """Resume the run in ``run_dir`` from its last committed tick (a fork's folder comes locked)."""
+    store = _open_for_writing(run_dir, lock)
+    try:
+        store.ensure_tables()
+        meta = store.meta()
+        last = store.last_tick()
+        changes = continue_changes(meta, options, fork is not None, store.tick_time(last) if last is not None else None)
+        if changes:
+            store.set_meta(**changes)
+            meta.update(changes)
+        snap = store.snapshot_at_or_before(last) if last is not None else None
+        if last is not None and snap is None:
+            raise StoreError(f"{store.path}: no snapshot at or before tick {last}; cannot restore the run")
+        restored = snap.tick if snap is not None else -1
+        kept = last if last is not None else -1
+        store.truncate_after(kept, restored)  # everything past the kept ticks, minds' rows past the snapshot
+        engine = _assemble(meta, store, run_dir, options)
+        _catch_up(engine, store, snap, kept)
+        if fork is None and last is not None:
+            resumes = list(meta.get("resumed", []))
+            resumes.append({"after_tick": last, "at": datetime.now().isoformat(timespec="seconds")})
+            store.set_meta(resumed=resumes)
+        return engine
+    except Exception:
+        store.close()
+        raise
+
+
+def _open_for_writing(run_dir: Path, lock: RunLock | None) -> RunStore:
+    """The run file of ``run_dir`` opened for writing, holding its lock (taken now unless given)."""
     if not (run_dir / DB_NAME).exists():
         if lock is not None:
             lock.release()
@@ -426,45 +468,35 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, l
         lock.release()
         raise
     store.lock = lock
-    try:
-        store.ensure_tables()
-        meta = store.meta()
-        changes: dict[str, Any] = {}
-        if options.model is not None and options.model != meta["model"]:
-            if fork is None:
-                raise RunError(f"--model: the run was recorded with {meta['model']!r}; a resumed run keeps its model (fork it to change models)")
-            changes["model"] = options.model
-        last = store.last_tick()
-        if last is not None:
-            last_time = store.tick_time(last)
-            if options.duration is not None:
-                step = timedelta(seconds=meta["seconds_per_tick"])
-                changes["planned_end"] = (last_time + step + options.duration).isoformat()  # type: ignore[operator]
-        if changes:
-            store.set_meta(**changes)
-            meta.update(changes)
-        snap = store.snapshot_at_or_before(last) if last is not None else None
-        if last is not None and snap is None:
-            raise StoreError(f"{store.path}: no snapshot at or before tick {last}; cannot restore the run")
-        restored = snap.tick if snap is not None else -1
-        kept = last if last is not None else -1
-        store.truncate_after(kept, restored)  # everything past the kept ticks, minds' rows past the snapshot
-        engine = _assemble(meta, store, run_dir, options)
-        if snap is not None:
-            engine.restore_full(snap)
-        replay_answers(store, restored, kept)
-        if kept > restored:
-            engine.schedule_resimulation(list(store.iter_ticks(restored + 1, kept)))
-        else:
-            store.end_replay()
-        resumes = list(meta.get("resumed", []))
-        if fork is None and last is not None:
-            resumes.append({"after_tick": last, "at": datetime.now().isoformat(timespec="seconds")})
-            store.set_meta(resumed=resumes)
-        return engine
-    except Exception:
-        store.close()
-        raise
+    return store
+
+
+def continue_changes(meta: dict[str, Any], options: RunOptions, forking: bool,
+                     last_time: datetime | None) -> dict[str, Any]:
+    """The metadata a resume or fork changes: the model (a fork only) and, with --duration,
+    the planned end (that long after the last committed tick)."""
+    changes: dict[str, Any] = {}
+    if options.model is not None and options.model != meta["model"]:
+        if not forking:
+            raise RunError(f"--model: the run was recorded with {meta['model']!r}; a resumed run keeps its model (fork it to change models)")
+        changes["model"] = options.model
+    if last_time is not None and options.duration is not None:
+        step = timedelta(seconds=meta["seconds_per_tick"])
+        changes["planned_end"] = (last_time + step + options.duration).isoformat()
+    return changes
+
+
+def _catch_up(engine: Engine, store: RunStore, snap: Any, kept: int) -> None:
+    """Restore the snapshot and schedule the re-run of the ticks after it up to ``kept``, with
+    their recorded answers (none to re-run: model calls are live at once)."""
+    restored = snap.tick if snap is not None else -1
+    if snap is not None:
+        engine.restore_full(snap)
+    replay_answers(store, restored, kept)
+    if kept > restored:
+        engine.schedule_resimulation(list(store.iter_ticks(restored + 1, kept)))
+    else:
+        store.end_replay()
 
 
 def _fork(options: RunOptions) -> Engine:
@@ -474,45 +506,13 @@ def _fork(options: RunOptions) -> Engine:
     src = RunStore.open(src_dir, readonly=True)
     try:
         meta = src.meta()
-        first, last = src.first_tick(), src.last_tick()
-        if last is None:
-            raise RunError(f"--fork {src_dir}: the run has no committed tick yet")
-        tick = resolve_at(options.at or "", src, datetime.fromisoformat(meta["start"]),
-                          end=src.tick_time(last) + timedelta(seconds=meta["seconds_per_tick"]))  # type: ignore[operator]
-        if tick is None or tick < (first or 0):
-            raise RunError(f"--at {options.at}: before the run's first tick ({src.tick_time(first)})")  # type: ignore[arg-type]
-        if tick > last:
-            raise RunError(f"--at {options.at}: after the run's last tick (tick {last} at {src.tick_time(last)}); "
-                           f"fork at or before it, or continue the run with --resume {src_dir} --duration D")
-        at_time = src.tick_time(tick)
+        tick, at_time = fork_point(src, src_dir, options.at or "", meta)
         run_dir = Path(options.out) if options.out else default_run_dir(Path(meta.get("town_path", "town")).name, "-fork")
-        dst_db = RunStore.db_path(run_dir)
-        if dst_db.exists():
-            raise RunError(f"--out {run_dir}: a run already exists there; choose another folder")
-        created = check_new_run_dir(run_dir, "--out")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        lock = lock_run_folder(run_dir, "--out")
-        try:
-            src.copy_to(dst_db)
-        except BaseException:
-            lock.release()
-            raise
+        created, lock = _copy_run(src, run_dir)
     finally:
         src.close()
     try:
-        store = RunStore.open(run_dir, readonly=False)  # not given the lock: it is handed to _continue
-        try:
-            store.ensure_tables()
-            store.truncate_after(tick)
-            step = timedelta(seconds=meta["seconds_per_tick"])
-            end = (at_time + step + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
-            store.set_meta(
-                forked_from={"run": str(src_dir.resolve()), "tick": tick, "time": at_time.isoformat() if at_time else None},
-                planned_end=end, created=datetime.now().isoformat(timespec="seconds"), resumed=[],
-                model=options.model or meta["model"], chaos=options.chaos,
-            )
-        finally:
-            store.close()
+        _cut_fork(run_dir, tick, fork_meta(src_dir, tick, at_time, meta, options))
     except BaseException:
         lock.release()
         raise
@@ -522,6 +522,61 @@ def _fork(options: RunOptions) -> Engine:
     except BaseException:
         remove_created(run_dir, created, had_db=False)
         raise
+
+
+def fork_point(src: RunStore, src_dir: Path, at: str, meta: dict[str, Any]) -> tuple[int, datetime | None]:
+    """The committed tick --at names in the source run, and its time; a RunError outside the run."""
+    first, last = src.first_tick(), src.last_tick()
+    if last is None:
+        raise RunError(f"--fork {src_dir}: the run has no committed tick yet")
+    tick = resolve_at(at, src, datetime.fromisoformat(meta["start"]),
+                      end=src.tick_time(last) + timedelta(seconds=meta["seconds_per_tick"]))  # type: ignore[operator]
+    if tick is None or tick < (first or 0):
+        raise RunError(f"--at {at}: before the run's first tick ({src.tick_time(first)})")  # type: ignore[arg-type]
+    if tick > last:
+        raise RunError(f"--at {at}: after the run's last tick (tick {last} at {src.tick_time(last)}); "
+                       f"fork at or before it, or continue the run with --resume {src_dir} --duration D")
+    return tick, src.tick_time(tick)
+
+
+def _copy_run(src: RunStore, run_dir: Path) -> tuple[list[Path], RunLock]:
+    """Copy the source run file into the new, locked run folder; (folders created, the lock)."""
+    dst_db = RunStore.db_path(run_dir)
+    if dst_db.exists():
+        raise RunError(f"--out {run_dir}: a run already exists there; choose another folder")
+    created = check_new_run_dir(run_dir, "--out")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = lock_run_folder(run_dir, "--out")
+    try:
+        src.copy_to(dst_db)
+    except BaseException:
+        lock.release()
+        raise
+    return created, lock
+
+
+def fork_meta(src_dir: Path, tick: int, at_time: datetime | None, meta: dict[str, Any],
+              options: RunOptions) -> dict[str, Any]:
+    """The metadata a fork changes: where it comes from, its planned end, model and chaos."""
+    step = timedelta(seconds=meta["seconds_per_tick"])
+    end = (at_time + step + options.duration).isoformat() if options.duration else meta["planned_end"]  # type: ignore[operator]
+    return {
+        "forked_from": {"run": str(src_dir.resolve()), "tick": tick, "time": at_time.isoformat() if at_time else None},
+        "planned_end": end, "created": datetime.now().isoformat(timespec="seconds"), "resumed": [],
+        "model": options.model or meta["model"], "chaos": options.chaos,
+    }
+
+
+def _cut_fork(run_dir: Path, tick: int, changes: dict[str, Any]) -> None:
+    """Cut the copied run file after ``tick`` and stamp the fork's metadata (the lock stays
+    with the caller: it is handed on to the resume)."""
+    store = RunStore.open(run_dir, readonly=False)
+    try:
+        store.ensure_tables()
+        store.truncate_after(tick)
+        store.set_meta(**changes)
+    finally:
+        store.close()
 
 
 def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None = None) -> int | None:

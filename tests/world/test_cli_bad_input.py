@@ -342,3 +342,19 @@ def test_sigterm_closes_watch_like_the_window(tmp_path: Path) -> None:
     assert summary["last_tick"] == store.last_tick() and summary["missing_ticks"] == []
     store.close()
     assert not list(out.glob("*.sock"))
+
+
+@pytest.mark.parametrize("extra, code, expected", [
+    (["--agents", "0"], 2, "--agents: "),
+    (["--resume", "no-such-run"], 2, "--resume no-such-run: no run here"),
+    (["--town", "no-such-town"], 1, "no-such-town"),
+])
+def test_run_and_watch_refuse_a_bad_start_alike(extra: list[str], code: int, expected: str, capsys) -> None:
+    """One mapping of start-up errors for both commands: the same message and exit status."""
+    pytest.importorskip("pygame")
+    said = {}
+    for command in ("run", "watch"):
+        got, _, err = cli(capsys, command, *extra)
+        assert got == code and err.startswith(f"townsfolk {command}: ") and expected in err, err
+        said[command] = err.removeprefix(f"townsfolk {command}: ")
+    assert said["run"] == said["watch"]

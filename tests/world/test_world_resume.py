@@ -308,3 +308,24 @@ def test_the_lock_is_held_for_the_life_of_an_engine(tmp_path: Path) -> None:
         build_engine(RunOptions(mind="routine", duration="10m", out=out))
     run_to_end(engine)  # closing the store lets go of the folder
     run_to_end(build_engine(RunOptions(resume=out, duration="1m")))
+
+
+def test_a_fork_after_an_injected_command_re_runs_it_exactly(tmp_path: Path) -> None:
+    """A command injected between two snapshots is re-applied as it was recorded: the re-run
+    ticks match the record, so the fork neither warns nor reports inexact ticks."""
+    parent = tmp_path / "parent"
+    engine = fresh(parent, duration="30m")
+    states: dict[int, dict] = {}
+
+    def listen(tr) -> None:
+        states[tr.tick] = engine.snapshot()
+        if tr.tick == 70:
+            engine.submit({"kind": "announce", "text": "Market day tomorrow"})
+
+    engine.add_listener(listen)
+    run_to_end(engine)
+    child = build_engine(RunOptions(fork=parent, at="tick:100", out=tmp_path / "child"))
+    asyncio.run(child.prepare())
+    child.store.close()
+    assert child.diverged == 0
+    assert child.snapshot() == states[100]

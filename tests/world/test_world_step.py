@@ -136,3 +136,32 @@ def test_an_object_that_is_not_a_plugin_is_refused(town) -> None:
     engine = two_residents(town)
     with pytest.raises(TypeError, match="lacks commands, check_command, handle_command"):
         engine.add_plugin(object.__new__(type("Half", (), {"on_tick": None, "snapshot": None, "restore": None})))
+
+
+def test_the_rules_and_perception_work_on_just_the_state_they_are_given(town) -> None:
+    """Rules and Perceiver need no engine: bodies, objects and the spatial index suffice, so a
+    test (or a newcomer) can see exactly what each one reads and changes."""
+    from world.body import make_bodies
+    from world.pathfinding import PathFinder
+    from world.perception import ObjectSight, Perceiver, SpatialIndex
+    from world.rules import Rules
+
+    people = [Persona(name=n, age=30, occupation="tester", workplace="Willow Cafe:kitchen", home="Oak House")
+              for n in ("Ada", "Ben")]
+    bodies = make_bodies(town, people, {"Ada": Idle(), "Ben": Idle()})
+    objects, index, stats = town.default_states(), SpatialIndex(town), {"refused_intents": 0}
+    for b in bodies.values():
+        index.add(b.name, b.tile)
+    rules = Rules(town, bodies, objects, index, PathFinder(town.walkable), stats)
+    perceiver = Perceiver(bodies, objects, index, ObjectSight(town))
+    cafe = town.resolve("Willow Cafe:kitchen")
+    rules.place(bodies["Ada"], cafe[0])
+    rules.place(bodies["Ben"], cafe[1])
+    seen = {name: perceiver.perceive(b, 0, START) for name, b in bodies.items()}
+    assert seen["Ada"].nearby == ["Ben"]
+    records: list[Record] = []
+    rules.apply(bodies["Ada"], Intent(kind="say", to="Ben", utterance="Coffee?"), seen["Ada"], 0, records)
+    rules.apply(bodies["Ben"], Intent(kind="use", target="Nowhere"), seen["Ben"], 0, records)
+    assert [(r.kind, r.resident) for r in records if r.kind in ("chat", "note")] == [("chat", "Ada"), ("note", "Ben")]
+    assert stats["refused_intents"] == 1
+    assert [c.text for c in perceiver.perceive(bodies["Ben"], 1, START).heard] == ["Coffee?"]

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from maps.town import TownError
 from maps.contracts import TickRecords
 from memory.runfile import StoreError
+from world.engine import Engine
 from world.runner import RunError, RunOptions, build_engine, option_error
 from world.stop_signals import StopSignals, Stopped
 from world.summary import run_summary
@@ -88,17 +89,43 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace, stop: StopSignals) -> int:
-    try:
-        options = options_from_args(args)
-    except ValidationError as exc:
-        print(f"townsfolk run: {option_error(exc)}", file=sys.stderr)
-        return 2
-    try:
-        engine = build_engine(options)
-    except (RunError, TownError, StoreError) as exc:
-        print(f"townsfolk run: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, RunError) else 1
+    options = parse_options(args, "run")
+    if isinstance(options, int):
+        return options
+    engine = start_engine(options, "run")
+    if isinstance(engine, int):
+        return engine
     return run_engine(engine, options, quiet=args.quiet, control=not args.no_control, as_json=args.json, stop=stop)
+
+
+# What `run` and `watch` say when a run cannot start: 2 for bad options (ValidationError,
+# RunError), 1 for a town or run folder that cannot be used (TownError, StoreError).
+START_ERRORS = (RunError, TownError, StoreError)
+
+
+def start_failed(command: str, exc: Exception) -> int:
+    """Say why the run cannot start, as 'townsfolk COMMAND: ...'; return its exit status."""
+    if isinstance(exc, ValidationError):
+        print(f"townsfolk {command}: {option_error(exc)}", file=sys.stderr)
+        return 2
+    print(f"townsfolk {command}: {exc}", file=sys.stderr)
+    return 2 if isinstance(exc, RunError) else 1
+
+
+def parse_options(args: argparse.Namespace, command: str) -> RunOptions | int:
+    """The run options of ``args``, or the exit status after saying which option is wrong."""
+    try:
+        return options_from_args(args)
+    except ValidationError as exc:
+        return start_failed(command, exc)
+
+
+def start_engine(options: RunOptions, command: str) -> Engine | int:
+    """A built engine (world.runner.build_engine), or the exit status after saying why not."""
+    try:
+        return build_engine(options)
+    except START_ERRORS as exc:
+        return start_failed(command, exc)
 
 
 def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control: bool = True, as_json: bool = False,
@@ -107,22 +134,45 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
 
     With ``stop`` (SIGINT/SIGTERM handling), a first signal ends the run after the tick in
     progress; the exit status is then 128 + the signal number."""
-    run_dir = engine.run_dir
     server = None
     if control:
-        from replays.control import ControlServer
-
-        try:
-            server = ControlServer(run_dir, engine.submit).start()
-        except Exception as exc:  # refuse: a run the user cannot reach, or others can, is not what they asked for
-            print(f"townsfolk run: {exc}", file=sys.stderr)
-            engine.store.close()
+        server = _control_server(engine)
+        if server is None:
             return 2
-    counts = {"llm": 0, "ticks": 0}
     started = time.perf_counter()
-    code = 0
-    fatal: BaseException | None = None
-    bar = _Progress(engine, counts, quiet)
+    try:
+        code, fatal = _run_to_end(engine, options, quiet, stop)
+    finally:
+        if server is not None:
+            server.stop()
+    if stop is not None and stop.requested:
+        code = stop.exit_code
+    summary = live_summary(engine, time.perf_counter() - started)
+    engine.store.close()
+    _print_summary(summary, as_json)
+    if fatal is not None:
+        _print_fatal(fatal, engine, engine.run_dir)
+    return code or health_exit_code(summary)
+
+
+def _control_server(engine: Any) -> Any:
+    """The control channel `townsfolk inject` reaches the run by; None (said why, the run file
+    closed) when it cannot open: a run the user cannot reach, or others can, is not what they asked for."""
+    from replays.control import ControlServer
+
+    try:
+        return ControlServer(engine.run_dir, engine.submit).start()
+    except Exception as exc:
+        print(f"townsfolk run: {exc}", file=sys.stderr)
+        engine.store.close()
+        return None
+
+
+def _run_to_end(engine: Any, options: RunOptions, quiet: bool,
+                stop: StopSignals | None) -> tuple[int, BaseException | None]:
+    """Run with a progress bar until the planned end, a stop signal or a model that cannot
+    answer; (exit status so far, that model's error). Every committed tick is kept."""
+    bar = _Progress(engine, {"llm": 0, "ticks": 0}, quiet)
 
     def progress(tr: TickRecords) -> None:
         bar.update(tr)
@@ -136,33 +186,30 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
             asyncio.run(engine.run(engine.until, pace=options.pace, progress=progress))
     except KeyboardInterrupt as exc:
         engine.save_snapshot()
-        print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
-        code = exc.exit_code if isinstance(exc, Stopped) else 130
+        print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {engine.run_dir}",
+              file=sys.stderr)
+        return (exc.exit_code if isinstance(exc, Stopped) else 130), None
     except Exception as exc:
         if not getattr(exc, "fatal", False):  # agents.llm.errors.ModelUnavailable and kin
             raise
         engine.save_snapshot()  # every committed tick is kept; the tick in progress is not
-        fatal, code = exc, 2
-    finally:
-        if server is not None:
-            server.stop()
-    if stop is not None and stop.requested:
-        code = stop.exit_code
-    wall = time.perf_counter() - started
+        return 2, exc
+    return 0, None
+
+
+def live_summary(engine: Any, wall: float) -> dict[str, Any]:
+    """The summary of a run this process just ran (`run` and `watch`): the run file's
+    (world.summary) plus wall time, speed, the mind, a resume's inexact ticks, model accounting."""
     summary = run_summary(engine.store)
     summary["wall_s"] = round(wall, 2)
     summary["ticks_per_s"] = round(engine.stats["ticks"] / wall, 1) if wall > 0 else None
-    summary["mind"] = engine.mind_kind
+    summary["mind"] = getattr(engine, "mind_kind", None)
     if getattr(engine, "diverged", 0):
         summary["resume_diverged_ticks"] = engine.diverged
     llm = getattr(engine, "llm", None)
     if llm is not None and callable(getattr(llm, "stats", None)):
         summary["llm"] = llm.stats()
-    engine.store.close()
-    _print_summary(summary, as_json)
-    if fatal is not None:
-        _print_fatal(fatal, engine, run_dir)
-    return code or health_exit_code(summary)
+    return summary
 
 
 # Exit codes of `run` (README, "Exit codes"): 0 ok; 1 the run folder could not be used; 2 bad

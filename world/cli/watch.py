@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 import threading
@@ -69,22 +68,16 @@ def _window(text: str) -> tuple[int, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from maps.town import TownError
-    from memory.runfile import StoreError
-    from world.cli.run import options_from_args
-    from world.runner import RunError, build_engine, option_error
+    from world.cli.run import parse_options, start_engine
 
     try:
         size = _window(args.size)
-        options = options_from_args(args)
-    except ValidationError as exc:
-        print(f"townsfolk watch: {option_error(exc)}", file=sys.stderr)
-        return 2
     except ValueError as exc:
         print(f"townsfolk watch: {exc}", file=sys.stderr)
         return 2
+    options = parse_options(args, "watch")
+    if isinstance(options, int):
+        return options
     try:
         import pygame  # noqa: F401 - optional: only the viewer needs it
     except ImportError:
@@ -97,11 +90,9 @@ def main(args: argparse.Namespace) -> int:
     except NoDisplayError as exc:
         print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
         return 2
-    try:
-        engine = build_engine(options)
-    except (RunError, TownError, StoreError) as exc:
-        print(f"townsfolk watch: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, RunError) else 1
+    engine = start_engine(options, "watch")
+    if isinstance(engine, int):
+        return engine
     return watch(engine, pace=options.pace or DEFAULT_PACE, size=size, select=args.select,
                  control=not args.no_control, as_json=args.json, close_after=args.close_after)
 
@@ -215,18 +206,9 @@ def _summary(engine: Any, wall: float) -> dict[str, Any]:
     """The run summary `townsfolk run` prints, for the part of the run this window watched."""
     if engine.store is None:
         return {}
-    from world.summary import run_summary
+    from world.cli.run import live_summary
 
-    summary = run_summary(engine.store)
-    summary["run"] = summary.get("run") or str(engine.run_dir)
-    summary["wall_s"] = round(wall, 2)
-    ticks = getattr(engine, "stats", {}).get("ticks", 0)
-    summary["ticks_per_s"] = round(ticks / wall, 1) if wall > 0 else None
-    summary["mind"] = getattr(engine, "mind_kind", None)
-    llm = getattr(engine, "llm", None)
-    if llm is not None and callable(getattr(llm, "stats", None)):
-        summary["llm"] = llm.stats()
-    return summary
+    return live_summary(engine, wall)
 
 
 def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
