@@ -83,13 +83,13 @@ def converse_prompt(
     user = "\n".join(
         [
             summary,
-            facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place,
-                  lines_left=max(0, max_lines - len(transcript)), something_to_bring_up=topic),
+            facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place),
             "What you remember:",
             bullet(memories),
             "Conversation so far:",
             bullet(transcript, "(nothing yet)"),
             "",
+            facts(lines_left=max(0, max_lines - len(transcript)), something_to_bring_up=topic),
             CONVERSE_INSTRUCTION.format(name=name, other=other),
         ]
     )

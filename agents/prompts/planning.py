@@ -122,8 +122,8 @@ def day_plan_prompt(
         [
             summary,
             facts(
-                name=name, today=today.strftime("%A %d %B %Y"), wakes_at=f"{wake}:00",
-                sleeps_at=f"{sleep}:00", home=home, workplace=work, yesterday_status=currently,
+                name=name, home=home, workplace=work, today=today.strftime("%A %d %B %Y"), wakes_at=f"{wake}:00",
+                sleeps_at=f"{sleep}:00", yesterday_status=currently,
             ),
             "Memories:",
             bullet(memories),
@@ -288,12 +288,11 @@ def decompose_prompt(
     user = "\n".join(
         [
             summary,
-            facts(
-                name=name, block=block, starts=start.strftime("%H:%M"), minutes=minutes,
-                home=home, workplace=work,
-            ),
+            facts(name=name, home=home, workplace=work),
             "Known places:",
             bullet(places),
+            "",
+            facts(block=block, starts=start.strftime("%H:%M"), minutes=minutes),
             "Context:",
             bullet(context),
             "",

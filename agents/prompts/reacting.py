@@ -57,15 +57,17 @@ def react_prompt(
     user = "\n".join(
         [
             summary,
-            facts(name=name, time=time, current_action=current, current_place=place, home=home, workplace=work),
+            facts(name=name, home=home, workplace=work),
+            "Known places:",
+            bullet(places),
+            "",
+            facts(time=time, current_action=current, current_place=place),
             "Just observed:",
             bullet(observed),
             "Relevant memories:",
             bullet(memories),
             "People here (and last talk):",
             bullet(people, "nobody"),
-            "Known places:",
-            bullet(places),
             "",
             f"Should {name} continue ({current}), react by doing something else (give the action, "
             f"place and minutes), or talk to one of the people here? Only react or talk when it "

@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="KV prefix cache modes to replay, in order (default off,on)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress line per call")
+    parser.add_argument("--tokens-only", action="store_true",
+                        help="no generation: tokenize every recorded prompt and count the prompt tokens"
+                             " llama.cpp would evaluate with the cache off and on (seconds, not minutes)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,6 +205,75 @@ def by_purpose(calls: list[CallFigures]) -> dict[str, str]:
     return out
 
 
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def prefix_reuse(prompts: list[list[int]]) -> tuple[int, int, int]:
+    """(tokens sent, evaluated with the prefix cache off, evaluated with it on) for prompts in order.
+
+    Off, llama-cpp-python keeps only what a prompt shares with the previous one; on, the
+    stored state sharing the longest prefix is restored when it beats the live context
+    (agents/llm/local.py). The cache is taken as large enough for every prompt (512 MiB holds
+    ~20,000 SmolLM2 tokens of states); a prompt never skips its last token (it is decoded again
+    to give logits).
+    """
+    sent = off = on = 0
+    previous: list[int] = []
+    stored: list[list[int]] = []
+    for tokens in prompts:
+        sent += len(tokens)
+        off += len(tokens) - min(common_prefix(previous, tokens), len(tokens) - 1)
+        best = max((common_prefix(state, tokens) for state in stored), default=0)
+        on += len(tokens) - min(max(best, common_prefix(previous, tokens)), len(tokens) - 1)
+        previous = tokens
+        stored.append(tokens)
+    return sent, off, on
+
+
+def prompt_tokens(model: Any, messages: list[Any]) -> list[int]:
+    """The tokens llama.cpp is given for ``messages`` (the GGUF's chat template, else completion-style)."""
+    from agents.llm.local import completion_prompt
+
+    template = (getattr(model.llama, "metadata", None) or {}).get("tokenizer.chat_template")
+    if model.chat and template:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = model.llama
+        eos = llama._model.token_get_text(llama.token_eos())
+        bos = llama._model.token_get_text(llama.token_bos())
+        text = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)(messages=messages).prompt
+        return model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+    return model.llama.tokenize(completion_prompt(messages).encode("utf-8"), add_bos=True, special=True)
+
+
+def tokens_only(model: Any, requests: list[Any]) -> dict[str, Any]:
+    """Prefix reuse of the recorded prompts, overall and per purpose, without generating."""
+    prompts = [prompt_tokens(model, r.messages) for r in requests]
+    sent, off, on = prefix_reuse(prompts)
+    result: dict[str, Any] = {"prompt_tokens_per_call": round(sent / len(prompts), 1),
+                              "kv_off_evaluated": off, "kv_on_evaluated": on, "prompt_tokens": sent,
+                              "kv_off_prefix_reuse": _share(sent - off, sent),
+                              "kv_on_prefix_reuse": _share(sent - on, sent)}
+    per: dict[str, list[int]] = {}
+    for index, (request, tokens) in enumerate(zip(requests, prompts)):
+        # on: what this prompt evaluates given every earlier prompt
+        best = max([common_prefix(p, tokens) for p in prompts[:index]] + [0])
+        evaluated = len(tokens) - min(best, len(tokens) - 1)
+        row = per.setdefault(request.purpose, [0, 0, 0])
+        row[0] += 1
+        row[1] += len(tokens)
+        row[2] += evaluated
+    result["by_purpose"] = {purpose: f"{n} calls, prompt {s // n} -> evaluated {e // n} tok (kv on)"
+                            for purpose, (n, s, e) in sorted(per.items())}
+    return result
+
+
 def quickstart_estimate(cpu_s_per_call: float, calls: int, threads: int, parallel_efficiency: float = 0.8) -> float:
     """Seconds of model time for ``calls`` calls on an idle machine with ``threads`` cores.
 
@@ -301,6 +373,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not quiet:
         print(f"townsfolk bench local: {len(recorded)} requests recorded ({args.agents} residents,"
               f" {args.duration}); replaying {len(requests)} per mode on {backend.name}", file=sys.stderr, flush=True)
+    if getattr(args, "tokens_only", False):
+        return {"model": backend.name, "recorded_calls": len(recorded), "calls": len(requests),
+                **tokens_only(model, requests)}
     generate_local(model.spec.name, requests[0].messages, grammar=None, temperature=0.0, max_tokens=4, seed=0)
     threads = default_threads()
     result: dict[str, Any] = {"model": backend.name, "recorded_calls": len(recorded), "calls": len(requests),
