@@ -22,7 +22,7 @@ class Line(BaseModel):
 class ChatSummary(BaseModel):
     summary: Words = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
-    thought: str = Field(default="", description="what I mean to do about it, if anything")
+    thought: str = Field(default="", max_length=120, description="what I mean to do about it, if anything")
 
 
 CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and in character; share what "
