@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from maps.contracts import Message
@@ -39,7 +40,7 @@ from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.grammar import grammar_for
 from agents.llm.litellm_setup import load_litellm
-from agents.llm.models import LocalModelError, LocalModelSpec, gguf_path, resolve_local_name
+from agents.llm.models import LocalModelError, LocalModelSpec, gguf_path, models_cache_dir, resolve_local_name
 
 PROVIDER = "townsfolk-local"
 DEFAULT_CTX = 4096
@@ -130,6 +131,48 @@ def _lean_state_llama() -> type:
     return LeanStateLlama
 
 
+def transcode_enabled() -> bool:
+    """TOWNSFOLK_LOCAL_TRANSCODE=0 loads a packaged Q4_1 file as it is (see :func:`fast_gguf`)."""
+    return os.environ.get("TOWNSFOLK_LOCAL_TRANSCODE", "1").strip() not in ("0", "false", "no", "off")
+
+
+def fast_gguf(spec: LocalModelSpec, path: Path) -> Path:
+    """The file llama.cpp loads for ``spec``: a packaged Q4_1 model transcoded once to Q8_0.
+
+    Why: this build of llama.cpp has no fast (repacked) CPU kernels for Q4_1, so SmolLM2's
+    prompts were evaluated at ~90 tokens per CPU second against ~150 as Q8_0 (docs/MODELS.md),
+    and prompt evaluation is half of an embedded call. Q8_0 holds Q4_1's values almost exactly
+    (one 4-bit step spans ~17 8-bit steps). The copy (~145 MB for SmolLM2) goes to the models
+    cache through a temporary file; a user's own file (``local:/path``) is never rewritten.
+    """
+    if spec.path is not None or ".Q4_1." not in path.name or not transcode_enabled():
+        return path
+    import ctypes
+
+    import llama_cpp
+
+    stat = path.stat()
+    target = models_cache_dir() / f"{path.name.replace('.Q4_1.', '.Q8_0.')[:-5]}-{stat.st_size}.gguf"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.part")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
+    params.allow_requantize = True
+    params.nthread = default_threads()
+    try:
+        with _quiet_stderr():
+            failed = llama_cpp.llama_model_quantize(str(path).encode(), str(partial).encode(), ctypes.byref(params))
+        if failed:
+            raise LocalModelError(f"llama.cpp could not transcode {path} to Q8_0 (code {failed}); "
+                                  "set TOWNSFOLK_LOCAL_TRANSCODE=0 to load it as it is")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
     """llama.cpp prints load chatter on fd 2 even with verbose=False; hide it while loading."""
@@ -193,7 +236,7 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 f"llama-cpp-python is not importable ({exc}); fix: "
                 'pip install -c constraints.txt -e ".[dev]"'
             ) from None
-        path = gguf_path(spec)
+        path = fast_gguf(spec, gguf_path(spec))
         try:
             n_ctx = int(os.environ.get("TOWNSFOLK_LOCAL_CTX", DEFAULT_CTX))
         except ValueError:

@@ -22,7 +22,7 @@ class Line(BaseModel):
 class ChatSummary(BaseModel):
     summary: Words = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
-    thought: str = Field(default="", description="what I mean to do about it, if anything")
+    thought: str = Field(default="", max_length=120, description="what I mean to do about it, if anything")
 
 
 CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and in character; share what "
@@ -83,13 +83,13 @@ def converse_prompt(
     user = "\n".join(
         [
             summary,
-            facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place,
-                  lines_left=max(0, max_lines - len(transcript)), something_to_bring_up=topic),
+            facts(name=name, partner=other, relationship=relation, time=time, doing=current, place=place),
             "What you remember:",
             bullet(memories),
             "Conversation so far:",
             bullet(transcript, "(nothing yet)"),
             "",
+            facts(lines_left=max(0, max_lines - len(transcript)), something_to_bring_up=topic),
             CONVERSE_INSTRUCTION.format(name=name, other=other),
         ]
     )

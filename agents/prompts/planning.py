@@ -67,7 +67,11 @@ def default_day_plan(name: str, wake: int, sleep: int, home: str, work: str, ext
     return format_plan([(part.hour, part.text) for part in day_skeleton(wake, sleep, home, work, extra)])
 
 
-PART_MAX = 100
+# Bounds on free text, which the grammar enforces: a tiny model fills whatever room it is given
+# (SmolLM2 wrote 296 tokens of dates into a day plan), and every generated token costs a decode.
+PART_MAX = 80
+CURRENTLY_MAX = 200
+ACTIVITY_MAX = 80
 DAY_PLAN_INSTRUCTION = (
     "Write {name}'s status for today (currently) and, for each open part of the day below, in order,"
     " what {name} does then, in a few words (no times: the times are set)."
@@ -91,7 +95,7 @@ def day_plan_schema(open_parts: int) -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many)."""
     return make_model(
         "DayPlan",
-        currently=(Annotated[Words, Field(max_length=300)],
+        currently=(Annotated[Words, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
         parts=(list[PartWords], Field(min_length=open_parts, max_length=open_parts,
                                       description="what the resident does in each open part, in order")),
@@ -109,7 +113,7 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
     """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
     skeleton = day_skeleton(wake, sleep, home, work)
     free = [fit_words(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
-    currently = fit_words(status, 300, f"{name} is a {occupation}".strip())
+    currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
     return day_plan_schema(len(free))(currently=currently, parts=free)
 
 
@@ -122,8 +126,8 @@ def day_plan_prompt(
         [
             summary,
             facts(
-                name=name, today=today.strftime("%A %d %B %Y"), wakes_at=f"{wake}:00",
-                sleeps_at=f"{sleep}:00", home=home, workplace=work, yesterday_status=currently,
+                name=name, home=home, workplace=work, today=today.strftime("%A %d %B %Y"), wakes_at=f"{wake}:00",
+                sleeps_at=f"{sleep}:00", yesterday_status=currently,
             ),
             "Memories:",
             bullet(memories),
@@ -145,7 +149,7 @@ def day_plan_prompt(
 
 class HourEntry(BaseModel):
     hour: int = Field(ge=0, le=23)
-    activity: Annotated[Words, Field(max_length=200)]
+    activity: Annotated[Words, Field(max_length=ACTIVITY_MAX)]
 
 
 class Schedule(BaseModel):
@@ -158,7 +162,7 @@ class Schedule(BaseModel):
 def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
-                       activity=(Annotated[Words, Field(max_length=200)], Field(description="what, in a few words")))
+                       activity=(Annotated[Words, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
@@ -176,7 +180,7 @@ def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[i
 def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
     """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
     return schedule_schema(tuple(hours)).model_validate(
-        {"hours": [{"hour": h, "activity": fit_words(a, 200, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
+        {"hours": [{"hour": h, "activity": fit_words(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
 
 
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
@@ -288,12 +292,11 @@ def decompose_prompt(
     user = "\n".join(
         [
             summary,
-            facts(
-                name=name, block=block, starts=start.strftime("%H:%M"), minutes=minutes,
-                home=home, workplace=work,
-            ),
+            facts(name=name, home=home, workplace=work),
             "Known places:",
             bullet(places),
+            "",
+            facts(block=block, starts=start.strftime("%H:%M"), minutes=minutes),
             "Context:",
             bullet(context),
             "",

@@ -15,6 +15,7 @@ from agents.prompts.checks import fits_place
 from agents.prompts.common import require_words, bullet, choice_type, facts, make_model, messages
 
 NOBODY = "nobody"
+ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
 
 
 def _check_reaction(answer: Any) -> Any:
@@ -34,10 +35,10 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
         __validators__={"fits": model_validator(mode="after")(_check_reaction)},
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
         talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
-        action=(str, Field(default="", description="the new action when reacting")),
+        action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting")),
         place=(choice_type(places), Field(description="where the new action happens")),
         minutes=(int, Field(default=15, ge=5, le=60)),
-        emoji=(str, Field(default="🙂")),
+        emoji=(str, Field(default="🙂", max_length=8)),
     )
 
 
@@ -57,15 +58,17 @@ def react_prompt(
     user = "\n".join(
         [
             summary,
-            facts(name=name, time=time, current_action=current, current_place=place, home=home, workplace=work),
+            facts(name=name, home=home, workplace=work),
+            "Known places:",
+            bullet(places),
+            "",
+            facts(time=time, current_action=current, current_place=place),
             "Just observed:",
             bullet(observed),
             "Relevant memories:",
             bullet(memories),
             "People here (and last talk):",
             bullet(people, "nobody"),
-            "Known places:",
-            bullet(places),
             "",
             f"Should {name} continue ({current}), react by doing something else (give the action, "
             f"place and minutes), or talk to one of the people here? Only react or talk when it "

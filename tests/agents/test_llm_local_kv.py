@@ -62,3 +62,39 @@ def test_a_residents_prefix_is_reused_after_other_residents_calls() -> None:
     assert warm == cold  # the cache changes the work, never the answer
     assert cold_evaluated > prompt_tokens // 2  # without it: only the system line is shared with Klaus's call
     assert warm_evaluated < prompt_tokens // 4  # with it: Isabella's persona comes back from her first call
+
+
+def test_a_users_own_file_and_other_quantisations_are_loaded_as_they_are(tmp_path, monkeypatch) -> None:
+    from agents.llm.local import fast_gguf
+    from agents.llm.models import file_spec
+
+    monkeypatch.setenv("TOWNSFOLK_CACHE", str(tmp_path / "cache"))
+    own = tmp_path / "mine.Q4_1.gguf"
+    own.write_bytes(b"GGUF")
+    assert fast_gguf(file_spec(str(own)), own) == own  # a user's file is never rewritten
+    other = tmp_path / "SmolLM2.Q8_0.gguf"
+    assert fast_gguf(LOCAL_MODELS[DEFAULT_LOCAL_MODEL], other) == other
+    monkeypatch.setenv("TOWNSFOLK_LOCAL_TRANSCODE", "0")
+    packaged = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert fast_gguf(LOCAL_MODELS[DEFAULT_LOCAL_MODEL], packaged) == packaged
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.slow
+def test_the_packaged_q4_1_model_is_transcoded_once_to_q8_0(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("llama_cpp")
+    from agents.llm.local import fast_gguf
+
+    spec = LOCAL_MODELS[DEFAULT_LOCAL_MODEL]
+    try:
+        source = gguf_path(spec)
+    except LocalModelError as exc:
+        pytest.skip(str(exc))
+    if ".Q4_1." not in source.name:
+        pytest.skip("the packaged model is not Q4_1")
+    monkeypatch.setenv("TOWNSFOLK_CACHE", str(tmp_path))
+    target = fast_gguf(spec, source)
+    assert target.parent == tmp_path / "models" and ".Q8_0-" in target.name
+    assert target.read_bytes()[:4] == b"GGUF" and not list(target.parent.glob("*.part"))
+    stamp = target.stat().st_mtime_ns
+    assert fast_gguf(spec, source) == target and target.stat().st_mtime_ns == stamp  # once, then reused
