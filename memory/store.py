@@ -271,7 +271,29 @@ class MemoryStore:
         texts = [queries] if isinstance(queries, str) else list(queries)
         if not self.frozen:
             self.settle(texts)  # an interview's read-only view has nothing waiting
-        vectors = self.embedder.encode(texts)
+        return self._rank(self.embedder.encode(texts), now, tick, k, touch)
+
+    async def aretrieve(
+        self,
+        queries: str | Sequence[str],
+        now: datetime,
+        tick: int,
+        k: int | None = None,
+        *,
+        touch: bool = True,
+    ) -> list[MemoryRecord]:
+        """:meth:`retrieve` for cognition: the query is embedded in one batch with the queries of
+        every resident deciding in the same tick, and everyone's new memories
+        (:meth:`CachedEmbedder.aencode`); what it returns is the same as :meth:`retrieve`'s."""
+        if not self._order:
+            return []
+        texts = [queries] if isinstance(queries, str) else list(queries)
+        vectors = await self.embedder.aencode(texts)
+        if not self.frozen:
+            self.index_waiting()  # the flush indexed them; anything left comes from the cache
+        return self._rank(vectors, now, tick, k, touch)
+
+    def _rank(self, vectors: np.ndarray, now: datetime, tick: int, k: int | None, touch: bool) -> list[MemoryRecord]:
         now_h = game_hours(now)
         k = k or self.config.top_k
         best: dict[int, float] = {}

@@ -169,10 +169,10 @@ class Resident:
 
     # -- memory helpers ----------------------------------------------------------------------------
 
-    def memory_for(self, queries: str | list[str], k: int) -> list[MemoryRecord]:
+    async def memory_for(self, queries: str | list[str], k: int) -> list[MemoryRecord]:
         if not self.memory_on or not queries:
             return []
-        return self.memory.retrieve(queries, self.now, self.tick, k)
+        return await self.memory.aretrieve(queries, self.now, self.tick, k)
 
     def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None) -> None:
         if self.memory_on and text.strip():

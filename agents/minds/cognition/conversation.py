@@ -67,7 +67,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
 async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:
     other = convo.partner
     queries = [other, f"{other} news plans party events"]
-    records = mind.memory_for(queries, 6)
+    records = await mind.memory_for(queries, 6)
     memories = [m.text for m in records]
     topic = pick_topic(records, other, convo.lines)
     relation = mind.social.describe(other)

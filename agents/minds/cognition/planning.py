@@ -129,7 +129,7 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
         entries = [(h, f"what {p.name.split()[0]} would usually do at {h}:00") for h in hours]
         mind.day_plan, mind.currently = [], mind.currently or p.lifestyle
     else:
-        memories = [m.text for m in mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
+        memories = [m.text for m in await mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
         answer = await mind.caller.ask(
             "plan_day",
             day_plan_prompt(
@@ -229,7 +229,7 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     notes = list(context or [])
     if mind.currently:
         notes.insert(0, f"Status: {mind.currently}")
-    notes += [m.text for m in mind.memory_for(activity, 4)]
+    notes += [m.text for m in await mind.memory_for(activity, 4)]
     answer = await mind.caller.ask(
         "decompose",
         decompose_prompt(mind.summary, mind.persona.name, activity, start, minutes, places, home, work, notes[:8]),

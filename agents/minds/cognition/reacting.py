@@ -36,7 +36,7 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     here = mind.arena_here(p)
     schema = reaction_schema(tuple(people), tuple(places))
     fallback = reaction_fallback(tuple(people), tuple(places), here)
-    memories = [m.text for m in mind.memory_for(observed, 5)]
+    memories = [m.text for m in await mind.memory_for(observed, 5)]
     answer = await mind.caller.ask(
         "react",
         react_prompt(

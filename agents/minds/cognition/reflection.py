@@ -37,7 +37,7 @@ async def reflect(mind: "Resident") -> list[int]:
     evidence = []
     seen: set[int] = set()
     for question in [q for q in questions.questions if q.strip()][:3]:
-        for memory in mind.memory_for(question, 10):
+        for memory in await mind.memory_for(question, 10):
             if memory.id not in seen:
                 seen.add(memory.id)
                 evidence.append(memory)
