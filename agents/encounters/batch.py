@@ -376,8 +376,10 @@ def _connect_ray(ray: Any, address: str | None) -> None:
                          "(check --ray-address / RAY_ADDRESS, or use --backend local)") from exc
 
 
-def _ray_module(config: BatchConfig) -> Any:
-    """Ray, joined to the batch's cluster (started locally when no address is given)."""
+def join_ray(address: str | None = None) -> Any:
+    """Ray, joined to the cluster at ``address`` (else RAY_ADDRESS, else a local instance it
+    starts). Raises BatchError, saying what to do, when Ray is not installed or the cluster
+    cannot be reached. Public: ``townsfolk run-many`` runs whole towns as Ray tasks with it."""
     try:
         import ray  # type: ignore[import-not-found]
     except ImportError as exc:
@@ -385,14 +387,33 @@ def _ray_module(config: BatchConfig) -> Any:
             "--backend ray needs Ray, which is an optional extra: pip install 'townsfolk[ray]' "
             "(or pip install ray), or use --backend local"
         ) from exc
-    _connect_ray(ray, config.ray_address or os.environ.get("RAY_ADDRESS"))
+    _connect_ray(ray, address or os.environ.get("RAY_ADDRESS"))
     return ray
 
 
-def _ray_failure(exc: BaseException) -> str:
+def ray_failure(exc: BaseException) -> str:
     """One line for a Ray task that failed (its worker died, it was cancelled, ...)."""
     text = str(exc).strip().splitlines()
     return f"ray task failed: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def ray_results(ray: Any, launch: Callable[[Any], Any], items: list[Any],
+                limit: int) -> Iterator[tuple[Any, Any, str | None]]:
+    """Run ``launch(item)`` (which returns a Ray object ref) for each item, at most ``limit`` in
+    flight, and yield ``(item, result, None)`` as each finishes, or ``(item, None, why)`` when
+    its task failed for good (after Ray's own retries). Public, like :func:`join_ray`."""
+    todo = list(items)
+    in_flight: dict[Any, Any] = {}
+    while todo or in_flight:
+        while todo and len(in_flight) < max(1, limit):
+            item = todo.pop(0)
+            in_flight[launch(item)] = item
+        done, _ = ray.wait(list(in_flight), num_returns=1)
+        item = in_flight.pop(done[0])
+        try:
+            yield item, ray.get(done[0]), None
+        except Exception as exc:  # the worker died more often than Ray retries, or the task was lost
+            yield item, None, ray_failure(exc)
 
 
 def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task],
@@ -400,24 +421,16 @@ def _run_ray(config: BatchConfig, specs: list[dict[str, Any]], tasks: list[Task]
     """Episodes as Ray tasks, at most ``workers * concurrency * 2`` in flight. A task whose
     worker process dies is re-run by Ray up to ``ray_max_retries`` times; after that it is an
     error record, which a resumed batch runs again."""
-    ray = _ray_module(config)
+    ray = join_ray(config.ray_address)
     remote = ray.remote(num_cpus=1, max_retries=config.ray_max_retries)(_ray_task)
     cfg = config.model_dump(mode="json")
     specs_ref = ray.put(specs)
-    todo = list(tasks)
-    in_flight: dict[Any, Task] = {}
-    limit = max(1, config.workers * config.concurrency * 2)
-    while todo or in_flight:
-        while todo and len(in_flight) < limit:
-            task = todo.pop(0)
-            in_flight[remote.remote(cfg, specs_ref, task.model_dump(mode="json"))] = task
-        done, _ = ray.wait(list(in_flight), num_returns=1)
-        task = in_flight.pop(done[0])
-        try:
-            record = ray.get(done[0])
-        except Exception as exc:  # the worker died more often than Ray retries, or the task was lost
-            record = _error_record(task, _ray_failure(exc))
-        on_result(record)
+
+    def launch(task: Task) -> Any:
+        return remote.remote(cfg, specs_ref, task.model_dump(mode="json"))
+
+    for task, record, failure in ray_results(ray, launch, tasks, config.workers * config.concurrency * 2):
+        on_result(record if failure is None else _error_record(task, failure))
 
 
 # ---------------------------------------------------------------------------
@@ -446,12 +459,7 @@ def run_batch(
     strict: bool = False,
 ) -> BatchOutcome:
     """Run (or resume) a batch; ``progress(done, total, record)`` is called as results come."""
-    report = load_sets(paths, toolkit_files)
-    failures = [f.error for f in report.failures]
-    if strict and failures:
-        raise BatchError("some scenario files failed to load (--strict):\n" + "\n".join(failures))
-    if not report.scenarios:
-        raise BatchError("no scenarios to run" + (":\n" + "\n".join(failures) if failures else ""))
+    report, failures = _load_checked(paths, toolkit_files, strict)
     results_path = config.out / RESULTS_FILE
     torn = repair_results(results_path)
     existing = read_results(results_path)
@@ -459,44 +467,69 @@ def run_batch(
     tasks = make_tasks(report.scenarios, report.profiles, config)
     todo = [t for t in tasks if t.episode_id not in done_ids]
     if todo and config.backend == "ray":
-        _ray_module(config)  # before anything is written: a cluster that is not there stops here
+        join_ray(config.ray_address)  # before anything is written: a cluster that is not there stops here
     config.out.mkdir(parents=True, exist_ok=True)
     specs = [s.model_dump(mode="json") for s in report.specs.values()]
     started = time.perf_counter()
-    count = len(tasks) - len(todo)
     if progress:
-        progress(count, len(tasks), None)
+        progress(len(tasks) - len(todo), len(tasks), None)
     with results_path.open("a", encoding="utf-8") as handle:
-
-        def on_result(record: dict[str, Any]) -> None:
-            nonlocal count
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            existing[record["episode_id"]] = record
-            count += 1
-            if progress:
-                progress(count, len(tasks), record)
-
+        on_result = _result_writer(handle, existing, len(tasks), len(tasks) - len(todo), progress)
         if todo:
-            if config.backend == "ray":
-                _run_ray(config, specs, todo, on_result)
-            elif config.workers == 1:
-                worker = EpisodeWorker(config.model_dump(mode="json"), specs)
-                asyncio.run(_run_in_process(worker, todo, config.concurrency, on_result))
-            else:
-                _run_processes(config, specs, todo, on_result)
-    records = [existing[t.episode_id] for t in tasks if t.episode_id in existing]
+            _dispatch(config, specs, todo, on_result)
     return BatchOutcome(
         out=config.out,
         tasks=len(tasks),
         skipped=len(tasks) - len(todo),
         ran=len(todo),
         seconds=round(time.perf_counter() - started, 3),
-        records=records,
+        records=[existing[t.episode_id] for t in tasks if t.episode_id in existing],
         load_failures=failures,
         torn_lines=torn,
         toolkits=toolkit_sources(report),
     )
+
+
+def _load_checked(paths: list[str], toolkit_files: list[str] | None,
+                  strict: bool) -> tuple[ImportReport, list[str]]:
+    """The scenarios to run and the load failures; BatchError when none (or any, with strict)."""
+    report = load_sets(paths, toolkit_files)
+    failures = [f.error for f in report.failures]
+    if strict and failures:
+        raise BatchError("some scenario files failed to load (--strict):\n" + "\n".join(failures))
+    if not report.scenarios:
+        raise BatchError("no scenarios to run" + (":\n" + "\n".join(failures) if failures else ""))
+    return report, failures
+
+
+def _result_writer(handle: Any, existing: dict[str, dict[str, Any]], total: int, done: int,
+                   progress: Callable[[int, int, dict[str, Any] | None], None] | None,
+                   ) -> Callable[[dict[str, Any]], None]:
+    """Appends each record as it comes (flushed: a killed batch loses nothing finished)."""
+    count = done
+
+    def on_result(record: dict[str, Any]) -> None:
+        nonlocal count
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        existing[record["episode_id"]] = record
+        count += 1
+        if progress:
+            progress(count, total, record)
+
+    return on_result
+
+
+def _dispatch(config: BatchConfig, specs: list[dict[str, Any]], todo: list[Task],
+              on_result: Callable[[dict[str, Any]], None]) -> None:
+    """The episodes on the configured backend: Ray, this process, or worker processes."""
+    if config.backend == "ray":
+        _run_ray(config, specs, todo, on_result)
+    elif config.workers == 1:
+        worker = EpisodeWorker(config.model_dump(mode="json"), specs)
+        asyncio.run(_run_in_process(worker, todo, config.concurrency, on_result))
+    else:
+        _run_processes(config, specs, todo, on_result)
 
 
 def iter_records(path: Path) -> Iterator[dict[str, Any]]:

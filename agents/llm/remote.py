@@ -5,10 +5,15 @@ The model string is litellm's own (``gpt-4o-mini``, ``anthropic/claude-...``,
 come only from the environment, where litellm reads them itself: this module never reads,
 logs or stores a key. ``TOWNSFOLK_API_BASE`` points any model at another server.
 
-Structured output: where litellm says the model supports a response schema, the call
-carries ``response_format`` with the JSON schema; otherwise it asks for JSON mode where the
-provider offers it, and the schema goes into the prompt as an instruction. Either way the
-gateway validates, repairs and retries.
+Structured output, strongest first (:data:`MODES`): where litellm says the model supports a
+response schema, the call carries ``response_format`` ``json_schema`` (OpenAI, Anthropic ...).
+A server of one's own (``TOWNSFOLK_API_BASE``) that litellm knows nothing about gets JSON mode
+with the schema inside it, ``{"type": "json_object", "schema": ...}``: llama-cpp-python's
+server decodes under a grammar built from it (agents/llm/server_schema.py), other servers
+ignore the extra key and still give JSON mode. Otherwise JSON mode, else nothing. In every mode
+but ``json_schema`` the schema is also in the prompt as an instruction. A server that refuses
+a mode (400, or llama_cpp.server's 500 naming response_format) gets the next one, for good.
+Either way the gateway validates, repairs and retries.
 
 Failures to reach the model (no key, a rejected key, an unknown model, connection refused,
 429, 5xx, timeouts) are raised as :class:`~agents.llm.errors.Unreachable` with the cause in
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from maps.contracts import Message
@@ -27,8 +33,12 @@ from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.litellm_setup import load_litellm
 from agents.llm.schemas import json_schema_of
+from agents.llm.server_schema import bounded_schema
 
 API_BASE_ENV = "TOWNSFOLK_API_BASE"
+
+# How the schema is sent, strongest first; a refusal steps down to the next one.
+MODES = ("schema", "json_object_schema", "json", "prompt")
 
 
 def json_instruction(schema: dict[str, Any]) -> str:
@@ -46,6 +56,23 @@ def with_instruction(messages: list[Message], instruction: str) -> list[Message]
             message["content"] = f"{message.get('content', '')}\n\n{instruction}".strip()
             return out
     return [{"role": "system", "content": instruction}, *out]
+
+
+def structured_kwargs(mode: str, request: Request) -> dict[str, Any]:
+    """``messages`` and ``response_format`` for one of :data:`MODES`."""
+    if mode == "schema":
+        schema = json_schema_of(request.schema)
+        return {"messages": request.messages, "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": request.schema.__name__, "schema": schema, "strict": False},
+        }}
+    out: dict[str, Any] = {
+        "messages": with_instruction(request.messages, json_instruction(json_schema_of(request.schema)))}
+    if mode == "json_object_schema":
+        out["response_format"] = {"type": "json_object", "schema": bounded_schema(request.schema)}
+    elif mode == "json":
+        out["response_format"] = {"type": "json_object"}
+    return out
 
 
 class LiteLLMBackend:
@@ -75,17 +102,18 @@ class LiteLLMBackend:
         self.placeholder_key = bool(self.api_base) and bool(self.missing_keys())
 
     def _structured_mode(self, litellm: Any) -> str:
-        """'schema' (response_format json_schema), 'json' (JSON mode) or 'prompt' (instruction only)."""
+        """The strongest of :data:`MODES` this model should take (see the module docstring)."""
         try:
             if litellm.supports_response_schema(model=self.model):
                 return "schema"
             params = litellm.get_supported_openai_params(model=self.model) or []
         except Exception:
             return "prompt"
-        return "json" if "response_format" in params else "prompt"
+        if "response_format" not in params:
+            return "prompt"
+        return "json_object_schema" if self.api_base else "json"
 
     def _request_kwargs(self, request: Request) -> dict[str, Any]:
-        schema = json_schema_of(request.schema)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "temperature": request.temperature,
@@ -100,17 +128,7 @@ class LiteLLMBackend:
             kwargs["api_base"] = self.api_base
         if self.placeholder_key:
             kwargs["api_key"] = "none"
-        if self.schema_mode == "schema":
-            kwargs["messages"] = request.messages
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": request.schema.__name__, "schema": schema, "strict": False},
-            }
-        else:
-            kwargs["messages"] = with_instruction(request.messages, json_instruction(schema))
-            if self.schema_mode == "json":
-                kwargs["response_format"] = {"type": "json_object"}
-        return kwargs
+        return kwargs | structured_kwargs(self.schema_mode, request)
 
     async def generate(self, request: Request) -> Completion:
         try:
@@ -135,18 +153,29 @@ class LiteLLMBackend:
 
     async def _acompletion(self, request: Request) -> Any:
         litellm = load_litellm()
-        kwargs = self._request_kwargs(request)
-        try:
-            return await litellm.acompletion(**kwargs)
-        except (litellm.BadRequestError, litellm.InternalServerError) as exc:
-            if "response_format" not in kwargs or self.schema_mode == "prompt":
-                raise
-            # llama_cpp.server answers json_schema with a 500 naming response_format, not a 400.
-            if isinstance(exc, litellm.InternalServerError) and "response_format" not in str(exc):
-                raise
-            # The server refused structured output: fall back to the prompt instruction for good.
-            self.schema_mode = "prompt"
-            return await litellm.acompletion(**self._request_kwargs(request))
+        while True:
+            kwargs = self._request_kwargs(request)
+            try:
+                return await litellm.acompletion(**kwargs)
+            except (litellm.BadRequestError, litellm.InternalServerError) as exc:
+                if not self._refused_structured_output(exc, kwargs):
+                    raise
+                # The server refused this way of asking for JSON: the next one, for good.
+                self.schema_mode = self._weaker_mode()
+
+    @staticmethod
+    def _refused_structured_output(exc: BaseException, kwargs: dict[str, Any]) -> bool:
+        """A 400 or 500 naming response_format (llama_cpp.server's way) to a call that carried one.
+
+        Any other 400 (a prompt too long, say) is the request's fault, not the mode's.
+        """
+        text = str(exc).lower()
+        return "response_format" in kwargs and any(word in text for word in _REFUSAL_WORDS)
+
+    def _weaker_mode(self) -> str:
+        """The next of :data:`MODES`; the schema inside JSON mode only for a server of one's own."""
+        weaker = MODES[MODES.index(self.schema_mode) + 1]
+        return "json" if weaker == "json_object_schema" and not self.api_base else weaker
 
     def missing_keys(self) -> list[str]:
         """The API-key variables litellm wants for this model and does not find (names only)."""
@@ -177,58 +206,103 @@ class LiteLLMBackend:
         """The plain-words cause and fix when ``exc`` means the model was not reached, else None.
 
         litellm reports a refused connection and a missing key alike as a 500 from the
-        provider, so the exception's chain is read before its status code.
+        provider, so the exception's chain is read before its status code: the checks run
+        in this order and the first that recognises the failure answers.
         """
-        litellm = load_litellm()
-        status = getattr(exc, "status_code", None)
-        chain = exception_chain(exc)
-        text = " ".join(str(c) for c in chain).lower()
-        detail = short(exc)
-        where = self.api_base or "the provider"
-        if isinstance(exc, litellm.Timeout) or status == 408 or any(isinstance(c, TimeoutError) for c in chain):
-            return Unreachable(
-                f"timed out after {self.timeout_s:g} s waiting for {where}",
-                f"check that {where} is up and not overloaded",
-                retryable=True, detail=detail,
-            )
-        if isinstance(exc, litellm.AuthenticationError) or status == 401 or any(s in text for s in _NO_KEY):
-            return self._key_problem(status, detail)
-        if isinstance(exc, litellm.APIConnectionError) or any(_is_connection_error(c) for c in chain):
-            return Unreachable(
-                connection_cause(chain, where),
-                f"check the network and that {where} is running"
-                + (f" (set by {API_BASE_ENV})" if self.api_base else "")
-                + ", or run offline with --model local",
-                retryable=True, detail=detail,
-            )
-        if isinstance(exc, litellm.PermissionDeniedError) or status == 403:
-            return Unreachable(
-                "access denied (403)",
-                f"check that your key may use {self.model} (plan, region, organisation)",
-                retryable=False, detail=detail,
-            )
-        if isinstance(exc, litellm.NotFoundError) or status == 404:
-            return Unreachable(
-                f"unknown model (404 from {where})",
-                f"check the model name {self.model!r} (litellm's provider/model form) "
-                f"and, for your own server, {API_BASE_ENV}",
-                retryable=False, detail=detail,
-            )
-        if isinstance(exc, litellm.RateLimitError) or status == 429:
-            return Unreachable(
-                "rate limited (429)",
-                "wait and retry, lower --agents or the eval concurrency, or raise the account's quota",
-                retryable=True, detail=detail,
-            )
-        if isinstance(status, int) and status >= 500:
-            return Unreachable(
-                f"server error ({status} from {where})",
-                f"wait and retry; if it persists check {where}'s status",
-                retryable=True, detail=detail,
-            )
+        failure = Failure.of(exc)
+        for check in (self._timed_out, self._no_key, self._no_connection, self._denied,
+                      self._unknown_model, self._rate_limited, self._server_error):
+            found = check(failure)
+            if found is not None:
+                return found
         return None
 
+    @property
+    def _where(self) -> str:
+        return self.api_base or "the provider"
 
+    def _timed_out(self, f: Failure) -> Unreachable | None:
+        litellm = load_litellm()
+        if not (f.is_a(litellm.Timeout) or f.status == 408 or f.in_chain(TimeoutError)):
+            return None
+        return Unreachable(f"timed out after {self.timeout_s:g} s waiting for {self._where}",
+                           f"check that {self._where} is up and not overloaded",
+                           retryable=True, detail=f.detail)
+
+    def _no_key(self, f: Failure) -> Unreachable | None:
+        litellm = load_litellm()
+        if f.is_a(litellm.AuthenticationError) or f.status == 401 or any(s in f.text for s in _NO_KEY):
+            return self._key_problem(f.status, f.detail)
+        return None
+
+    def _no_connection(self, f: Failure) -> Unreachable | None:
+        litellm = load_litellm()
+        if not (f.is_a(litellm.APIConnectionError) or any(_is_connection_error(c) for c in f.chain)):
+            return None
+        return Unreachable(
+            connection_cause(f.chain, self._where),
+            f"check the network and that {self._where} is running"
+            + (f" (set by {API_BASE_ENV})" if self.api_base else "")
+            + ", or run offline with --model local",
+            retryable=True, detail=f.detail,
+        )
+
+    def _denied(self, f: Failure) -> Unreachable | None:
+        if not (f.is_a(load_litellm().PermissionDeniedError) or f.status == 403):
+            return None
+        return Unreachable("access denied (403)",
+                           f"check that your key may use {self.model} (plan, region, organisation)",
+                           retryable=False, detail=f.detail)
+
+    def _unknown_model(self, f: Failure) -> Unreachable | None:
+        if not (f.is_a(load_litellm().NotFoundError) or f.status == 404):
+            return None
+        return Unreachable(f"unknown model (404 from {self._where})",
+                           f"check the model name {self.model!r} (litellm's provider/model form) "
+                           f"and, for your own server, {API_BASE_ENV}",
+                           retryable=False, detail=f.detail)
+
+    def _rate_limited(self, f: Failure) -> Unreachable | None:
+        if not (f.is_a(load_litellm().RateLimitError) or f.status == 429):
+            return None
+        return Unreachable("rate limited (429)",
+                           "wait and retry, lower --agents or the eval concurrency, or raise the account's quota",
+                           retryable=True, detail=f.detail)
+
+    def _server_error(self, f: Failure) -> Unreachable | None:
+        if not (isinstance(f.status, int) and f.status >= 500):
+            return None
+        return Unreachable(f"server error ({f.status} from {self._where})",
+                           f"wait and retry; if it persists check {self._where}'s status",
+                           retryable=True, detail=f.detail)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What :meth:`LiteLLMBackend.unreachable_from` reads of an exception, read once."""
+
+    exc: BaseException
+    status: int | None
+    chain: list[BaseException]
+    text: str  # the whole chain's messages, lower case
+    detail: str  # short, for the run record
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        chain = exception_chain(exc)
+        return cls(exc, getattr(exc, "status_code", None), chain,
+                   " ".join(str(c) for c in chain).lower(), short(exc))
+
+    def is_a(self, kind: type[BaseException]) -> bool:
+        return isinstance(self.exc, kind)
+
+    def in_chain(self, kind: type[BaseException]) -> bool:
+        return any(isinstance(c, kind) for c in self.chain)
+
+
+# Words in a refusal of response_format (OpenAI: "'response_format' of type 'json_schema' is
+# not supported with this model"; llama_cpp.server: a 500 naming response_format).
+_REFUSAL_WORDS = ("response_format", "response format", "json_schema", "json_object", "schema")
 # Provider messages that mean "no key was sent" (litellm maps some of them to a 500).
 _NO_KEY = ("missing credentials", "api_key client option must be set", "no api key provided")
 _CONNECTION_TYPES = {"APIConnectionError", "ConnectError", "ClientConnectorError", "ConnectTimeout"}

@@ -145,3 +145,76 @@ def _raise(exc: Exception):
         raise exc
 
     return fail
+
+
+class Plan(BaseModel):
+    mood: str
+    energy: int = Field(ge=1, le=5)
+    steps: list[str] = []
+    where: Literal["cafe", "park"] = "cafe"
+
+
+def test_a_server_of_ones_own_gets_the_bounded_schema_inside_json_mode(fake, monkeypatch) -> None:
+    # llama_cpp.server (and llama.cpp-style servers) build a decoding grammar from it.
+    monkeypatch.setenv("TOWNSFOLK_API_BASE", "http://127.0.0.1:8000/v1")
+    server = fake(['{"mood": "calm", "energy": 3, "steps": [], "where": "park"}'])
+    backend = LiteLLMBackend("openai/smollm2")
+    assert backend.schema_mode == "json_object_schema"
+    value = Gateway(backend).complete("plan", MESSAGES, Plan, Plan(mood="x", energy=1))
+    assert value.where == "park"
+    sent = server.calls[0]["response_format"]
+    assert sent["type"] == "json_object"
+    schema = sent["schema"]
+    assert schema["required"] == ["mood", "energy", "steps", "where"]  # every key written
+    assert schema["properties"]["mood"]["maxLength"] == 240  # free text cannot run away
+    assert schema["properties"]["energy"]["enum"] == [1, 2, 3, 4, 5]  # the converter ignores bounds
+    assert schema["properties"]["steps"]["maxItems"] == 32
+    assert "maxLength" not in Plan.model_json_schema()["properties"]["mood"]  # the class's own is untouched
+    assert '"energy"' in server.calls[0]["messages"][0]["content"]  # and the schema is in the prompt too
+
+
+def test_without_an_api_base_json_mode_carries_no_schema(fake, monkeypatch) -> None:
+    monkeypatch.delenv("TOWNSFOLK_API_BASE", raising=False)
+    server = fake(['{"react": true}'])
+    backend = LiteLLMBackend("ollama/llama3.1")
+    backend.schema_mode = "json"
+    Gateway(backend).complete("react", MESSAGES, React, React(react=False))
+    assert server.calls[0]["response_format"] == {"type": "json_object"}
+
+
+def test_a_refused_schema_steps_down_one_mode_at_a_time(fake, monkeypatch) -> None:
+    monkeypatch.setenv("TOWNSFOLK_API_BASE", "http://127.0.0.1:8000/v1")
+    litellm = load_litellm()
+    server = fake(['{"react": true}'])
+    refusals = [litellm.BadRequestError(message="unknown field response_format.schema", model="m",
+                                        llm_provider="openai")]
+
+    async def refuse_once(**kwargs: Any) -> Any:
+        if refusals:
+            server.calls.append(kwargs)
+            raise refusals.pop()
+        return await server(**kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", refuse_once)
+    backend = LiteLLMBackend("openai/smollm2")
+    assert Gateway(backend, max_attempts=1).complete("react", MESSAGES, React, React(react=False)).react
+    assert [c["response_format"] for c in server.calls] == [
+        {"type": "json_object", "schema": server.calls[0]["response_format"]["schema"]},
+        {"type": "json_object"}]
+    assert backend.schema_mode == "json"
+
+
+def test_a_bad_request_that_is_not_about_the_format_keeps_the_mode(fake, monkeypatch) -> None:
+    monkeypatch.setenv("TOWNSFOLK_API_BASE", "http://127.0.0.1:8000/v1")
+    litellm = load_litellm()
+
+    async def too_long(**kwargs: Any) -> Any:
+        raise litellm.BadRequestError(message="Requested tokens (3000) exceed context window of 2048",
+                                      model="m", llm_provider="openai")
+
+    monkeypatch.setattr(litellm, "acompletion", too_long)
+    backend = LiteLLMBackend("openai/smollm2")
+    llm = Gateway(backend, max_attempts=2)
+    assert llm.complete("react", MESSAGES, React, React(react=False)) == React(react=False)  # the fallback
+    assert backend.schema_mode == "json_object_schema"
+    assert llm.stats()["total"]["unreachable"] == 0  # the server answered: not an outage

@@ -142,24 +142,21 @@ def _local(towns: list[TownSpec], out: Path, workers: int, on_row: Any) -> None:
 
 
 def _ray(towns: list[TownSpec], out: Path, address: str | None, on_row: Any) -> None:
-    from agents.encounters.batch import BatchConfig, BatchError, _ray_module
+    from agents.encounters.batch import BatchError, join_ray, ray_results
 
     try:
-        ray = _ray_module(BatchConfig(backend="ray", ray_address=address))
+        ray = join_ray(address)
     except BatchError as exc:
         raise RunManyError(str(exc)) from exc
     remote = ray.remote(num_cpus=1, max_retries=1)(run_town)
-    refs = {remote.remote(t.model_dump(), str(out.resolve()), os.getcwd()): t for t in towns}
-    while refs:
-        done, _ = ray.wait(list(refs), num_returns=1)
-        town = refs.pop(done[0])
-        try:
-            row = ray.get(done[0])
-        except Exception as exc:  # the Ray task itself was lost
-            first = (str(exc).strip().splitlines() or [""])[0]
-            row = {"name": town.name, "seed": town.seed, "ablation": town.ablation, "exit": 1,
-                   "error": f"ray task failed: {type(exc).__name__}: {first}"}
-        on_row(row)
+    folder, cwd = str(out.resolve()), os.getcwd()
+
+    def launch(town: TownSpec) -> Any:
+        return remote.remote(town.model_dump(), folder, cwd)
+
+    for town, row, failure in ray_results(ray, launch, towns, limit=len(towns)):
+        on_row(row if failure is None else {"name": town.name, "seed": town.seed, "ablation": town.ablation,
+                                            "exit": 1, "error": failure})
 
 
 def table_row(row: dict[str, Any]) -> dict[str, Any]:
