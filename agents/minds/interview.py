@@ -85,6 +85,35 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
 
 
 def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
+    persona, embedder = _resident(db, name)
+    if llm is None:  # before any work: a model that cannot be built is the user's to fix
+        from agents.llm.gateway import make_llm
+
+        try:
+            llm = make_llm(model)
+        except Exception as exc:
+            raise InterviewError(f"--model {model}: {exc}") from None
+    tick, now = _moment(db, at)
+    memory = MemoryStore(db, name, embedder=get_embedder(embedder or None), as_of_tick=tick)
+    try:
+        hits = memory.retrieve(question, now, tick, k=k, touch=False)
+        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
+    finally:
+        memory.close()
+    texts = [m.text for m in hits]
+    answer = llm.complete(
+        "interview",
+        interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
+                         texts, question.strip()),
+        answer_schema(name, question.strip(), tuple(texts)),
+        answer_from_memories(texts, name, question.strip()),  # an echo is refused, retried, then this
+        max_tokens=300,
+    )
+    return answer.answer.strip()
+
+
+def _resident(db: Path, name: str) -> tuple[Persona, str | None]:
+    """The persona and embedder name registered for ``name`` in the run, or why there is none."""
     residents = registered_residents(db)
     if not residents:
         raise InterviewError(f"{db}: the run holds no resident memories to answer from (a run with "
@@ -93,14 +122,11 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         known = ", ".join(sorted(residents))
         raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
     entry = residents[name]
-    persona = Persona.model_validate(entry["persona"])
-    if llm is None:  # before any work: a model that cannot be built is the user's to fix
-        from agents.llm.gateway import make_llm
+    return Persona.model_validate(entry["persona"]), entry.get("embedder")
 
-        try:
-            llm = make_llm(model)
-        except Exception as exc:
-            raise InterviewError(f"--model {model}: {exc}") from None
+
+def _moment(db: Path, at: str | datetime | None) -> tuple[int, datetime]:
+    """The tick and game time to answer at: ``at`` read against the run's recorded span."""
     conn = connect_readonly(db)
     try:
         first, last = _span(conn)
@@ -121,20 +147,4 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
             tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
     finally:
         conn.close()
-    now = when or tick_time or last or datetime(2023, 2, 13)
-    memory = MemoryStore(db, name, embedder=get_embedder(entry.get("embedder") or None), as_of_tick=tick)
-    try:
-        hits = memory.retrieve(question, now, tick, k=k, touch=False)
-        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
-    finally:
-        memory.close()
-    texts = [m.text for m in hits]
-    answer = llm.complete(
-        "interview",
-        interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
-                         texts, question.strip()),
-        answer_schema(name, question.strip(), tuple(texts)),
-        answer_from_memories(texts, name, question.strip()),  # an echo is refused, retried, then this
-        max_tokens=300,
-    )
-    return answer.answer.strip()
+    return tick, when or tick_time or last or datetime(2023, 2, 13)

@@ -71,7 +71,7 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     memories = [m.text for m in records]
     topic = pick_topic(records, other, convo.lines)
     relation = mind.social.describe(other)
-    current = mind.current.description if mind.current else "nothing in particular"
+    current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     return await mind.caller.ask(
         "converse",
@@ -100,8 +100,8 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
     convo = Conversation(
         partner=partner, conversation_id=f"{mind.name}>{partner}@{p.tick}", last_tick=p.tick, started=p.time,
     )
-    mind.convo = convo
-    mind.last_talk[partner] = p.time
+    mind.state.convo = convo
+    mind.state.last_talk[partner] = p.time
     line = await _next_line(mind, convo, p)
     if line.end and len(convo.lines) == 0:
         line.end = False  # an opener never ends a conversation before the partner speaks
@@ -111,18 +111,18 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
 async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> Intent | None:
     """Lines addressed to me: join or continue the conversation, answer or close it."""
     speakers = [h.speaker for h in heard]
-    if mind.convo is not None and mind.convo.partner not in speakers:
+    if mind.state.convo is not None and mind.state.convo.partner not in speakers:
         return None  # busy talking with someone else: their line goes unanswered (they will give up)
-    partner = mind.convo.partner if mind.convo is not None else speakers[0]
-    if mind.convo is None:
-        recent = mind.last_talk.get(partner)
-        if recent is not None and mind.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
+    partner = mind.state.convo.partner if mind.state.convo is not None else speakers[0]
+    if mind.state.convo is None:
+        recent = mind.state.last_talk.get(partner)
+        if recent is not None and mind.state.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
             return None  # a parting line after I closed: nothing to answer
-        mind.convo = Conversation(
+        mind.state.convo = Conversation(
             partner=partner, conversation_id=f"{partner}>{mind.name}@{p.tick}", last_tick=p.tick, started=p.time,
         )
-        mind.last_talk[partner] = p.time
-    convo = mind.convo
+        mind.state.last_talk[partner] = p.time
+    convo = mind.state.convo
     for h in heard:
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
@@ -140,7 +140,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
 
 
 def timed_out(mind: "Resident", p: Perception) -> bool:
-    convo = mind.convo
+    convo = mind.state.convo
     if convo is None:
         return False
     if convo.partner not in p.nearby and p.tick > convo.last_tick:
@@ -150,13 +150,13 @@ def timed_out(mind: "Resident", p: Perception) -> bool:
 
 async def close_conversation(mind: "Resident", p: Perception) -> None:
     """Summary memory (+ planning thought) and a stronger tie; no-op without a conversation."""
-    convo = mind.convo
+    convo = mind.state.convo
     if convo is None:
         return
-    mind.convo = None
-    mind.recently_closed[convo.partner] = p.tick
-    mind.last_talk[convo.partner] = p.time
-    mind.last_chat_end = p.time
+    mind.state.convo = None
+    mind.state.recently_closed[convo.partner] = p.tick
+    mind.state.last_talk[convo.partner] = p.time
+    mind.state.last_chat_end = p.time
     if not convo.lines:
         return
     answer = await mind.caller.ask(
@@ -171,7 +171,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         mind.remember_fixed("thought", answer.thought.strip()[:300], answer.importance)
     mind.social.met(convo.partner, p.tick, answer.summary.strip()[:200])
     if answer.thought.strip() and answer.importance >= 6:
-        mind.replan_reason = answer.thought.strip()
+        mind.state.replan_reason = answer.thought.strip()
 
 
 def chat_record(mind: "Resident", convo: Conversation, text: str) -> dict:
