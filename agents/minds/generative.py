@@ -117,6 +117,16 @@ class Resident:
     def home_arena(self) -> str:
         return self._arena_for(self.persona.home, prefer=("bed", "living", "kitchen"))
 
+    def meal_arena(self) -> str:
+        """Where the home eats: its kitchen or dining room (a home may be one bedroom of a house)."""
+        sector = split_address(self.persona.home)[0]
+        under = [a for a in self.spatial.arenas() if a.startswith(sector + ":")]
+        for word in ("kitchen", "dining"):
+            for arena in under:
+                if word in arena.lower():
+                    return arena
+        return self.home_arena()
+
     def work_arena(self) -> str:
         return self._arena_for(self.persona.workplace, prefer=())
 

@@ -9,6 +9,7 @@ import re
 from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.minds.cognition.conversation import about_partner
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
 
@@ -22,6 +23,10 @@ _FILLER = re.compile(
     r"(oh really\?|interesting\.|i see\.|good to know\.)\s*also,\s*)+",
     re.IGNORECASE,
 )
+
+
+# 'tv is off', 'Tom Alvarez is thinking about what to do next': what is in view, not news to tell
+_STATE = re.compile(r"^[\w' .-]{1,40} is (off|on|idle|open|closed|full|empty|\w+ing)\b", re.IGNORECASE)
 
 
 def _news(memory: str) -> str:
@@ -43,8 +48,8 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     fresh = [
         m for m in memories
         if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
-        and not m.startswith(partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
-        and heuristic_importance(m) >= 3
+        and not about_partner(_news(m), partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
+        and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3)
     ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
     if not transcript:

@@ -45,17 +45,24 @@ class Conversation(BaseModel):
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
 
 
+def about_partner(text: str, partner: str) -> bool:
+    """Does this memory name the partner (full name or first name)? Then it is their own news,
+    never something to tell them: 'Lucy wants to study medicine' is not news to Lucy."""
+    names = [partner.strip(), *partner.split()[:1]]
+    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
+
+
 def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5) -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
-    choose): the most important one that is news (not a plan, an idle thing, the partner's own
-    doings or this talk) and not yet said in this conversation; '' when nothing qualifies."""
+    choose): the most important one that is news (not a plan, an idle thing, anything naming the
+    partner — their own news — or this talk) and not yet said in this conversation; '' when nothing qualifies."""
     spoken = " ".join(transcript).lower()
     best: tuple[int, int, str] | None = None
     for rank, memory in enumerate(memories):
         text = _PREFIX.sub("", " ".join(memory.text.split())).strip().rstrip(".")
         lower = text.lower()
         if (memory.importance < min_importance or not text or memory.kind == "plan"
-                or lower.startswith(("my plan", "currently:", "i should", "i decided", partner.lower()))
+                or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
                 or not re.search(r"[a-z]{3}", lower)):
             continue

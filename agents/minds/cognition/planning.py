@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.plan_times import strip_time
+from agents.minds.cognition.wording import activity_phrase
 from agents.prompts.common import clip
 from agents.prompts.planning import (
     day_plan_fallback,
@@ -38,6 +39,8 @@ from agents.prompts.planning import (
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
+
+MEAL = re.compile(r"\b(breakfast|lunch|dinner|supper|meal|eat|eating)\b", re.IGNORECASE)
 
 
 class Block(BaseModel):
@@ -138,7 +141,7 @@ async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) ->
     an activity for every waking hour; the plan and status are remembered and recorded."""
     p = mind.persona
     home, work = mind.home_arena(), mind.work_arena()
-    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work)
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work, kitchen=mind.meal_arena())
     plan = await _day_plan(mind, start, skeleton, home, work)
     sched = await mind.caller.ask(
         "schedule",
@@ -165,7 +168,8 @@ async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPa
     the skeleton sets every time and the work hours. Sets the state's plan and status."""
     p = mind.persona
     status = mind.state.currently or p.lifestyle
-    fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work)
+    fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work,
+                                 kitchen=mind.meal_arena())
     memories = [m.text for m in mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
     answer = await mind.caller.ask(
         "plan_day",
@@ -209,7 +213,7 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
               emoji: str = "", object_state: str | None = None, reaction: bool = False) -> Step:
     obj = mind.spatial.best_object(arena, description)
     return Step(
-        start=start, minutes=max(1, minutes), description=description.strip()[:120] or "keeping busy",
+        start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
         arena=arena, object=obj, emoji=(emoji or emoji_for(description)).strip()[:8],
         object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
@@ -235,7 +239,9 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     """Steps of 5-15 minutes for [start, end) of an activity, at known places."""
     minutes = max(1, int((end - start).total_seconds() // 60))
     places = mind.spatial.arenas()
-    home, work = mind.home_arena(), mind.work_arena()
+    # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
+    home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
+    work = mind.work_arena()
     default_place = pick_place(activity, places, home, work)
     schema = decomposition_schema(tuple(places))
     fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)
