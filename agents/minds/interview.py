@@ -13,6 +13,8 @@ import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from maps.contracts import Persona
 from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt
 from memory.embeddings import get_embedder
@@ -74,6 +76,20 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
 
     Writes nothing to any memory. ``llm`` overrides ``model`` (an existing gateway).
     """
+    return interview_answer(run_dir, name, question, at, model, llm=llm, k=k).text
+
+
+class InterviewAnswer(BaseModel):
+    """An interview's answer and whose words it is: the model's, or the engine's fallback
+    composed from the retrieved memories (a bench must not score that as the model's)."""
+
+    text: str
+    from_fallback: bool = False
+
+
+def interview_answer(run_dir: Path | str, name: str, question: str, at: str | datetime | None = None,
+                     model: str = "local", *, llm=None, k: int = 12) -> InterviewAnswer:
+    """:func:`interview`, also saying whether the answer is the engine's memory-built fallback."""
     if not question.strip():
         raise InterviewError("the question is empty")
     db = run_db_path(run_dir)
@@ -84,7 +100,8 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
         raise InterviewError(f"{db}: the run database is damaged or unreadable ({exc})") from None
 
 
-def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
+def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm,
+               k: int) -> InterviewAnswer:
     persona, embedder = _resident(db, name)
     if llm is None:  # before any work: a model that cannot be built is the user's to fix
         from agents.llm.gateway import make_llm
@@ -101,15 +118,16 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     finally:
         memory.close()
     texts = [m.text for m in hits]
+    fallback = answer_from_memories(texts, name, question.strip())  # an echo is refused, retried, then this
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip()),
         answer_schema(name, question.strip(), tuple(texts)),
-        answer_from_memories(texts, name, question.strip()),  # an echo is refused, retried, then this
+        fallback,
         max_tokens=300,
     )
-    return answer.answer.strip()
+    return InterviewAnswer(text=answer.answer.strip(), from_fallback=answer.answer == fallback.answer)
 
 
 def _resident(db: Path, name: str) -> tuple[Persona, str | None]:
