@@ -80,3 +80,24 @@ def test_a_resident_living_in_a_bedroom_eats_in_the_house_kitchen(tmp_path: Path
     assert breakfast and "kitchen" in breakfast[0].activity
     eating = [s for s in mind.state.steps if "breakfast" in s.description]
     assert eating and all(s.arena == "Ayesha's House:kitchen" for s in eating)
+
+
+def test_lines_said_at_once_are_answered_by_one_side_only() -> None:
+    """Two residents who open a conversation with each other in the same tick would otherwise
+    talk past each other, saying the same things in parallel."""
+    from agents.minds.cognition.conversation import Conversation, crossed_lines
+
+    convo = Conversation(partner="Ben Lee", conversation_id="x", lines=["Ada Jones: Hi Ben!"], last_tick=10,
+                         started=datetime(2026, 2, 13, 7))
+    assert crossed_lines(convo, "Ada Jones", 11)  # Ben spoke before he could hear me
+    assert not crossed_lines(convo, "Ada Jones", 12)  # an answer to my line
+    convo.lines.append("Ben Lee: Hi Ada!")
+    assert not crossed_lines(convo, "Ada Jones", 11)
+
+
+def test_the_scripted_partner_answers_a_greeting() -> None:
+    messages = converse_prompt("Maria Alvarez (44) owns the Willow Cafe.", "Maria Alvarez", "Tom Alvarez",
+                               "husband", "07:55", "having breakfast", "Oak House:kitchen", ["sink is clean"],
+                               ["Tom Alvarez: Hi Maria! How are you today?"], 8, "")
+    line = json.loads(scripted_answer("converse", messages, line_schema("Maria Alvarez", "Tom Alvarez", "")))
+    assert line["utterance"].startswith("I'm well") and "sink" not in line["utterance"] and not line["end"]

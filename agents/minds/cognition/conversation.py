@@ -130,6 +130,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         )
         mind.state.last_talk[partner] = p.time
     convo = mind.state.convo
+    crossed = crossed_lines(convo, mind.name, p.tick)
     for h in heard:
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
@@ -138,12 +139,22 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
         await close_conversation(mind, p)  # budget spent, or they walked off: no answer
         return None
+    if crossed and mind.name > partner:
+        # we both spoke at once: one answers (the name first in order), the other listens, so
+        # the two do not talk past each other saying the same thing in parallel
+        return Intent(kind="wait", description=f"talking with {partner}", emoji="💬")
     line = await _next_line(mind, convo, p)
     intent = _say(mind, convo, line.utterance, p)
     if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
         convo.ended_by_me = True
         await close_conversation(mind, p)
     return intent
+
+
+def crossed_lines(convo: Conversation, me: str, tick: int) -> bool:
+    """Did the partner's line cross mine (said in the same tick, before they heard mine)? A line
+    is heard the tick after it is said, so an answer to mine arrives two ticks later at the soonest."""
+    return bool(convo.lines) and convo.lines[-1].startswith(me + ": ") and convo.last_tick == tick - 1
 
 
 def timed_out(mind: "Resident", p: Perception) -> bool:
