@@ -279,14 +279,33 @@ def conversation_check(
 # Importance: does a death outrank a latte?
 # ---------------------------------------------------------------------------------------------
 
-# (more important, less important): a reader would rank the first higher, whoever it happened to
-PROBE_PAIRS: tuple[tuple[str, str], ...] = (
+# (more important, less important): a reader would rank the first higher, whoever it happened to.
+# TUNING_PAIRS were in view when the importance rater's keyword prior (prompts.importance) was
+# tuned, so a score on them measures the tuning, not the model: they are kept for regression
+# tests of the prior and never scored. The bench scores HELD_OUT_PAIRS only; they share no
+# content word with the tuning pairs (tests/agents/test_believability_bench.py enforces it), and
+# nobody may tune the prior on them: add a new held-out pair instead of fixing a failing one.
+TUNING_PAIRS: tuple[tuple[str, str], ...] = (
     ("My father died this morning", "I bought a latte at the cafe"),
     ("The cafe kitchen caught fire and two people were hurt", "The cafe floor is being swept"),
     ("Tom asked Lucy to marry him", "Tom is idle"),
     ("I lost my job today", "I read the morning newspaper"),
     ("My daughter was taken to hospital after a car accident", "The bed is made"),
 )
+HELD_OUT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("Grandma passed away in her sleep last night", "I watered the plants on the windowsill"),
+    ("The bakery was robbed at gunpoint", "I tied my shoelaces"),
+    ("Anna says she is expecting twins", "The kettle boiled"),
+    ("Our house flooded and we had to leave in the night", "I put on my socks"),
+    ("My best friend was diagnosed with cancer", "I refilled the stapler"),
+    ("I won the scholarship I applied for", "The clock on the wall ticked"),
+    ("The mayor resigned over a bribery scandal", "I folded the laundry"),
+    ("My brother was arrested last night", "I sharpened a pencil"),
+    ("Sam and Priya are getting divorced", "I wiped the counter"),
+    ("A child went missing near the river", "The radio played a song"),
+)
+
+
 _SALIENT = re.compile(r"\b(died|death|dead|funeral|fire|accident|injur\w*|hospital|emergency|married|marry|"
                       r"engaged|pregnant|born|fired|arrested|stolen|robbed|election|running for)\b", re.I)
 _MUNDANE = re.compile(r"\b(is idle|latte|swept|sweeping|newspaper|is made|brushing|tidy\w*)\b", re.I)
@@ -320,8 +339,10 @@ def importance_from_memories(memories: Sequence[tuple[str, str, int]]) -> Check:
 
 
 async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Occupation: teacher.",
-                           name: str = "Alex Smith", stored: bool = True) -> Check:
-    """Rate the fixed probe pairs through the model's ``importance`` purpose (one batched call).
+                           name: str = "Alex Smith", stored: bool = True,
+                           pairs: Sequence[tuple[str, str]] = HELD_OUT_PAIRS) -> Check:
+    """Rate probe pairs (by default the held-out ones) through the model's ``importance`` purpose
+    (one batched call).
 
     ``stored`` (the default) judges the importance a resident's memory would be stored with (the
     model's rating combined with the keyword prior, as cognition.importance does); ``stored=False``
@@ -329,7 +350,7 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
     memory, so a model that fails the call scores 0 on its own ratings."""
     from agents.prompts.importance import combined_importance, importance_prompt, ratings_schema
 
-    texts = [t for pair in PROBE_PAIRS for t in pair]
+    texts = [t for pair in pairs for t in pair]
     schema = ratings_schema(len(texts))
     answer = await llm.acomplete("importance", importance_prompt(summary, name, texts), schema,
                                  schema(ratings=[3] * len(texts)), temperature=0.0, max_tokens=16 + 4 * len(texts))
@@ -337,7 +358,7 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
     if stored:
         scores = [combined_importance(s, t) for s, t in zip(scores, texts)]
     return importance_pairs_check(
-        (high, scores[2 * i], low, scores[2 * i + 1]) for i, (high, low) in enumerate(PROBE_PAIRS)
+        (high, scores[2 * i], low, scores[2 * i + 1]) for i, (high, low) in enumerate(pairs)
     )
 
 
@@ -358,6 +379,16 @@ def interview_check(answers: Iterable[tuple[str, str, Sequence[str]]], names: Se
         ok = reason is None and len(shared) >= 2
         tally.add(ok, f"{name}: {reason or 'mentions nothing remembered'}: {answer!r}")
     return tally.check()
+
+
+def model_answers(answers: Iterable[tuple[str, str, bool]]) -> tuple[list[tuple[str, str]], float | None]:
+    """(resident, answer, from_fallback) -> the model's own answers, and the share that were the
+    engine's memory-built fallback (None with no answers). A fallback is made of the resident's
+    memories, so it always mentions them: scored as the model's it would hide a model that
+    never answers."""
+    answers = list(answers)
+    own = [(name, text) for name, text, fallback in answers if not fallback]
+    return own, (1 - len(own) / len(answers)) if answers else None
 
 
 # ---------------------------------------------------------------------------------------------

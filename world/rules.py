@@ -97,7 +97,9 @@ class Rules:
         kind = intent.kind
         if kind == "continue":
             if intent.description and intent.description != r.description:
-                self.set_action(r, intent.description, intent.emoji or r.emoji, intent.event, r.action_address, records)
+                # where the walk goes, else where the last action was (a line said in the street has none)
+                self.set_action(r, intent.description, intent.emoji or r.emoji, intent.event,
+                                r.dest or r.action_address or r.address, records)
             self._walk(r, records)
         elif kind == "go":
             self._go(r, intent, records)

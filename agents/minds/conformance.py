@@ -250,8 +250,7 @@ def check_mind(
     the first broken rule; returns the decisions (tick, name, intent JSON) for more checks.
     """
     workdir.mkdir(parents=True, exist_ok=True)
-    names = ["Ayesha Khan", "Klaus Mueller"]
-    personas, places, spawn = _demo_town(names)
+    personas, places, spawn = _demo_town(["Ayesha Khan", "Klaus Mueller"])
     options = MindOptions(places=places, start_time=start)
     minds = {p.name: factory(p, llm, workdir / f"a-{i}.db", options) for i, p in enumerate(personas)}
     for name, mind in minds.items():
@@ -260,14 +259,7 @@ def check_mind(
     world = _CheckedSandbox(minds, places, start, spawn=spawn)
     asyncio.run(world.run(start + timedelta(hours=snapshot_after)))
     _expect(bool(world.decisions), "no decisions were made")
-    snapshots = {}
-    for name, mind in minds.items():
-        state = mind.snapshot()
-        _expect(isinstance(state, dict), f"{name}.snapshot gave {type(state).__name__}, not a dict")
-        try:
-            snapshots[name] = json.loads(json.dumps(state))
-        except (TypeError, ValueError) as exc:
-            raise ConformanceError(f"{name}.snapshot is not JSON: {exc}") from exc
+    snapshots = {name: _json_snapshot(name, mind) for name, mind in minds.items()}
     clones = {}
     for i, p in enumerate(personas):
         copy_file(workdir / f"a-{i}.db", workdir / f"b-{i}.db")  # consistent while the mind holds it open
@@ -276,8 +268,23 @@ def check_mind(
     twin = _CheckedSandbox(clones, places, start, spawn=spawn)
     for attr in ("objects", "time", "tick", "bodies", "chat", "refused"):
         setattr(twin, attr, copy.deepcopy(getattr(world, attr)))
+    _expect_same_rest(world, twin, start + timedelta(hours=hours))
+    return world.decisions
+
+
+def _json_snapshot(name: str, mind: Mind) -> dict:
+    """The mind's snapshot after a JSON round trip (what a run file keeps), or why it is not one."""
+    state = mind.snapshot()
+    _expect(isinstance(state, dict), f"{name}.snapshot gave {type(state).__name__}, not a dict")
+    try:
+        return json.loads(json.dumps(state))
+    except (TypeError, ValueError) as exc:
+        raise ConformanceError(f"{name}.snapshot is not JSON: {exc}") from exc
+
+
+def _expect_same_rest(world: _CheckedSandbox, twin: _CheckedSandbox, until: datetime) -> None:
+    """Run the original and its restored twin to ``until``: every later decision must be the same."""
     split = len(world.decisions)
-    until = start + timedelta(hours=hours)
     asyncio.run(world.run(until))
     asyncio.run(twin.run(until))
     after = world.decisions[split:]
@@ -285,4 +292,3 @@ def check_mind(
     for ours, theirs in zip(after, twin.decisions):
         _expect(ours == theirs, f"after restore, decision {theirs} differs from the original's {ours}")
     _expect(len(after) == len(twin.decisions), "after restore, a different number of decisions")
-    return world.decisions

@@ -36,7 +36,7 @@ from agents.minds.cognition.planning import (
 )
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
-from agents.minds.state import MindSnapshot, MindState, StateField, dump_snapshot, load_snapshot
+from agents.minds.state import MindSnapshot, MindState, dump_snapshot, load_snapshot
 from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
 from memory.social import SocialMemory
 from memory.embeddings import CachedEmbedder, get_embedder
@@ -68,30 +68,6 @@ class Tuning(BaseModel):
 
 class Resident:
     """One resident's mind; holds its own memory, never touches world state."""
-
-    # The state cognition reads and writes, one MindState (agents/minds/state.py); these keep `mind.x`.
-    tick = StateField("tick")
-    now = StateField("now")
-    day = StateField("day")
-    currently = StateField("currently")
-    day_plan = StateField("day_plan")
-    blocks = StateField("blocks")
-    steps = StateField("steps")
-    current = StateField("current")
-    phase = StateField("phase")
-    replan_reason = StateField("replan_reason")
-    convo = StateField("convo")
-    last_talk = StateField("last_talk")
-    recently_closed = StateField("recently_closed")
-    last_chat_end = StateField("last_chat_end")
-    last_reaction = StateField("last_reaction")
-    react_seen = StateField("react_seen")
-    pending = StateField("pending")
-    importance_since_reflection = StateField("importance_since_reflection")
-    _seen = StateField("seen")
-    _triggers = StateField("triggers")
-    _started = StateField("started")
-    _sleep = StateField("sleep")
 
     def __init__(
         self,
@@ -141,6 +117,16 @@ class Resident:
     def home_arena(self) -> str:
         return self._arena_for(self.persona.home, prefer=("bed", "living", "kitchen"))
 
+    def meal_arena(self) -> str:
+        """Where the home eats: its kitchen or dining room (a home may be one bedroom of a house)."""
+        sector = split_address(self.persona.home)[0]
+        under = [a for a in self.spatial.arenas() if a.startswith(sector + ":")]
+        for word in ("kitchen", "dining"):
+            for arena in under:
+                if word in arena.lower():
+                    return arena
+        return self.home_arena()
+
     def work_arena(self) -> str:
         return self._arena_for(self.persona.workplace, prefer=())
 
@@ -172,11 +158,11 @@ class Resident:
     async def memory_for(self, queries: str | list[str], k: int) -> list[MemoryRecord]:
         if not self.memory_on or not queries:
             return []
-        return await self.memory.aretrieve(queries, self.now, self.tick, k)
+        return await self.memory.aretrieve(queries, self.state.now, self.state.tick, k)
 
     def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None) -> None:
         if self.memory_on and text.strip():
-            self.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.tick, time=self.now, triple=triple))
+            self.state.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.state.tick, time=self.state.now, triple=triple))
 
     def remember_fixed(self, kind: str, text: str, importance: int, evidence: list[int] | None = None) -> int | None:
         """Write a memory whose importance is already known (no model call)."""
@@ -184,13 +170,13 @@ class Resident:
             return None
         draft = MemoryDraft(kind=kind, text=text.strip(), importance=min(10, max(1, int(importance))),
                             evidence=list(evidence or []))
-        record = self.memory.add(draft, self.tick, self.now)
+        record = self.memory.add(draft, self.state.tick, self.state.now)
         self._emit_memory(record)
         return record.id
 
     def _emit_memory(self, record: MemoryRecord) -> None:
         if record.kind != "reflection":
-            self.importance_since_reflection += record.importance
+            self.state.importance_since_reflection += record.importance
         payload = MemoryPayload(memory_id=record.id, kind=record.kind, text=record.text,
                                 importance=record.importance, evidence=record.evidence)
         self._records.append(Record(kind="memory", resident=self.name, data=payload.model_dump()))
@@ -200,9 +186,9 @@ class Resident:
 
     async def flush(self) -> None:
         """Rate every waiting memory (one batched call) and write them all."""
-        if not self.pending:
+        if not self.state.pending:
             return
-        pending, self.pending = self.pending, []
+        pending, self.state.pending = self.state.pending, []
         await self.rater.rate(pending)
         by_time: dict[tuple[int, datetime], list[PendingMemory]] = {}
         for item in pending:
@@ -214,21 +200,21 @@ class Resident:
                 self._emit_memory(record)
 
     def _flush_due(self) -> bool:
-        if not self.pending:
+        if not self.state.pending:
             return False
-        if len(self.pending) >= self.tuning.importance_batch_max:
+        if len(self.state.pending) >= self.tuning.importance_batch_max:
             return True
-        age = self.now - self.pending[0].time
+        age = self.state.now - self.state.pending[0].time
         return age >= timedelta(minutes=self.tuning.importance_max_age_min)
 
     # -- perception --------------------------------------------------------------------------------
 
     def can_talk_to(self, other: str, now: datetime) -> bool:
-        if self.convo is not None:
+        if self.state.convo is not None:
             return False
-        if self.last_chat_end and now - self.last_chat_end < timedelta(minutes=self.tuning.chat_gap_min):
+        if self.state.last_chat_end and now - self.state.last_chat_end < timedelta(minutes=self.tuning.chat_gap_min):
             return False
-        last = self.last_talk.get(other)
+        last = self.state.last_talk.get(other)
         return last is None or now - last >= timedelta(minutes=self.tuning.talk_cooldown_min)
 
     def _awake(self, now: datetime) -> bool:
@@ -239,9 +225,9 @@ class Resident:
         if self._absorbed_tick == p.tick:
             return
         self._absorbed_tick = p.tick
-        self.now, self.tick = p.time, p.tick
-        if not self._started:
-            self._started = True
+        self.state.now, self.state.tick = p.time, p.tick
+        if not self.state.started:
+            self.state.started = True
             self.social.record_start(p.tick)
             if not len(self.memory):
                 for text in self.persona.seed_memories:
@@ -254,44 +240,44 @@ class Resident:
             # the inner voice is taken as the resident's own, high-importance thought
             self.remember_fixed("whisper", whisper, 9)
             self.learn_places_from(whisper)
-            self._triggers.append(f"A thought: {whisper}")
+            self.state.triggers.append(f"A thought: {whisper}")
         for text in p.announcements:
             self.remember_pending("observation", f"Announcement: {text}")
             self.learn_places_from(text)
-            self._triggers.append(f"Town announcement: {text}")
+            self.state.triggers.append(f"Town announcement: {text}")
         for text in p.memories:
             self.remember_pending("encounter", text)
-        recent = {m.text for m in self.memory.recent(5)} | {m.text for m in self.pending[-5:]}
+        recent = {m.text for m in self.memory.recent(5)} | {m.text for m in self.state.pending[-5:]}
         awake = self._awake(p.time)
         for event in p.events:
             if event.subject == self.name:
                 continue
             text = event.description.strip()
-            seen = self._seen.get(text)
+            seen = self.state.seen.get(text)
             if text in recent or (seen and p.time - seen < timedelta(minutes=self.tuning.seen_window_min)):
                 continue
-            self._seen[text] = p.time
+            self.state.seen[text] = p.time
             if self.options.ablation != "no_observation":
                 self.remember_pending("observation", text, (event.subject, event.predicate, event.object))
             if self._worth_reacting(event, p, awake):
-                self._triggers.append(text)
-        if len(self._seen) > 500:
+                self.state.triggers.append(text)
+        if len(self.state.seen) > 500:
             cutoff = p.time - timedelta(minutes=self.tuning.seen_window_min)
-            self._seen = {t: w for t, w in self._seen.items() if w >= cutoff}
+            self.state.seen = {t: w for t, w in self.state.seen.items() if w >= cutoff}
 
     def _worth_reacting(self, event: PerceivedEvent, p: Perception, awake: bool) -> bool:
         lower = event.description.lower()
         if any(word in lower for word in _URGENT):
             return True
-        if not awake or self.convo is not None:
+        if not awake or self.state.convo is not None:
             return False
         subject = event.subject
         if subject not in p.nearby or not self.can_talk_to(subject, p.time):
             return False
-        seen = self.react_seen.get(subject)
+        seen = self.state.react_seen.get(subject)
         if seen and p.time - seen < timedelta(minutes=self.tuning.react_cooldown_min):
             return False
-        self.react_seen[subject] = p.time
+        self.state.react_seen[subject] = p.time
         return True
 
     # -- the Mind protocol -----------------------------------------------------------------------------
@@ -306,14 +292,14 @@ class Resident:
     def _needs_decision(self, p: Perception) -> bool:
         if any(h.listener == self.name for h in p.heard):
             return True
-        if self.convo is not None:
+        if self.state.convo is not None:
             return timed_out(self, p)
-        if self._triggers or self._flush_due():
+        if self.state.triggers or self._flush_due():
             return True
-        if self.reflection_on and self.importance_since_reflection >= self.tuning.reflection_threshold:
+        if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
             return True
         if self._awake(p.time):
-            if self.day != day_key(self.persona.wake_hour, p.time) or self.replan_reason:
+            if self.state.day != day_key(self.persona.wake_hour, p.time) or self.state.replan_reason:
                 return True
             if self._step_at(p.time) is None:
                 return True
@@ -324,27 +310,27 @@ class Resident:
         p = perception
         self._absorb(p)
         await self.flush()
-        if self.reflection_on and self.importance_since_reflection >= self.tuning.reflection_threshold:
+        if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
             await reflect(self)
         heard = [h for h in p.heard if h.listener == self.name]
         if heard:
             intent = await on_heard(self, heard, p)
             if intent is not None:
                 return intent
-        elif self.convo is not None and timed_out(self, p):
+        elif self.state.convo is not None and timed_out(self, p):
             await close_conversation(self, p)
-        if self.convo is not None:
-            return Intent(kind="wait", description=f"talking with {self.convo.partner}", emoji="💬")
+        if self.state.convo is not None:
+            return Intent(kind="wait", description=f"talking with {self.state.convo.partner}", emoji="💬")
         awake = self._awake(p.time)
-        if awake and self.day != day_key(self.persona.wake_hour, p.time):
+        if awake and self.state.day != day_key(self.persona.wake_hour, p.time):
             await plan_day(self, p.time)
-        if self._triggers:
-            observed, self._triggers = self._triggers[-3:], []
+        if self.state.triggers:
+            observed, self.state.triggers = self.state.triggers[-3:], []
             intent = await react(self, p, observed)
             if intent is not None:
                 return intent
-        if awake and self.replan_reason:
-            await self._replan_rest(p.time, self.replan_reason)
+        if awake and self.state.replan_reason:
+            await self._replan_rest(p.time, self.state.replan_reason)
         if awake and self._step_at(p.time) is None:
             await self._extend_steps(p.time)
         return self._follow(p)
@@ -358,10 +344,10 @@ class Resident:
 
     def _step_at(self, now: datetime) -> Step | None:
         if not self._awake(now):
-            if self._sleep is None or not (self._sleep.start <= now < self._sleep.end):
-                self._sleep = sleep_step(self, now)
-            return self._sleep
-        for step in self.steps:
+            if self.state.sleep is None or not (self.state.sleep.start <= now < self.state.sleep.end):
+                self.state.sleep = sleep_step(self, now)
+            return self.state.sleep
+        for step in self.state.steps:
             if step.start <= now < step.end:
                 return step
         return None
@@ -376,19 +362,19 @@ class Resident:
             end = block.end  # no stub window at the end of a block
         if end <= start:
             end = start + timedelta(minutes=15)
-        self.steps = await decompose(self, block.activity, start, end)
+        self.state.steps = await decompose(self, block.activity, start, end)
 
     async def _replan_rest(self, now: datetime, reason: str) -> None:
         """After a conversation that matters, the rest of the window is planned again."""
-        self.replan_reason = ""
+        self.state.replan_reason = ""
         step = self._step_at(now)
         block = block_at(self, now)
         if block is None or step is None or step.sleep:
             return
         start = now.replace(second=0, microsecond=0)
-        end = max(self.steps[-1].end if self.steps else block.end, start + timedelta(minutes=15))
-        self.steps = await decompose(self, block.activity, start, end, context=[f"On my mind: {reason}"])
-        self.current = None
+        end = max(self.state.steps[-1].end if self.state.steps else block.end, start + timedelta(minutes=15))
+        self.state.steps = await decompose(self, block.activity, start, end, context=[f"On my mind: {reason}"])
+        self.state.current = None
 
     def _follow(self, p: Perception) -> Intent:
         """The no-model path: walk to the step's place, use its object, carry on."""
@@ -396,16 +382,16 @@ class Resident:
         if step is None:
             return Intent(kind="wait", description="thinking about what to do next", emoji="🤔")
         base = {"description": step.description, "emoji": step.emoji, "event": step.event}
-        if self.current is None or (self.current.start, self.current.description) != (step.start, step.description):
-            self.current = step
+        if self.state.current is None or (self.state.current.start, self.state.current.description) != (step.start, step.description):
+            self.state.current = step
             if self._at(p, step.arena):
-                self.phase = "doing"
+                self.state.phase = "doing"
                 return self._use(step, base)
-            self.phase = "walking"
+            self.state.phase = "walking"
             return Intent(kind="go", target=step.object or step.arena, **base)
-        if self.phase == "walking":
+        if self.state.phase == "walking":
             if p.arrived or self._at(p, step.arena):
-                self.phase = "doing"
+                self.state.phase = "doing"
                 return self._use(step, base)
             return Intent(kind="continue", **base)
         return Intent(kind="sleep" if step.sleep else "continue", **base)
@@ -431,7 +417,7 @@ class Resident:
             raise ValueError(f"snapshot is of {state.get('name')!r}, not {self.name!r}")
         snapshot = load_snapshot(state)
         self.state = MindState.model_validate(snapshot.model_dump(include=set(MindState.model_fields)))
-        self.memory.rollback_to(self.tick)
+        self.memory.rollback_to(self.state.tick)
         self.spatial.restore(snapshot.spatial)
         self.social.restore(snapshot.social)
         self.rater.known = dict(snapshot.rated)

@@ -13,6 +13,8 @@ import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from maps.contracts import Persona
 from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt
 from memory.embeddings import get_embedder
@@ -74,6 +76,20 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
 
     Writes nothing to any memory. ``llm`` overrides ``model`` (an existing gateway).
     """
+    return interview_answer(run_dir, name, question, at, model, llm=llm, k=k).text
+
+
+class InterviewAnswer(BaseModel):
+    """An interview's answer and whose words it is: the model's, or the engine's fallback
+    composed from the retrieved memories (a bench must not score that as the model's)."""
+
+    text: str
+    from_fallback: bool = False
+
+
+def interview_answer(run_dir: Path | str, name: str, question: str, at: str | datetime | None = None,
+                     model: str = "local", *, llm=None, k: int = 12) -> InterviewAnswer:
+    """:func:`interview`, also saying whether the answer is the engine's memory-built fallback."""
     if not question.strip():
         raise InterviewError("the question is empty")
     db = run_db_path(run_dir)
@@ -84,7 +100,38 @@ def interview(run_dir: Path | str, name: str, question: str, at: str | datetime 
         raise InterviewError(f"{db}: the run database is damaged or unreadable ({exc})") from None
 
 
-def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm, k: int) -> str:
+def _interview(db: Path, name: str, question: str, at: str | datetime | None, model: str, *, llm,
+               k: int) -> InterviewAnswer:
+    persona, embedder = _resident(db, name)
+    if llm is None:  # before any work: a model that cannot be built is the user's to fix
+        from agents.llm.gateway import make_llm
+
+        try:
+            llm = make_llm(model)
+        except Exception as exc:
+            raise InterviewError(f"--model {model}: {exc}") from None
+    tick, now = _moment(db, at)
+    memory = MemoryStore(db, name, embedder=get_embedder(embedder or None), as_of_tick=tick)
+    try:
+        hits = memory.retrieve(question, now, tick, k=k, touch=False)
+        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
+    finally:
+        memory.close()
+    texts = [m.text for m in hits]
+    fallback = answer_from_memories(texts, name, question.strip())  # an echo is refused, retried, then this
+    answer = llm.complete(
+        "interview",
+        interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
+                         texts, question.strip()),
+        answer_schema(name, question.strip(), tuple(texts)),
+        fallback,
+        max_tokens=300,
+    )
+    return InterviewAnswer(text=answer.answer.strip(), from_fallback=answer.answer == fallback.answer)
+
+
+def _resident(db: Path, name: str) -> tuple[Persona, str | None]:
+    """The persona and embedder name registered for ``name`` in the run, or why there is none."""
     residents = registered_residents(db)
     if not residents:
         raise InterviewError(f"{db}: the run holds no resident memories to answer from (a run with "
@@ -93,14 +140,11 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         known = ", ".join(sorted(residents))
         raise InterviewError(f"{db}: no resident named {name!r} (residents: {known})")
     entry = residents[name]
-    persona = Persona.model_validate(entry["persona"])
-    if llm is None:  # before any work: a model that cannot be built is the user's to fix
-        from agents.llm.gateway import make_llm
+    return Persona.model_validate(entry["persona"]), entry.get("embedder")
 
-        try:
-            llm = make_llm(model)
-        except Exception as exc:
-            raise InterviewError(f"--model {model}: {exc}") from None
+
+def _moment(db: Path, at: str | datetime | None) -> tuple[int, datetime]:
+    """The tick and game time to answer at: ``at`` read against the run's recorded span."""
     conn = connect_readonly(db)
     try:
         first, last = _span(conn)
@@ -121,20 +165,4 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
             tick, tick_time = _tick_at(conn, when.replace(tzinfo=None) if when else None)
     finally:
         conn.close()
-    now = when or tick_time or last or datetime(2023, 2, 13)
-    memory = MemoryStore(db, name, embedder=get_embedder(entry.get("embedder") or None), as_of_tick=tick)
-    try:
-        hits = memory.retrieve(question, now, tick, k=k, touch=False)
-        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
-    finally:
-        memory.close()
-    texts = [m.text for m in hits]
-    answer = llm.complete(
-        "interview",
-        interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
-                         texts, question.strip()),
-        answer_schema(name, question.strip(), tuple(texts)),
-        answer_from_memories(texts, name, question.strip()),  # an echo is refused, retried, then this
-        max_tokens=300,
-    )
-    return answer.answer.strip()
+    return tick, when or tick_time or last or datetime(2023, 2, 13)

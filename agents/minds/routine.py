@@ -16,7 +16,7 @@ from typing import Any
 
 from maps.contracts import Intent, LanguageModel, MindOptions, Perception, Persona
 from maps.contracts import Record
-from agents.minds.state import RoutineState, StateField
+from agents.minds.state import RoutineState
 from maps.contracts import stable_hash as _h
 
 CONTINUE = Intent()
@@ -41,16 +41,6 @@ class Block:
 class RoutineMind:
     """See module docstring. ``decide_fast`` answers every tick except at block changes and
     when someone speaks to it; ``decide`` handles those decision points."""
-
-    # its state lives in one RoutineState (agents/minds/state.py); these keep the old names
-    _day = StateField("day")
-    _block = StateField("block")
-    _asleep = StateField("asleep")
-    _going_to_bed = StateField("going_to_bed")
-    _greeted = StateField("greeted")
-    _sleepers = StateField("sleepers")
-    _detour = StateField("detour")
-    _said = StateField("said")
 
     def __init__(self, persona: Persona, options: MindOptions | None = None) -> None:
         self.persona = persona
@@ -158,16 +148,16 @@ class RoutineMind:
             return Block("sleep", 0, 0, self.bed, None, "", "sleeping", "😴", sleep=True)
         day = when.date() if minute >= self.persona.wake_hour * 60 or self.persona.sleep_hour > self.persona.wake_hour \
             else date.fromordinal(when.date().toordinal() - 1)
-        if day != self._day:
-            self._day = day
+        if day != self.state.day:
+            self.state.day = day
             self._blocks = self._plan(day)
-            self._greeted.clear()
+            self.state.greeted.clear()
             self._strangers = 0
             self._records.append(Record(kind="plan", resident=self.name, data={
                 "level": "day", "items": [f"{b.start // 60:02d}:{b.start % 60:02d} {b.description}" for b in self._blocks]}))
-        if self._detour is not None and minute < self._detour[0]:
-            return Block(f"detour:{self._detour[1]}", 0, 0, self._detour[1], None, "", f"going to {self._detour[1]}", "🚶")
-        self._detour = None
+        if self.state.detour is not None and minute < self.state.detour[0]:
+            return Block(f"detour:{self.state.detour[1]}", 0, 0, self.state.detour[1], None, "", f"going to {self.state.detour[1]}", "🚶")
+        self.state.detour = None
         for b in self._blocks:
             if b.start <= minute < b.end:
                 return b
@@ -178,65 +168,65 @@ class RoutineMind:
     def decide_fast(self, p: Perception) -> Intent | None:
         for ev in p.events:
             if ev.subject != self.name and "sleep" in ev.description:
-                self._sleepers.add(ev.subject)
-            elif ev.subject in self._sleepers:
-                self._sleepers.discard(ev.subject)
+                self.state.sleepers.add(ev.subject)
+            elif ev.subject in self.state.sleepers:
+                self.state.sleepers.discard(ev.subject)
         if p.heard or p.whispers or p.announcements:
             return None
         block = self._current(p.time)
-        if block.label != self._block:
+        if block.label != self.state.block:
             return None
         if block.sleep:
-            if self._asleep:
+            if self.state.asleep:
                 return CONTINUE
             if p.arrived:
-                self._asleep = True
+                self.state.asleep = True
                 return Intent(kind="sleep", description="sleeping", emoji="😴")
             return CONTINUE
         for other in p.nearby:
-            if other in self._greeted or other in self._sleepers:
+            if other in self.state.greeted or other in self.state.sleepers:
                 continue
             stranger = other not in self._friends
             if stranger and self._strangers >= STRANGER_GREETINGS:
                 continue  # one does not greet every stranger in a crowd
             self._strangers += stranger
-            self._greeted.add(other)
-            self._said = True
+            self.state.greeted.add(other)
+            self.state.said = True
             part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
             return Intent(kind="say", to=other, utterance=f"Good {part}, {other.split()[0]}!",
                           description=f"greeting {other}", emoji="👋")
-        if self._said:  # back to what I was doing before I spoke
-            self._said = False
+        if self.state.said:  # back to what I was doing before I spoke
+            self.state.said = False
             return Intent(kind="continue", description=block.description, emoji=block.emoji)
         return CONTINUE
 
     async def decide(self, p: Perception) -> Intent:
         block = self._current(p.time)
-        if block.sleep and self._asleep:
+        if block.sleep and self.state.asleep:
             return CONTINUE  # asleep: hears nothing
         for text in list(p.whispers) + list(p.announcements):
             spot = self._mentioned_place(text)
             if spot:
                 minute = p.time.hour * 60 + p.time.minute
-                self._detour = (min(minute + 60, 24 * 60 - 1), spot)
+                self.state.detour = (min(minute + 60, 24 * 60 - 1), spot)
                 self._memo_key = None
                 self._records.append(Record(kind="note", resident=self.name, data={"text": f"{self.name} decides to go to {spot}"}))
         block = self._current(p.time)
         for line in p.heard:
-            if line.speaker in p.nearby and line.speaker not in self._greeted:
-                self._greeted.add(line.speaker)
+            if line.speaker in p.nearby and line.speaker not in self.state.greeted:
+                self.state.greeted.add(line.speaker)
                 self._strangers += line.speaker not in self._friends
-                self._said = True
+                self.state.said = True
                 return Intent(kind="say", to=line.speaker, utterance=f"Hello {line.speaker.split()[0]}, nice to see you!",
                               description=f"chatting with {line.speaker}", emoji="💬")
-        self._block = block.label
+        self.state.block = block.label
         if block.sleep:
-            self._going_to_bed = True
-            if self._asleep:
+            self.state.going_to_bed = True
+            if self.state.asleep:
                 return CONTINUE
             return Intent(kind="go", target=block.target, description="going to bed", emoji="🛏️")
-        self._asleep = False
-        self._going_to_bed = False
+        self.state.asleep = False
+        self.state.going_to_bed = False
         if block.use:
             return Intent(kind="use", target=block.use, object_state=block.state, description=block.description,
                           emoji=block.emoji)
@@ -258,8 +248,8 @@ class RoutineMind:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.state = RoutineState.model_validate(state)
-        self._blocks = self._plan(self._day) if self._day else []
-        self._strangers = len(self._greeted - self._friends)
+        self._blocks = self._plan(self.state.day) if self.state.day else []
+        self._strangers = len(self.state.greeted - self._friends)
         self._memo_key = None
         self._records = []
 

@@ -1,6 +1,7 @@
 """Each mind's state as one pydantic model: a snapshot is its dump, a restore its validation.
 
-Everything a resident's cognition keeps between ticks, apart from its memory stream (rows in
+Everything a resident's cognition keeps between ticks: cognition modules read and write it as
+``mind.state.x`` (no attribute of the mind stands in for it). Apart from it are its memory stream (rows in
 the run file, cut back by tick on restore) and the memory objects that serialise themselves
 (spatial and social memory, the importance rater's cache), which the snapshot adds beside it.
 Field names and order are those of the snapshots written before this model existed, so old
@@ -74,19 +75,6 @@ def load_snapshot(data: dict[str, Any]) -> MindSnapshot:
     data = dict(data)
     data.setdefault("started", True)
     return MindSnapshot.model_validate(data)
-
-
-class StateField:
-    """An attribute of the mind that lives in its MindState (cognition modules keep `mind.x`)."""
-
-    def __init__(self, field: str) -> None:
-        self.field = field
-
-    def __get__(self, mind: Any, owner: type | None = None) -> Any:
-        return self if mind is None else getattr(mind.state, self.field)
-
-    def __set__(self, mind: Any, value: Any) -> None:
-        setattr(mind.state, self.field, value)
 
 
 class RoutineState(BaseModel):

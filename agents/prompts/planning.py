@@ -31,11 +31,12 @@ class SkeletonPart(BaseModel):
     fixed: bool = False  # wake, work and bed are the engine's; the model words the rest
 
 
-def day_skeleton(wake: int, sleep: int, home: str, work: str, extra: str = "") -> list[SkeletonPart]:
+def day_skeleton(wake: int, sleep: int, home: str, work: str, extra: str = "", kitchen: str = "") -> list[SkeletonPart]:
     """The day's structure from the persona alone: wake, meals, work hours at the workplace,
     the evening, bed. Hours are laid out as hours after waking, so a resident who goes to bed
     after midnight gets parts in day order with clock hours 0-23, never a negative hour."""
     home, work = home.replace(":", " "), work.replace(":", " ")
+    kitchen = kitchen.replace(":", " ") or home  # meals where the home eats, not in a bedroom
     span = waking_span(wake, sleep)
     end_of_day = wake + span  # bedtime on an extended clock (may be >= 24)
     start = min(max(wake + 2, 8), end_of_day - 6)
@@ -43,11 +44,11 @@ def day_skeleton(wake: int, sleep: int, home: str, work: str, extra: str = "") -
     dinner = min(max(lunch + 4, 17), end_of_day - 3)
     wanted = [
         (wake, "wake", f"wake up and get ready at {home}", True),
-        (wake + 1, "breakfast", f"have breakfast at {home}", False),
+        (wake + 1, "breakfast", f"have breakfast at {kitchen}", False),
         (start, "work", f"work at {work}", True),
         (lunch, "lunch", "have lunch", False),
         (lunch + 1, "work", f"work at {work}", True),
-        (dinner, "dinner", f"have dinner at {home}", False),
+        (dinner, "dinner", f"have dinner at {kitchen}", False),
         (dinner + 1, "evening", extra, False) if extra else (dinner + 2, "evening", f"relax and read at {home}", False),
     ]
     parts: list[SkeletonPart] = []
@@ -109,9 +110,9 @@ def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[s
 
 
 def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,
-                      work: str) -> BaseModel:
+                      work: str, kitchen: str = "") -> BaseModel:
     """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
-    skeleton = day_skeleton(wake, sleep, home, work)
+    skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
     free = [fit_words(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
     return day_plan_schema(len(free))(currently=currently, parts=free)

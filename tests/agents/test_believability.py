@@ -175,13 +175,3 @@ def test_the_bench_refuses_bad_options_by_name(capsys):
 
     with pytest.raises(SystemExit, match="expected a duration"):
         bench_believability.run(_bench_args(["--duration", "soon"]))
-
-
-def test_the_bench_scores_a_short_scripted_town_with_the_model_checks(monkeypatch):
-    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
-    from world.cli import bench_believability
-
-    out = bench_believability.run(_bench_args(["--agents", "2", "--duration", "20m"]))
-    assert out["model"] == "scripted" and 0.0 <= out["overall"] <= 1.0
-    assert out["scores"]["importance_order"] is not None  # the probe ran through the model
-    assert out["scores"]["interview_answers"] is not None  # and each resident was interviewed

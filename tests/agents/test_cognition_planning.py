@@ -38,11 +38,11 @@ def test_day_plan_covers_the_waking_day_at_real_places():
                 covered[world.time.hour * 60 + world.time.minute] = step.arena
 
     asyncio.run(day())
-    assert 5 <= len(mind.day_plan) <= 8
+    assert 5 <= len(mind.state.day_plan) <= 8
     # the schedule runs without a gap from waking to bedtime
-    assert mind.blocks[0].start == datetime(2023, 2, 13, 7, 0)
-    assert mind.blocks[-1].end == datetime(2023, 2, 13, 22, 0)
-    assert all(a.end == b.start for a, b in zip(mind.blocks, mind.blocks[1:]))
+    assert mind.state.blocks[0].start == datetime(2023, 2, 13, 7, 0)
+    assert mind.state.blocks[-1].end == datetime(2023, 2, 13, 22, 0)
+    assert all(a.end == b.start for a, b in zip(mind.state.blocks, mind.state.blocks[1:]))
     assert len(covered) == 15 * 60  # every waking minute had a step
     assert set(covered.values()) <= set(places)  # ... at a real place
     assert not world.refused  # every go/use named a real place
@@ -67,17 +67,17 @@ def test_a_reaction_replans_the_rest_of_the_block():
             await world.step()
 
     asyncio.run(go(20))
-    before = [(s.start, s.description) for s in mind.steps]
-    assert before and not any(s.reaction for s in mind.steps)
+    before = [(s.start, s.description) for s in mind.state.steps]
+    assert before and not any(s.reaction for s in mind.state.steps)
     world.objects["Hobbs Cafe:counter:coffee machine"] = "on fire, burning"
     asyncio.run(go(2))
     assert mind.caller.counts["react"] >= 1
-    assert mind.steps[0].reaction and "burning" in mind.steps[0].description
-    assert mind.current is not None and mind.current.reaction
-    after = [(s.start, s.description) for s in mind.steps]
-    assert after != before and all(s.arena in places for s in mind.steps)
+    assert mind.state.steps[0].reaction and "burning" in mind.state.steps[0].description
+    assert mind.state.current is not None and mind.state.current.reaction
+    after = [(s.start, s.description) for s in mind.state.steps]
+    assert after != before and all(s.arena in places for s in mind.state.steps)
     # the rest of the block was decomposed again, starting when the reaction ends
-    assert mind.steps[1].start == mind.steps[0].end
+    assert mind.state.steps[1].start == mind.state.steps[0].end
     plans = [r for r in world.records if r.kind == "plan" and r.data["level"] == "decomposed"]
     assert any("burning" in " ".join(r.data["items"]) for r in plans)
 

@@ -51,7 +51,7 @@ def test_reflection_fires_at_threshold_and_cites_evidence():
         assert r["evidence"], "an insight must cite evidence"
         assert all(e in own and e < r["memory_id"] for e in r["evidence"])  # earlier memories of mine
         assert own[r["memory_id"]].kind == "reflection"
-    assert mind.importance_since_reflection < 150  # the counter restarted
+    assert mind.state.importance_since_reflection < 150  # the counter restarted
     assert mind.caller.counts["reflect_questions"] == 1 and mind.caller.counts["reflect_insights"] == 1
 
 
@@ -64,6 +64,6 @@ def test_no_reflection_ablation_never_reflects():
         p = Perception(resident=persona.name, tick=tick, time=start + timedelta(seconds=10 * tick), tile=(0, 0),
                        address="Town Library:reading room", whispers=[f"I am in love with Maria, thought {tick}"])
         _tick(mind, p)
-    assert mind.importance_since_reflection >= 150
+    assert mind.state.importance_since_reflection >= 150
     assert "reflect_questions" not in mind.caller.counts
     assert all(m.kind != "reflection" for m in mind.memory.all())

@@ -88,8 +88,8 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     from agents.minds.cognition.planning import plan_day
 
     asyncio.run(plan_day(mind, start))
-    by_hour = {b.start.hour: b.activity for b in mind.blocks}
+    by_hour = {b.start.hour: b.activity for b in mind.state.blocks}
     work = [a for h, a in by_hour.items() if a.startswith("work at Hobbs Cafe")]
     assert work, by_hour  # the workplace kept its hours
     assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
-    assert all(item[0].isdigit() for item in mind.day_plan)
+    assert all(item[0].isdigit() for item in mind.state.day_plan)

@@ -50,7 +50,7 @@ def until_encounters(engine: Engine, plugin: EncounterPlugin, n: int = 1, limit:
 
 
 def memories(mind, word: str) -> list[str]:
-    return [m.text for m in mind.memory.all() if word in m.text] + [m.text for m in mind.pending if word in m.text]
+    return [m.text for m in mind.memory.all() if word in m.text] + [m.text for m in mind.state.pending if word in m.text]
 
 
 def test_an_encounter_leaves_memories_in_both_residents_and_records_in_the_run() -> None:

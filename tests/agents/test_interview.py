@@ -81,3 +81,23 @@ def test_interview_command(run_dir, capsys):
     assert code == 0 and capsys.readouterr().out.strip()
     code = main(parser.parse_args([str(run_dir), "Klaus Mueller", "hi", "--at", "25:99", "--model", "scripted"]))
     assert code == 2 and "--at" in capsys.readouterr().err
+
+
+def test_an_answer_made_by_the_engine_is_marked_as_not_the_models(run_dir):
+    """A model whose every answer is refused gets the memory-built fallback, which a bench must
+    not score as the model's; a model that answers gets its own words marked as its own."""
+    import json
+
+    from agents.llm.gateway import Completion, Gateway
+    from agents.minds.interview import interview_answer
+
+    class Echo:
+        name = "echo"
+
+        async def generate(self, request):
+            return Completion(text=json.dumps({"answer": "Klaus Mueller"}), prompt_tokens=1, completion_tokens=1, cost=0.0)
+
+    refused = interview_answer(run_dir, "Klaus Mueller", "Is there a party coming up?", llm=Gateway(Echo(), max_attempts=2))
+    assert refused.from_fallback and refused.text and refused.text != "Klaus Mueller"
+    own = interview_answer(run_dir, "Klaus Mueller", "Is there a party coming up?", model="scripted")
+    assert not own.from_fallback and "Valentine" in own.text

@@ -39,4 +39,18 @@ def test_a_snapshot_from_before_a_field_existed_still_restores(tmp_path: Path) -
     for key in ("started", "sleep", "react_seen", "last_reaction"):
         old.pop(key)
     mind.restore(old)
-    assert mind.state.started is True and mind.state.sleep is None and mind.react_seen == {}
+    assert mind.state.started is True and mind.state.sleep is None and mind.state.react_seen == {}
+
+
+def test_cognition_state_lives_only_in_mind_state(tmp_path: Path) -> None:
+    """No attribute of the mind forwards to or shadows a state field: cognition writes mind.state.x."""
+    from agents.minds.routine import RoutineMind
+    from agents.minds.state import MindState, RoutineState
+
+    mind, _ = _mind(tmp_path)
+    for field in MindState.model_fields:
+        assert not hasattr(type(mind), field) and field not in vars(mind), field
+        assert not hasattr(type(mind), "_" + field) and "_" + field not in vars(mind), field
+    routine = RoutineMind(demo_persona("Klaus Mueller", "Town Library:reading room", "librarian"))
+    for field in RoutineState.model_fields:
+        assert not hasattr(type(routine), "_" + field), field

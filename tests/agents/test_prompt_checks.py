@@ -90,13 +90,14 @@ def test_a_model_that_ranks_backwards_cannot_put_a_latte_above_a_death() -> None
     prior: SmolLM2 rated a father's death 1 and a latte 2; what is stored still ranks them."""
     import asyncio
 
-    from agents.believability import PROBE_PAIRS, importance_probe
+    from agents.believability import TUNING_PAIRS, importance_probe
     from agents.prompts.importance import combined_importance, heuristic_importance, ratings_schema
 
-    backwards = [1, 10] * len(PROBE_PAIRS)  # every salient memory 1, every mundane one 10
+    backwards = [1, 10] * len(TUNING_PAIRS)  # every salient memory 1, every mundane one 10
     llm = Gateway(Canned(json.dumps({"ratings": backwards})), max_attempts=1)
-    assert asyncio.run(importance_probe(llm)).score == 1.0  # what a resident would store
-    assert asyncio.run(importance_probe(llm, stored=False)).score == 0.0  # the model alone
+    # the prior's own pairs (it was tuned on them): what a resident would store still ranks them
+    assert asyncio.run(importance_probe(llm, pairs=TUNING_PAIRS)).score == 1.0
+    assert asyncio.run(importance_probe(llm, stored=False, pairs=TUNING_PAIRS)).score == 0.0  # the model alone
     for text in ("My father died this morning", "Tom is idle", "I bought a latte at the cafe"):
         assert combined_importance(heuristic_importance(text), text) == heuristic_importance(text)
     assert combined_importance(10, "I read the morning newspaper") > combined_importance(1, "I read the morning newspaper")

@@ -24,7 +24,7 @@ def test_fact_spreads_from_one_resident_to_a_third_through_a_second():
     minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in personas}
     # Ayesha and Maria are not on speaking terms: the news can only travel through Klaus
     a, k, m = (minds[n] for n in names)
-    a.last_talk["Maria Lopez"] = m.last_talk["Ayesha Khan"] = start + timedelta(days=30)
+    a.state.last_talk["Maria Lopez"] = m.state.last_talk["Ayesha Khan"] = start + timedelta(days=30)
     world = Sandbox(minds, places, start, spawn={n: "Town Library:reading room" for n in names})
     world.bodies["Ayesha Khan"].whispers.append(FACT)
 

@@ -41,5 +41,5 @@ def test_one_residents_morning_on_the_local_model_is_valid():
     asyncio.run(morning())
     assert arenas and arenas <= set(places)
     assert not world.refused, world.refused
-    assert 5 <= len(mind.day_plan) <= 8
+    assert 5 <= len(mind.state.day_plan) <= 8
     assert mind.caller.counts["plan_day"] == 1 and mind.caller.counts["decompose"] >= 1

@@ -36,13 +36,13 @@ def test_snapshot_restore_rolls_memory_and_plans_back(tmp_path):
     assert isinstance(mind, Mind)
     _advance(world, 60)
     state = mind.snapshot()
-    tick, count, steps = world.tick, len(mind.memory), [s.label() for s in mind.steps]
+    tick, count, steps = world.tick, len(mind.memory), [s.label() for s in mind.state.steps]
     world.bodies[mind.name].whispers.append("I must tell everyone about the fire drill at the library")
     _advance(world, 60)
     assert len(mind.memory) > count
     truncate_after(tmp_path / "run.db", tick)  # what the engine does before restoring
     mind.restore(state)
-    assert len(mind.memory) == count and [s.label() for s in mind.steps] == steps
+    assert len(mind.memory) == count and [s.label() for s in mind.state.steps] == steps
     assert not any("fire drill" in m.text for m in mind.memory.all())
     kinds = {r.kind for r in world.records}
     assert {"memory", "plan", "llm"} <= kinds
@@ -52,7 +52,7 @@ def test_no_observation_ablation_keeps_no_memory(tmp_path):
     mind, world = _world(tmp_path, "no_observation")
     _advance(world, 30)
     assert len(mind.memory) == 0 and "plan_day" not in mind.caller.counts
-    assert mind.steps  # still acts, step by step
+    assert mind.state.steps  # still acts, step by step
 
 
 def test_social_graph_is_exported_with_the_run(tmp_path):

@@ -2,8 +2,12 @@
 
 The run's own checks (agents.believability: plans at work, actions in fitting places, no
 degenerate text, replies that answer, importance of salient memories), plus the two that need
-the model: the fixed importance probe (a death outranks a latte) and one interview question per
-resident, judged against what that resident remembers.
+the model: the importance probe on held-out pairs (never the pairs the keyword prior was tuned
+on) and one interview question per resident, judged against what that resident remembers; an
+answer that is the engine's memory-built fallback is not the model's: it is counted in
+``interview_fallback_share`` and not scored. The default town is three residents of one house
+at breakfast, so a conversation is there to judge; every check reports how many items it judged,
+and ``unjudged`` names those that judged nothing (their score is n/a, not perfect).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.believability import Check, importance_probe, interview_check, read_run, score_texts
+from agents.believability import Check, importance_probe, interview_check, model_answers, read_run, score_texts
 from memory.runfile import RunStore, connect_readonly
 from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
@@ -25,7 +29,8 @@ QUESTION = "What have you been doing today, and who have you seen?"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="scripted", help="model to score (default scripted; e.g. local)")
-    parser.add_argument("--agents", type=positive_int, default=2, help="residents (default 2)")
+    parser.add_argument("--agents", type=positive_int, default=3,
+                        help="residents (default 3: the Alvarez family of Oak House, who meet at breakfast)")
     parser.add_argument("--duration", default="1h", help="game time (default 1h)")
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
     parser.add_argument("--seed", type=int, default=0)
@@ -62,10 +67,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             conn.close()
     embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
     memories_of = {name: [t for n, t, _ in texts.memories if n == name] for name in texts.personas}
+    own, fallback_share = model_answers(answers)
     checks: dict[str, Check] = {
         "importance_order": probe,
         "interview_answers": interview_check(
-            ((name, answer, memories_of.get(name, [])) for name, answer in answers), list(texts.personas)
+            ((name, answer, memories_of.get(name, [])) for name, answer in own), list(texts.personas)
         ),
     }
     score = score_texts(texts, embedder.encode, extra=checks, embedder=embedder.name)
@@ -78,17 +84,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         **{name: _show(check) for name, check in score.checks.items()},
         "importance_model_alone": _show(model_alone),
         "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
+        "judged": {name: c.judged for name, c in score.checks.items()},
+        "unjudged": [name for name, c in score.checks.items() if not c.judged],
+        "conversations": len(texts.conversations),
+        "interviews": len(answers),
+        "interview_fallback_share": None if fallback_share is None else round(fallback_share, 3),
         "run_s": round(run_s, 1),
         "probe_and_interviews_s": round(model_s, 1),
     }
 
 
-def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str]]:
-    from agents.minds.interview import interview
+def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str, bool]]:
+    """(resident, answer, whether it is the engine's fallback) for one question per resident."""
+    from agents.minds.interview import interview_answer
     from memory.store import registered_residents
 
     names = sorted(registered_residents(RunStore.db_path(run_dir)))
-    return [(name, interview(run_dir, name, QUESTION, llm=llm)) for name in names]
+    answers = [(name, interview_answer(run_dir, name, QUESTION, llm=llm)) for name in names]
+    return [(name, a.text, a.from_fallback) for name, a in answers]
 
 
 def _show(check: Check) -> str:

@@ -9,6 +9,7 @@ import re
 from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.minds.cognition.conversation import about_partner
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
 
@@ -24,9 +25,37 @@ _FILLER = re.compile(
 )
 
 
+# 'tv is off', 'Tom Alvarez is thinking about what to do next': what is in view, not news to tell
+_STATE = re.compile(r"^[\w' .-]{1,40} is (\w+$|(off|on|idle|open|closed|full|empty|\w+ing)\b)", re.IGNORECASE)
+
+
 def _news(memory: str) -> str:
     """A remembered sentence as something to tell (no memory prefixes or chat filler)."""
     return _FILLER.sub("", memory.strip()).strip().rstrip(".")
+
+
+_TOLD = re.compile(r"(?:did you hear\?|also,)\s*(.+?)\.?$", re.IGNORECASE)
+
+
+def _reply_to(line: str, other: str, fresh: list[str]) -> str:
+    """An answer to the partner's line when I have nothing new to tell: how I am, or what I make
+    of their news ('' when their line asks nothing and tells nothing)."""
+    if line.rstrip().endswith("How are you today?"):
+        return f"I'm well, thank you, {other}." + (f" Did you hear? {_news(fresh[0])}." if fresh else " Busy day ahead.")
+    told = _TOLD.search(line)
+    if told and not fresh:
+        news = told.group(1).strip()
+        return f"Really? I had not heard that {news[:1].lower() + news[1:]}. Thanks for telling me, {other}."
+    return ""
+
+
+def _goodbye(line: str, other: str) -> str:
+    """A parting line that still answers the one before it."""
+    if "Busy day ahead" in line:
+        return f"Good luck with your busy day, {other}. See you around!"
+    if "Thanks for telling me" in line:
+        return f"You're welcome, {other}, thanks for listening. See you around!"
+    return f"Good talking to you, {other}. See you around!"
 
 
 @scripted_responder("converse")
@@ -43,15 +72,18 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     fresh = [
         m for m in memories
         if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
-        and not m.startswith(partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
-        and heuristic_importance(m) >= 3
+        and not about_partner(_news(m), partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
+        and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3)
     ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
     if not transcript:
         line = f"Hi {other}! " + (f"Did you hear? {_news(fresh[0])}." if fresh else "How are you today?")
         return {"utterance": line, "end": False}
+    reply = _reply_to(transcript[-1].split(": ", 1)[-1], other, fresh) if left > 1 and len(transcript) < 5 else ""
+    if reply:
+        return {"utterance": reply, "end": False}
     if left <= 1 or len(transcript) >= 5 or not fresh:
-        return {"utterance": f"Good talking to you, {other}. See you around!", "end": True}
+        return {"utterance": _goodbye(transcript[-1].split(": ", 1)[-1], other), "end": True}
     opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
     return {"utterance": f"{opener} Also, {_news(fresh[0])}.", "end": False}
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.minds.cognition.plan_times import strip_time
+from agents.minds.cognition.wording import activity_phrase, starts_with_verb, without_place
 from agents.prompts.common import clip, fit_words, fact, section
 from agents.prompts.planning import ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, emoji_for, pick_place, schedule_from_plan
 
@@ -42,9 +43,13 @@ def _scripted_schedule(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
 
 
-_STEP_TEMPLATES = (
-    "getting ready for {b}", "{b}", "{b}", "taking a short break", "{b}", "{b}", "finishing up {b}",
-)
+def _step_actions(block: str) -> tuple[str, ...]:
+    """The scripted steps of a block as activity phrases: 'getting ready to have breakfast',
+    'having breakfast at Oak House kitchen', ..., 'almost done having breakfast'."""
+    doing = activity_phrase(block)
+    short = without_place(doing)
+    ready = f"getting ready to {without_place(block)}" if starts_with_verb(block) and "ready" not in block else doing
+    return (ready, doing, doing, "taking a short break", doing, doing, f"almost done {short}")
 
 
 @scripted_responder("decompose")
@@ -59,15 +64,16 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
     steps = []
     left = minutes
     i = 0
+    actions = _step_actions(block)
     # At most MAX_STEPS; decompose() rescales the lengths to fill the window exactly.
     while left > 0 and len(steps) < MAX_STEPS:
         length = min(left, rng.choice((10, 15, 15)))
         if length < 5:
             steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
             break
-        action = _STEP_TEMPLATES[min(i, len(_STEP_TEMPLATES) - 1)].format(b=block)
+        action = actions[min(i, len(actions) - 2)]
         if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
-            action = f"finishing up {block}"
+            action = actions[-1]
         action = fit_words(action, ACTION_MAX, "keeping busy")
         steps.append(
             {

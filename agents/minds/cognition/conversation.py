@@ -45,17 +45,24 @@ class Conversation(BaseModel):
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
 
 
+def about_partner(text: str, partner: str) -> bool:
+    """Does this memory name the partner (full name or first name)? Then it is their own news,
+    never something to tell them: 'Lucy wants to study medicine' is not news to Lucy."""
+    names = [partner.strip(), *partner.split()[:1]]
+    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
+
+
 def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5) -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
-    choose): the most important one that is news (not a plan, an idle thing, the partner's own
-    doings or this talk) and not yet said in this conversation; '' when nothing qualifies."""
+    choose): the most important one that is news (not a plan, an idle thing, anything naming the
+    partner — their own news — or this talk) and not yet said in this conversation; '' when nothing qualifies."""
     spoken = " ".join(transcript).lower()
     best: tuple[int, int, str] | None = None
     for rank, memory in enumerate(memories):
         text = _PREFIX.sub("", " ".join(memory.text.split())).strip().rstrip(".")
         lower = text.lower()
         if (memory.importance < min_importance or not text or memory.kind == "plan"
-                or lower.startswith(("my plan", "currently:", "i should", "i decided", partner.lower()))
+                or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
                 or not re.search(r"[a-z]{3}", lower)):
             continue
@@ -71,7 +78,7 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     memories = [m.text for m in records]
     topic = pick_topic(records, other, convo.lines)
     relation = mind.social.describe(other)
-    current = mind.current.description if mind.current else "nothing in particular"
+    current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     return await mind.caller.ask(
         "converse",
@@ -100,8 +107,8 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
     convo = Conversation(
         partner=partner, conversation_id=f"{mind.name}>{partner}@{p.tick}", last_tick=p.tick, started=p.time,
     )
-    mind.convo = convo
-    mind.last_talk[partner] = p.time
+    mind.state.convo = convo
+    mind.state.last_talk[partner] = p.time
     line = await _next_line(mind, convo, p)
     if line.end and len(convo.lines) == 0:
         line.end = False  # an opener never ends a conversation before the partner speaks
@@ -111,18 +118,19 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
 async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> Intent | None:
     """Lines addressed to me: join or continue the conversation, answer or close it."""
     speakers = [h.speaker for h in heard]
-    if mind.convo is not None and mind.convo.partner not in speakers:
+    if mind.state.convo is not None and mind.state.convo.partner not in speakers:
         return None  # busy talking with someone else: their line goes unanswered (they will give up)
-    partner = mind.convo.partner if mind.convo is not None else speakers[0]
-    if mind.convo is None:
-        recent = mind.last_talk.get(partner)
-        if recent is not None and mind.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
+    partner = mind.state.convo.partner if mind.state.convo is not None else speakers[0]
+    if mind.state.convo is None:
+        recent = mind.state.last_talk.get(partner)
+        if recent is not None and mind.state.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
             return None  # a parting line after I closed: nothing to answer
-        mind.convo = Conversation(
+        mind.state.convo = Conversation(
             partner=partner, conversation_id=f"{partner}>{mind.name}@{p.tick}", last_tick=p.tick, started=p.time,
         )
-        mind.last_talk[partner] = p.time
-    convo = mind.convo
+        mind.state.last_talk[partner] = p.time
+    convo = mind.state.convo
+    crossed = crossed_lines(convo, mind.name, p.tick)
     for h in heard:
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
@@ -131,6 +139,10 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
         await close_conversation(mind, p)  # budget spent, or they walked off: no answer
         return None
+    if crossed and mind.name > partner:
+        # we both spoke at once: one answers (the name first in order), the other listens, so
+        # the two do not talk past each other saying the same thing in parallel
+        return Intent(kind="wait", description=f"talking with {partner}", emoji="💬")
     line = await _next_line(mind, convo, p)
     intent = _say(mind, convo, line.utterance, p)
     if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
@@ -139,8 +151,14 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
     return intent
 
 
+def crossed_lines(convo: Conversation, me: str, tick: int) -> bool:
+    """Did the partner's line cross mine (said in the same tick, before they heard mine)? A line
+    is heard the tick after it is said, so an answer to mine arrives two ticks later at the soonest."""
+    return bool(convo.lines) and convo.lines[-1].startswith(me + ": ") and convo.last_tick == tick - 1
+
+
 def timed_out(mind: "Resident", p: Perception) -> bool:
-    convo = mind.convo
+    convo = mind.state.convo
     if convo is None:
         return False
     if convo.partner not in p.nearby and p.tick > convo.last_tick:
@@ -150,13 +168,13 @@ def timed_out(mind: "Resident", p: Perception) -> bool:
 
 async def close_conversation(mind: "Resident", p: Perception) -> None:
     """Summary memory (+ planning thought) and a stronger tie; no-op without a conversation."""
-    convo = mind.convo
+    convo = mind.state.convo
     if convo is None:
         return
-    mind.convo = None
-    mind.recently_closed[convo.partner] = p.tick
-    mind.last_talk[convo.partner] = p.time
-    mind.last_chat_end = p.time
+    mind.state.convo = None
+    mind.state.recently_closed[convo.partner] = p.tick
+    mind.state.last_talk[convo.partner] = p.time
+    mind.state.last_chat_end = p.time
     if not convo.lines:
         return
     answer = await mind.caller.ask(
@@ -171,7 +189,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         mind.remember_fixed("thought", answer.thought.strip()[:300], answer.importance)
     mind.social.met(convo.partner, p.tick, answer.summary.strip()[:200])
     if answer.thought.strip() and answer.importance >= 6:
-        mind.replan_reason = answer.thought.strip()
+        mind.state.replan_reason = answer.thought.strip()
 
 
 def chat_record(mind: "Resident", convo: Conversation, text: str) -> dict:

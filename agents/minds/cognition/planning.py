@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.plan_times import strip_time
+from agents.minds.cognition.wording import activity_phrase
 from agents.prompts.common import clip
 from agents.prompts.planning import (
     day_plan_fallback,
@@ -33,10 +34,13 @@ from agents.prompts.planning import (
     schedule_schema,
     skeleton_work_hours,
     schedule_prompt,
+    SkeletonPart,
 )
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
+
+MEAL = re.compile(r"\b(breakfast|lunch|dinner|supper|meal|eat|eating)\b", re.IGNORECASE)
 
 
 class Block(BaseModel):
@@ -120,52 +124,65 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
     p = mind.persona
     hours = waking_hours(p.wake_hour, p.sleep_hour)
     start = day_start(p.wake_hour, now)
-    home, work = mind.home_arena(), mind.work_arena()
-    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work)
-    fallback = day_plan_fallback(p.name, p.occupation, mind.currently or p.lifestyle, p.wake_hour, p.sleep_hour,
-                                 home, work)
     if mind.options.ablation in ("no_reflection_planning", "no_observation"):
         # No planning: the day is one open block per waking hour, decided step by step.
         entries = [(h, f"what {p.name.split()[0]} would usually do at {h}:00") for h in hours]
-        mind.day_plan, mind.currently = [], mind.currently or p.lifestyle
+        mind.state.day_plan, mind.state.currently = [], mind.state.currently or p.lifestyle
     else:
-        memories = [m.text for m in await mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
-        answer = await mind.caller.ask(
-            "plan_day",
-            day_plan_prompt(
-                mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work,
-                mind.currently or p.lifestyle, memories, skeleton,
-            ),
-            type(fallback),
-            fallback,
-            max_tokens=400,
-        )
-        # the skeleton sets every time and the work hours; the model words the open parts
-        plan = plan_from_skeleton(skeleton, list(answer.parts))
-        mind.day_plan = plan
-        mind.currently = answer.currently.strip()[:300] or mind.currently
-        sched = await mind.caller.ask(
-            "schedule",
-            schedule_prompt(mind.summary, p.name, hours, plan),
-            schedule_schema(tuple(hours)),
-            schedule_fallback(plan, hours),
-            max_tokens=600,
-        )
-        given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
-        derived = dict(schedule_from_plan(plan, hours))
-        work_hours = skeleton_work_hours(skeleton, hours)
-        # every waking hour gets an activity: the skeleton's at work hours, else the model's,
-        # else the plan's item for that hour
-        entries = [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
-                   for h in hours]
-        mind.remember_fixed("plan", f"Currently: {mind.currently}", 5)
-        mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
-        mind.emit_plan("status", [mind.currently])
-        mind.emit_plan("day", plan)
-    mind.blocks = blocks_from_entries(start, entries)
-    mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.blocks])
-    mind.day = day_key(p.wake_hour, now)
-    mind.steps = []
+        entries = await _planned_hours(mind, start, hours)
+    mind.state.blocks = blocks_from_entries(start, entries)
+    mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
+    mind.state.day = day_key(p.wake_hour, now)
+    mind.state.steps = []
+
+
+async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) -> list[tuple[int, str]]:
+    """The day plan (``plan_day``) on the persona's skeleton, then the hourly schedule (``schedule``):
+    an activity for every waking hour; the plan and status are remembered and recorded."""
+    p = mind.persona
+    home, work = mind.home_arena(), mind.work_arena()
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work, kitchen=mind.meal_arena())
+    plan = await _day_plan(mind, start, skeleton, home, work)
+    sched = await mind.caller.ask(
+        "schedule",
+        schedule_prompt(mind.summary, p.name, hours, plan),
+        schedule_schema(tuple(hours)),
+        schedule_fallback(plan, hours),
+        max_tokens=600,
+    )
+    given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
+    derived = dict(schedule_from_plan(plan, hours))
+    work_hours = skeleton_work_hours(skeleton, hours)
+    mind.remember_fixed("plan", f"Currently: {mind.state.currently}", 5)
+    mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
+    mind.emit_plan("status", [mind.state.currently])
+    mind.emit_plan("day", plan)
+    # every waking hour gets an activity: the skeleton's at work hours, else the model's,
+    # else the plan's item for that hour
+    return [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
+            for h in hours]
+
+
+async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPart], home: str, work: str) -> list[str]:
+    """One ``plan_day`` call: the model words the skeleton's open parts and the new status;
+    the skeleton sets every time and the work hours. Sets the state's plan and status."""
+    p = mind.persona
+    status = mind.state.currently or p.lifestyle
+    fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work,
+                                 kitchen=mind.meal_arena())
+    memories = [m.text for m in await mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
+    answer = await mind.caller.ask(
+        "plan_day",
+        day_plan_prompt(mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work, status, memories,
+                        skeleton),
+        type(fallback),
+        fallback,
+        max_tokens=400,
+    )
+    plan = plan_from_skeleton(skeleton, list(answer.parts))
+    mind.state.day_plan = plan
+    mind.state.currently = answer.currently.strip()[:300] or mind.state.currently
+    return plan
 
 
 def blocks_from_entries(start: datetime, entries: list[tuple[int, str]]) -> list[Block]:
@@ -181,7 +198,7 @@ def blocks_from_entries(start: datetime, entries: list[tuple[int, str]]) -> list
 
 
 def block_at(mind: "Resident", now: datetime) -> Block | None:
-    for block in mind.blocks:
+    for block in mind.state.blocks:
         if block.start <= now < block.end:
             return block
     return None
@@ -196,7 +213,7 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
               emoji: str = "", object_state: str | None = None, reaction: bool = False) -> Step:
     obj = mind.spatial.best_object(arena, description)
     return Step(
-        start=start, minutes=max(1, minutes), description=description.strip()[:120] or "keeping busy",
+        start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
         arena=arena, object=obj, emoji=(emoji or emoji_for(description)).strip()[:8],
         object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
@@ -222,13 +239,15 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     """Steps of 5-15 minutes for [start, end) of an activity, at known places."""
     minutes = max(1, int((end - start).total_seconds() // 60))
     places = mind.spatial.arenas()
-    home, work = mind.home_arena(), mind.work_arena()
+    # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
+    home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
+    work = mind.work_arena()
     default_place = pick_place(activity, places, home, work)
     schema = decomposition_schema(tuple(places))
     fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)
     notes = list(context or [])
-    if mind.currently:
-        notes.insert(0, f"Status: {mind.currently}")
+    if mind.state.currently:
+        notes.insert(0, f"Status: {mind.state.currently}")
     notes += [m.text for m in await mind.memory_for(activity, 4)]
     answer = await mind.caller.ask(
         "decompose",

@@ -32,7 +32,7 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     now = p.time
     people = [n for n in p.nearby if n != mind.name and mind.can_talk_to(n, now)]
     places = mind.spatial.arenas()
-    current = mind.current.description if mind.current else "nothing in particular"
+    current = mind.state.current.description if mind.state.current else "nothing in particular"
     here = mind.arena_here(p)
     schema = reaction_schema(tuple(people), tuple(places))
     fallback = reaction_fallback(tuple(people), tuple(places), here)
@@ -41,14 +41,14 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
         "react",
         react_prompt(
             mind.summary, mind.name, f"{now:%H:%M}", current, here, observed, memories,
-            [f"{n} (last talk: {_since(mind.last_talk.get(n), now)})" for n in people], places,
+            [f"{n} (last talk: {_since(mind.state.last_talk.get(n), now)})" for n in people], places,
             mind.home_arena(), mind.work_arena(),
         ),
         schema,
         fallback,
         max_tokens=200,
     )
-    mind.last_reaction = now
+    mind.state.last_reaction = now
     if answer.decision == "talk" and answer.talk_to != NOBODY and answer.talk_to in people:
         from agents.minds.cognition.conversation import open_conversation
 
@@ -62,15 +62,15 @@ async def replan_around(mind: "Resident", now: datetime, action: str, place: str
     """Make the reaction the current step and re-decompose the rest of the window."""
     start = now.replace(second=0, microsecond=0)
     step = make_step(mind, start, minutes, action, place, emoji, reaction=True)
-    window_end = mind.steps[-1].end if mind.steps and mind.steps[-1].end > step.end else None
+    window_end = mind.state.steps[-1].end if mind.state.steps and mind.state.steps[-1].end > step.end else None
     block = block_at(mind, now)
     if window_end is None and block is not None and block.end > step.end:
         window_end = min(block.end, step.end + timedelta(minutes=60))
     rest = []
     if window_end is not None and (window_end - step.end) >= timedelta(minutes=10):
-        activity = block.activity if block is not None else (mind.current.description if mind.current else action)
+        activity = block.activity if block is not None else (mind.state.current.description if mind.state.current else action)
         rest = await decompose(mind, activity, step.end, window_end, context=[f"Just now: {action}"])
-    mind.steps = [step] + rest
-    mind.current = None
-    mind.emit_plan("decomposed", [s.label() for s in mind.steps])
+    mind.state.steps = [step] + rest
+    mind.state.current = None
+    mind.emit_plan("decomposed", [s.label() for s in mind.state.steps])
     mind.remember_pending("thought", f"I decided to {action.rstrip('.')}")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 async def reflect(mind: "Resident") -> list[int]:
     """Run one reflection; returns the ids of the reflection memories written."""
-    mind.importance_since_reflection = 0.0
+    mind.state.importance_since_reflection = 0.0
     recent = mind.memory.recent(100)
     if not recent:
         return []

@@ -1,0 +1,74 @@
+"""The believability bench measures the model (issue 11 §2): importance is probed on pairs the
+keyword prior was never tuned on, interview answers the engine made are not the model's, and a
+check that judged nothing is shown as such, never as a perfect score."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from agents.believability import (
+    HELD_OUT_PAIRS,
+    TUNING_PAIRS,
+    content_words,
+    importance_probe,
+    model_answers,
+)
+from agents.llm.gateway import Completion, Gateway
+
+
+def test_the_held_out_probe_pairs_share_nothing_with_the_tuning_pairs() -> None:
+    tuning = {t for pair in TUNING_PAIRS for t in pair}
+    held = {t for pair in HELD_OUT_PAIRS for t in pair}
+    assert len(HELD_OUT_PAIRS) >= 10 and not tuning & held
+    tuned_words = set().union(*(content_words(t) for t in tuning))
+    for text in held:
+        assert not content_words(text) & tuned_words, text
+
+
+class Recording:
+    """A backend that rates every memory 5 and keeps the prompts it was shown."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    async def generate(self, request) -> Completion:
+        self.prompts.append(request.messages[-1]["content"])
+        count = request.messages[-1]["content"].split("Memories:", 1)[1].count("\n") + 1
+        return Completion(text=json.dumps({"ratings": [5] * count}), prompt_tokens=1, completion_tokens=1, cost=0.0)
+
+
+def test_the_probe_scores_held_out_pairs_only() -> None:
+    backend = Recording()
+    check = asyncio.run(importance_probe(Gateway(backend, max_attempts=1), stored=False))
+    shown = backend.prompts[-1]
+    assert all(text in shown for pair in HELD_OUT_PAIRS for text in pair)
+    assert not any(text in shown for pair in TUNING_PAIRS for text in pair)
+    assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0  # a flat 5 ranks nothing
+
+
+def test_fallback_interview_answers_are_counted_not_scored() -> None:
+    own, share = model_answers([("Ada", "I saw Ben at the cafe.", False), ("Ben", "I remember: ...", True),
+                                ("Cy", "I remember: ...", True), ("Di", "I read.", False)])
+    assert own == [("Ada", "I saw Ben at the cafe."), ("Di", "I read.")] and share == 0.5
+    assert model_answers([("Ada", "x", True)]) == ([], 1.0)
+    assert model_answers([]) == ([], None)
+
+
+def test_the_default_bench_town_has_a_conversation_and_shows_what_it_judged(monkeypatch) -> None:
+    import argparse
+
+    from world.cli import bench_believability
+
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
+    parser = argparse.ArgumentParser()
+    bench_believability.add_arguments(parser)
+    out = bench_believability.run(parser.parse_args(["--duration", "15m"]))  # default residents and start
+    assert out["conversations"] >= 1 and out["judged"]["conversation_answers"] >= 1
+    assert out["judged"]["importance_order"] == len(HELD_OUT_PAIRS)
+    assert out["interviews"] == 3 and out["interview_fallback_share"] == 0.0  # scripted answers itself
+    for name in out["unjudged"]:
+        assert out["scores"][name] is None and out[name].startswith("n/a of 0")
+    assert "at_work_in_work_hours" in out["unjudged"]  # a breakfast has no work hours: shown, not perfect
