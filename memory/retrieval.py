@@ -104,6 +104,7 @@ class RetrievalIndex:
         self._built_at = 0
         self._version = 0  # bumped by every write: keys the cached query-independent part
         self._prior_cache: tuple | None = None  # (now, version, f) -> best prior positions, bound, ranges
+        self._ranges_cache: tuple | None = None  # (now, version) -> recency and importance ranges
 
     # -- building ---------------------------------------------------------------------------
 
@@ -226,6 +227,14 @@ class RetrievalIndex:
 
     # -- global normalisation -----------------------------------------------------------------
 
+    def _cached_ranges(self, now: float) -> tuple[float, float, float, float]:
+        """:meth:`_ranges`, computed once per (time, state): every query until the next write or
+        touch shares it."""
+        key = (now, self._version)
+        if self._ranges_cache is None or self._ranges_cache[0] != key:
+            self._ranges_cache = (key, self._ranges(now))
+        return self._ranges_cache[1]
+
     def _ranges(self, now: float) -> tuple[float, float, float, float]:
         decay = self.config.decay
         heads = [next(iter(level)) for level in self._levels.values() if level]
@@ -259,7 +268,7 @@ class RetrievalIndex:
         cfg = self.config
         k = min(k or cfg.top_k, n)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        rec_lo, rec_hi, imp_lo, imp_hi = self._ranges(now)
+        rec_lo, rec_hi, imp_lo, imp_hi = self._cached_ranges(now)
         rel_lo = self._relevance_floor(q)
         c = max(cfg.candidates, 2 * k)
         f = max(cfg.prior_candidates, k)
@@ -356,17 +365,11 @@ class RetrievalIndex:
         imp = np.concatenate([imp_a, prior.imp])
         score = np.concatenate([part_a, prior.part]) + cfg.w_relevance * _norm_vec(rel, rel_lo, rel_hi)
         order = _top_order(score, min(len(score), 2 * k), positions)
-        hits: list[Hit] = []
-        seen: set[int] = set()
-        for i in order:
-            pos = int(positions[i])
-            if pos in seen:
-                continue
-            seen.add(pos)
-            hits.append(Hit(int(self._ids[pos]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i])))
-            if len(hits) == k:
-                break
-        return hits
+        _, first = np.unique(positions[order], return_index=True)  # a position in both lists: its best
+        order = order[np.sort(first)[:k]]
+        ids = self._ids[positions[order]].tolist()
+        return [Hit(i, s, r, m, v) for i, s, r, m, v in
+                zip(ids, score[order].tolist(), rec[order].tolist(), imp[order].tolist(), rel[order].tolist())]
 
     # -- baselines ------------------------------------------------------------------------------
 
@@ -445,7 +448,7 @@ def _norm_vec(values: np.ndarray, low: float, high: float) -> np.ndarray:
 TIE = 1e-6  # scores closer than this are equal: float32 inner products differ by ~1e-7 between paths
 
 
-def _top_order(score: np.ndarray, k: int, positions: np.ndarray | None = None) -> list[int]:
+def _top_order(score: np.ndarray, k: int, positions: np.ndarray | None = None) -> np.ndarray:
     """Indices of the k best scores, best first; ties (within :data:`TIE`) by memory position.
 
     Why the tolerance: the index path's relevance (faiss) and the scans' (numpy) round
@@ -462,4 +465,4 @@ def _top_order(score: np.ndarray, k: int, positions: np.ndarray | None = None) -
         part = np.flatnonzero(key >= cut)  # every tie at the cut, not just the ones argpartition kept
     else:
         part = np.arange(len(score))
-    return sorted(part.tolist(), key=lambda i: (-key[i], int(where[i]), i))[:k]
+    return part[np.lexsort((part, where[part], -key[part]))][:k]
