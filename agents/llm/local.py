@@ -29,6 +29,7 @@ import os
 import itertools
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -155,21 +156,25 @@ def fast_gguf(spec: LocalModelSpec, path: Path) -> Path:
     target = models_cache_dir() / f"{path.name.replace('.Q4_1.', '.Q8_0.')[:-5]}-{stat.st_size}.gguf"
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.part")
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
     params.allow_requantize = True
     params.nthread = default_threads()
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         with _quiet_stderr():
             failed = llama_cpp.llama_model_quantize(str(path).encode(), str(partial).encode(), ctypes.byref(params))
         if failed:
-            raise LocalModelError(f"llama.cpp could not transcode {path} to Q8_0 (code {failed}); "
-                                  "set TOWNSFOLK_LOCAL_TRANSCODE=0 to load it as it is")
+            raise OSError(f"llama.cpp's quantiser returned {failed}")
         os.replace(partial, target)
+    except OSError as exc:  # a full or read-only cache: the packaged file works, only slower
+        warnings.warn(f"townsfolk: could not make a Q8_0 copy of {path} in {target.parent} ({exc}); "
+                      "loading the Q4_1 file as it is (slower prompts; docs/MODELS.md)", stacklevel=2)
+        return path
     finally:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
     return target
 
 

@@ -98,3 +98,16 @@ def test_the_packaged_q4_1_model_is_transcoded_once_to_q8_0(tmp_path, monkeypatc
     assert target.read_bytes()[:4] == b"GGUF" and not list(target.parent.glob("*.part"))
     stamp = target.stat().st_mtime_ns
     assert fast_gguf(spec, source) == target and target.stat().st_mtime_ns == stamp  # once, then reused
+
+
+def test_a_cache_that_cannot_be_written_loads_the_packaged_file_with_a_warning(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("llama_cpp")
+    from agents.llm.local import fast_gguf
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("TOWNSFOLK_CACHE", str(blocker))
+    packaged = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    packaged.write_bytes(b"GGUF")
+    with pytest.warns(UserWarning, match="could not make a Q8_0 copy"):
+        assert fast_gguf(LOCAL_MODELS[DEFAULT_LOCAL_MODEL], packaged) == packaged
