@@ -372,8 +372,11 @@ def _connect_ray(ray: Any, address: str | None) -> None:
     except Exception as exc:  # ConnectionError, ValueError for a malformed address, ...
         where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        auth = (" If that cluster uses token authentication (`ray start` turns it on when "
+                "~/.ray/auth_token exists), export RAY_AUTH_MODE=token here too."
+                if address and not os.environ.get("RAY_AUTH_MODE") else "")
         raise BatchError(f"could not start or join {where}: {first} "
-                         "(check --ray-address / RAY_ADDRESS, or use --backend local)") from exc
+                         f"(check --ray-address / RAY_ADDRESS, or use --backend local).{auth}") from exc
 
 
 def join_ray(address: str | None = None) -> Any:

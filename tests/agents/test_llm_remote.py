@@ -218,3 +218,17 @@ def test_a_bad_request_that_is_not_about_the_format_keeps_the_mode(fake, monkeyp
     assert llm.complete("react", MESSAGES, React, React(react=False)) == React(react=False)  # the fallback
     assert backend.schema_mode == "json_object_schema"
     assert llm.stats()["total"]["unreachable"] == 0  # the server answered: not an outage
+
+
+def test_bench_llm_callers_reports_one_row_per_number_of_callers() -> None:
+    import argparse
+
+    from world.cli import bench_llm
+
+    parser = argparse.ArgumentParser()
+    bench_llm.add_arguments(parser)
+    result = bench_llm.run(parser.parse_args(["--model", "scripted", "--callers", "1", "3", "--calls", "3"]))
+    assert [r["callers"] for r in result["rows"]] == [1, 3]
+    assert all(r["calls"] == 3 and r["usable"] == 3 and r["unreachable"] == 0 for r in result["rows"])
+    with pytest.raises(SystemExit, match="--callers"):
+        bench_llm.run(parser.parse_args(["--callers", "0"]))

@@ -5,14 +5,24 @@ The town is the real one (world.engine on the default map); the scripted backend
 the calls free and deterministic, so what is measured is how often minds ask, which is the
 same whatever model answers. Target: at most 5 calls per resident per game hour (the
 original code made about 55).
+
+`townsfolk bench llm --model M --callers 1 4 [--calls N]` measures something else: model calls
+per second through the gateway (validation, retries, fallback included) with 1, then 4,
+callers at once, in one process, for a model behind a server (``--model openai/<name>`` with
+TOWNSFOLK_API_BASE, e.g. ``python -m llama_cpp.server``). Each row uses a fresh gateway without
+the response cache, after one warm-up call; the load average is recorded beside every row.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +33,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory embeddings (hashing: fast, no torch; the call counts do not depend on it)")
     parser.add_argument("--ablation", default="full",
                         choices=["full", "no_reflection", "no_reflection_planning", "no_observation"])
+    parser.add_argument("--model", default="scripted",
+                        help="with --callers: the model to measure (e.g. openai/smollm2 with TOWNSFOLK_API_BASE)")
+    parser.add_argument("--callers", type=int, nargs="+",
+                        help="measure calls/s with this many callers at once, one row each (e.g. 1 4)")
+    parser.add_argument("--calls", type=int, default=8, help="with --callers: calls per row (default 8)")
+
+
+class Errand(BaseModel):
+    """A small decision of a resident's kind: a choice, a bounded number and a few words."""
+
+    place: Literal["cafe", "park", "library", "home"]
+    minutes: int = Field(ge=5, le=15)
+    why: str = Field(max_length=60)
+
+
+_FALLBACK = Errand(place="home", minutes=5, why="fallback")
+_NAMES = ["Isabella", "Klaus", "Maria", "Tom", "Sam", "Ayesha", "John", "Eddy"]
+
+
+async def _row(model: str, callers: int, calls: int) -> dict:
+    from agents.llm.gateway import make_llm
+
+    llm = make_llm(model, use_cache=False)
+
+    def ask(i: int):
+        name = _NAMES[i % len(_NAMES)]
+        return llm.acomplete("errand", [{"role": "user", "content": f"Where does {name} go next, and why?"}],
+                             Errand, _FALLBACK, max_tokens=64)
+
+    await ask(len(_NAMES) - 1)  # warm-up: the server's first grammar and prompt
+    warm = llm.stats()["total"]
+    gate = asyncio.Semaphore(callers)
+
+    async def one(i: int) -> Errand:
+        async with gate:
+            return await ask(i)
+
+    load, cpu, wall = os.getloadavg()[0], time.process_time(), time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    total = llm.stats()["total"]
+    return {"callers": callers, "calls": calls, "wall_s": round(wall, 1), "calls_per_s": round(calls / wall, 3),
+            "usable": calls - (total["fallbacks"] - warm["fallbacks"]),
+            "attempts": total["attempts"] - warm["attempts"], "client_cpu_s": round(cpu, 2),
+            "load_avg": [round(load, 1), round(os.getloadavg()[0], 1)], "unreachable": total["unreachable"] - warm["unreachable"]}
+
+
+def throughput(args: argparse.Namespace) -> dict:
+    """Calls/s with each number of callers, one after the other in this process."""
+    if any(c < 1 for c in args.callers) or args.calls < 1:
+        raise SystemExit("--callers and --calls must be 1 or more")
+    rows = [asyncio.run(_row(args.model, callers, args.calls)) for callers in args.callers]
+    return {"model": args.model, "api_base": os.environ.get("TOWNSFOLK_API_BASE"), "rows": rows}
 
 
 def _people(agents: int):
@@ -36,6 +99,8 @@ def _people(agents: int):
 
 
 def run(args: argparse.Namespace) -> dict:
+    if args.callers:
+        return throughput(args)
     from maps.contracts import MindOptions
     from agents.llm.gateway import make_llm
     from agents.minds.generative import make_mind
