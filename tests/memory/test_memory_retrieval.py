@@ -194,3 +194,60 @@ def test_memories_that_tie_within_float_noise_come_out_oldest_first_on_every_pat
     for path in (index.search, index.full_scan, index.loop_scan):
         ids = [h.memory_id for h in path(twin, now=12.0, k=3)]
         assert ids.index(1) < ids.index(2), (path.__name__, ids)
+
+
+def test_queries_of_residents_deciding_together_are_embedded_in_one_batch(tmp_path):
+    """The engine gathers every slow mind's decide(): their retrievals share one model call,
+    with the memories everyone wrote since, and return what the one-at-a-time path returns."""
+    import asyncio
+
+    inner = _CountingEmbedder()
+    shared = CachedEmbedder(inner)
+    stores = [MemoryStore(tmp_path / "run.db", name, embedder=shared) for name in ("Ann", "Ben", "Cy")]
+    for i, store in enumerate(stores):
+        store.add(MemoryDraft(kind="thought", text=f"{store.resident} wants to bake bread", importance=5), i, T0)
+        store.add(MemoryDraft(kind="observation", text=f"{store.resident} sees the river", importance=5), i, T0)
+
+    async def decide(store: MemoryStore, query: str) -> list[str]:
+        await asyncio.sleep(0)  # residents reach their retrieval at different turns of the loop
+        return [r.text for r in await store.aretrieve(query, T0 + timedelta(hours=1), 5, k=1)]
+
+    async def tick() -> list[list[str]]:
+        return await asyncio.gather(*(decide(s, q) for s, q in zip(stores, ["bread", "the river", "baking"])))
+
+    got = asyncio.run(tick())
+    assert inner.calls == [9]  # 6 memories + 3 queries, one batch
+    assert got == [["Ann wants to bake bread"], ["Ben sees the river"], ["Cy wants to bake bread"]]
+    plain = MemoryStore(None, "Ben", embedder=get_embedder("hashing"))
+    plain.add(MemoryDraft(kind="thought", text="Ben wants to bake bread", importance=5), 1, T0)
+    plain.add(MemoryDraft(kind="observation", text="Ben sees the river", importance=5), 1, T0)
+    assert [r.text for r in plain.retrieve("the river", T0 + timedelta(hours=1), 5, k=1)] == got[1]
+    for store in stores:
+        store.close()
+
+
+def _minilm_installed() -> bool:
+    from memory.embeddings import minilm_path
+
+    try:
+        minilm_path()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _minilm_installed(), reason="the packaged MiniLM model is not installed")
+def test_a_minilm_vector_does_not_depend_on_what_it_was_batched_with():
+    """Padding to a batch's longest text and the batch's row count moved MiniLM's last bits, so a
+    resumed run (other batches) retrieved differently from the uninterrupted one."""
+    from memory.embeddings import MiniLMEmbedder
+
+    minilm = MiniLMEmbedder()
+    texts = ["the pub", "Maria is cooking breakfast in the kitchen", "sleeping", "bed is idle",
+             "John Lin is talking to Mei about the upcoming election and his son's school project",
+             "Isabella is planning a Valentine's day party at Hobbs Cafe on February 14th from 5pm"]
+    together = minilm.encode(texts)
+    alone = np.stack([minilm.encode([t])[0] for t in texts])
+    shuffled = minilm.encode(texts[::-1])[::-1]
+    assert together.tobytes() == alone.tobytes() == shuffled.tobytes()
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)

@@ -13,6 +13,7 @@ the FAISS path against the exact full scan.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 
@@ -70,77 +71,89 @@ def _pcts(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(arr, 50)), float(np.percentile(arr, 99))
 
 
+def memory_pool(args: argparse.Namespace, n: int, dim: int, rng: np.random.Generator,
+                prng: random.Random) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` memory embeddings and the queries, both unit rows: clustered, or MiniLM sentences."""
+    if args.embeddings == "sentences":
+        from memory.embeddings import get_embedder
+
+        embedder = get_embedder("minilm")
+        return embedder.encode(sentences(n, prng)), embedder.encode(sentences(args.queries, prng))
+    pool, _centres = clustered(n, dim, rng)
+    picks = rng.integers(0, n, args.queries)
+    queries = pool[picks] + 0.9 * rng.normal(size=(args.queries, dim)).astype(np.float32) / np.sqrt(dim)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    return pool, queries
+
+
+def _timed(fn, queries: np.ndarray) -> tuple[list, list[float], list[float]]:
+    """fn(q) for every query, with its wall and CPU seconds. Each path is timed in its own pass:
+    BLAS threads left spinning by a full scan would otherwise slow down the query after it, and
+    CPU time is what each path costs on a shared machine (wall time counts other people's work)."""
+    results, wall, cpu = [], [], []
+    for q in queries:
+        t, c = time.perf_counter(), time.process_time()
+        results.append(fn(q))
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+    return results, wall, cpu
+
+
+def measure_size(n: int, pool: np.ndarray, queries: np.ndarray, importance: np.ndarray, config: RetrievalConfig,
+                 args: argparse.Namespace, rng: np.random.Generator) -> dict:
+    """One size: build the index, time the index path and the full scan, and the recall@k."""
+    hours = np.sort(rng.uniform(0, n / args.per_day * 24.0, n))
+    now = float(hours[-1]) + 1.0
+    index = RetrievalIndex(pool.shape[1], config)
+    built, built_cpu = time.perf_counter(), time.process_time()
+    index.add(np.arange(n), pool[:n], importance[:n], hours)
+    built, built_cpu = time.perf_counter() - built, time.process_time() - built_cpu
+    fast, fast_t, fast_c = _timed(lambda q: {h.memory_id for h in index.search(q, now, args.k)}, queries)
+    exact, scan_t, scan_c = _timed(lambda q: {h.memory_id for h in index.full_scan(q, now, args.k)}, queries)
+    recall = float(np.mean([len(got & want) / len(want) for got, want in zip(fast, exact)]))
+    f50, f99 = _pcts(fast_t)
+    s50, s99 = _pcts(scan_t)
+    fc50, _ = _pcts(fast_c)
+    sc50, _ = _pcts(scan_c)
+    row = {
+        "faiss_p50_ms": round(f50, 3), "faiss_p99_ms": round(f99, 3),
+        "numpy_p50_ms": round(s50, 3), "numpy_p99_ms": round(s99, 3),
+        "speedup": round(s50 / f50, 2), "recall": round(recall, 4),
+        "faiss_cpu_p50_ms": round(fc50, 3), "numpy_cpu_p50_ms": round(sc50, 3),
+        "speedup_cpu": round(sc50 / fc50, 2) if fc50 > 0 else None,
+        "build_s": round(built, 2), "build_cpu_s": round(built_cpu, 2),
+    }
+    if n == args.loop_size:
+        _, loop_t, _ = _timed(lambda q: index.loop_scan(q, now, args.k), queries[:5])
+        l50, _ = _pcts(loop_t)
+        row["python_loop_p50_ms"] = round(l50, 1)
+        row["loop_vs_faiss"] = round(l50 / f50, 1)
+    return row
+
+
+def describe(config: RetrievalConfig, args: argparse.Namespace) -> dict:
+    return {"k": args.k, "queries": args.queries, "embeddings": args.embeddings,
+            "weights": [config.w_recency, config.w_importance, config.w_relevance], "decay": config.decay,
+            "index": f"flat below {config.hnsw_threshold}, else {config.ann} (nprobe {config.nprobe} / HNSW M "
+                     f"{config.hnsw_m} efSearch {config.ef_search}); candidates {config.candidates} + "
+                     f"{config.prior_candidates}",
+            "sizes": {}}
+
+
 def run(args: argparse.Namespace) -> dict:
     sizes = parse_sizes(args.sizes)
     rng = np.random.default_rng(args.seed)
     prng = random.Random(args.seed)
-    dim = 384
     biggest = max(sizes + [args.loop_size])
-    if args.embeddings == "sentences":
-        from memory.embeddings import get_embedder
-
-        texts = sentences(biggest, prng)
-        pool = get_embedder("minilm").encode(texts)
-        queries_pool = get_embedder("minilm").encode(sentences(args.queries, prng))
-    else:
-        pool, centres = clustered(biggest, dim, rng)
-        picks = rng.integers(0, biggest, args.queries)
-        queries_pool = pool[picks] + 0.9 * rng.normal(size=(args.queries, dim)).astype(np.float32) / np.sqrt(dim)
-        queries_pool /= np.linalg.norm(queries_pool, axis=1, keepdims=True)
+    pool, queries = memory_pool(args, biggest, 384, rng, prng)
     importance = rng.choice(np.arange(1, 11), size=biggest, p=_IMPORTANCE_P / _IMPORTANCE_P.sum())
     config = RetrievalConfig()
-    out: dict = {"k": args.k, "queries": args.queries, "embeddings": args.embeddings,
-                 "weights": [config.w_recency, config.w_importance, config.w_relevance], "decay": config.decay,
-                 "index": f"flat below {config.hnsw_threshold}, else {config.ann} (nprobe {config.nprobe} / HNSW M {config.hnsw_m} efSearch {config.ef_search}); candidates {config.candidates} + {config.prior_candidates}",
-                 "sizes": {}}
+    out = describe(config, args)
     for n in sorted(set(sizes) | {args.loop_size}):
-        hours = np.sort(rng.uniform(0, n / args.per_day * 24.0, n))
-        now = float(hours[-1]) + 1.0
-        index = RetrievalIndex(dim, config)
-        built = time.perf_counter()
-        index.add(np.arange(n), pool[:n], importance[:n], hours)
-        built = time.perf_counter() - built
-        # each path in its own pass: BLAS threads left spinning by a full scan would
-        # otherwise slow down the FAISS query that follows it
-        # CPU time too: on a shared machine wall time counts other people's work, and a long
-        # scan is pre-empted far more often than a short query; CPU time is what each path costs
-        fast_t, scan_t, fast_c, scan_c, fast_ids = [], [], [], [], []
-        for q in queries_pool:
-            t, c = time.perf_counter(), time.process_time()
-            fast = index.search(q, now, args.k)
-            fast_c.append(time.process_time() - c)
-            fast_t.append(time.perf_counter() - t)
-            fast_ids.append({h.memory_id for h in fast})
-        recalls = []
-        for q, got in zip(queries_pool, fast_ids):
-            t, c = time.perf_counter(), time.process_time()
-            exact = index.full_scan(q, now, args.k)
-            scan_c.append(time.process_time() - c)
-            scan_t.append(time.perf_counter() - t)
-            recalls.append(len(got & {h.memory_id for h in exact}) / len(exact))
-        f50, f99 = _pcts(fast_t)
-        s50, s99 = _pcts(scan_t)
-        fc50, _ = _pcts(fast_c)
-        sc50, _ = _pcts(scan_c)
-        row = {
-            "faiss_p50_ms": round(f50, 3), "faiss_p99_ms": round(f99, 3),
-            "numpy_p50_ms": round(s50, 3), "numpy_p99_ms": round(s99, 3),
-            "speedup": round(s50 / f50, 2), "recall": round(float(np.mean(recalls)), 4),
-            "faiss_cpu_p50_ms": round(fc50, 3), "numpy_cpu_p50_ms": round(sc50, 3),
-            "speedup_cpu": round(sc50 / fc50, 2) if fc50 > 0 else None,
-            "build_s": round(built, 2),
-        }
-        if n == args.loop_size:
-            loop_t = []
-            for q in queries_pool[:5]:
-                t = time.perf_counter()
-                index.loop_scan(q, now, args.k)
-                loop_t.append(time.perf_counter() - t)
-            l50, _ = _pcts(loop_t)
-            row["python_loop_p50_ms"] = round(l50, 1)
-            row["loop_vs_faiss"] = round(l50 / f50, 1)
+        row = measure_size(n, pool, queries, importance, config, args, rng)
         if n in sizes:
             out["sizes"][str(n)] = row
         else:
             out["loop"] = {str(n): row}
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     return out
