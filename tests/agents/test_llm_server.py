@@ -215,7 +215,7 @@ def test_a_small_eval_through_the_server(remote: LlamaServer, tmp_path: Path) ->
     # The assistant under test is the server's model; the simulated human, tools and judges are
     # scripted, so the episode costs a few calls (the judges' rubric prompts are the long ones).
     served_before = remote.served()
-    done = cli("eval", "builtin:town", "--limit", "1", "--model", MODEL, "--max-turns", "1",
+    done = cli("eval", "builtin:town", "--limit", "1", "--model", MODEL, "--max-turns", "2",
                "--env-model", "scripted", "--judge-model", "scripted",
                "--out", str(tmp_path / "eval"), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
                api_base=remote.api_base, timeout=600)
