@@ -39,37 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from memory.embeddings import get_embedder
-    from world.runner import RunOptions, build_engine
 
     try:
         duration, start = parse_duration(args.duration), parse_start(args.start)
     except ValueError as exc:
         raise SystemExit(f"townsfolk bench believability: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="townsfolk-believability-") as tmp:
-        run_dir = Path(tmp) / "run"
-        options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
-                             mind="generative", model=args.model, out=run_dir)
-        t0 = time.perf_counter()
-        engine = build_engine(options)
-        asyncio.run(engine.run(engine.until))
-        run_s = time.perf_counter() - t0
-        engine.store.close()
-        llm = engine.llm  # type: ignore[attr-defined]
-        t1 = time.perf_counter()
-        probe = asyncio.run(importance_probe(llm))
-        model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
-        answers = _interviews(run_dir, llm)
-        model_s = time.perf_counter() - t1
-        conn = connect_readonly(RunStore.db_path(run_dir))
-        try:
-            texts = read_run(conn)
-        finally:
-            conn.close()
+        measured = _run_and_ask(args, Path(tmp) / "run", start, duration)
+    texts, answers = measured["texts"], measured["answers"]
     embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
     memories_of = {name: [t for n, t, _ in texts.memories if n == name] for name in texts.personas}
     own, fallback_share = model_answers(answers)
     checks: dict[str, Check] = {
-        "importance_order": probe,
+        "importance_order": measured["probe"],
         "interview_answers": interview_check(
             ((name, answer, memories_of.get(name, [])) for name, answer in own), list(texts.personas)
         ),
@@ -82,16 +64,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "embedder": embedder.name,
         "overall": round(score.overall, 3) if score.overall is not None else None,
         **{name: _show(check) for name, check in score.checks.items()},
-        "importance_model_alone": _show(model_alone),
+        "importance_model_alone": _show(measured["model_alone"]),
         "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
         "judged": {name: c.judged for name, c in score.checks.items()},
         "unjudged": [name for name, c in score.checks.items() if not c.judged],
         "conversations": len(texts.conversations),
         "interviews": len(answers),
         "interview_fallback_share": None if fallback_share is None else round(fallback_share, 3),
-        "run_s": round(run_s, 1),
-        "probe_and_interviews_s": round(model_s, 1),
+        "run_s": measured["run_s"],
+        "probe_and_interviews_s": measured["model_s"],
     }
+
+
+def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: Any) -> dict[str, Any]:
+    """Run the town, then ask its model the importance probe and one interview question per
+    resident, and read the run's texts back; the run folder is gone after this returns."""
+    from world.runner import RunOptions, build_engine
+
+    options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
+                         mind="generative", model=args.model, out=run_dir)
+    t0 = time.perf_counter()
+    engine = build_engine(options)
+    asyncio.run(engine.run(engine.until))
+    run_s = time.perf_counter() - t0
+    engine.store.close()
+    llm = engine.llm  # type: ignore[attr-defined]
+    t1 = time.perf_counter()
+    probe = asyncio.run(importance_probe(llm))
+    model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
+    answers = _interviews(run_dir, llm)
+    model_s = time.perf_counter() - t1
+    conn = connect_readonly(RunStore.db_path(run_dir))
+    try:
+        texts = read_run(conn)
+    finally:
+        conn.close()
+    return {"probe": probe, "model_alone": model_alone, "answers": answers, "texts": texts,
+            "run_s": round(run_s, 1), "model_s": round(model_s, 1)}
 
 
 def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str, bool]]:
