@@ -358,3 +358,11 @@ def test_run_and_watch_refuse_a_bad_start_alike(extra: list[str], code: int, exp
         assert got == code and err.startswith(f"townsfolk {command}: ") and expected in err, err
         said[command] = err.removeprefix(f"townsfolk {command}: ")
     assert said["run"] == said["watch"]
+
+
+def test_bench_judges_names_a_judge_model_it_cannot_call(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["bench", "judges", "--judge-model", "nosuch/x"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert "--judge-model 'nosuch/x'" in err and "Traceback" not in err

@@ -87,7 +87,11 @@ def _verdicts(held: list[Trajectory], judge_model: str) -> list[Any]:
         return [judge_offline(t) for t in held]
     from agents.llm.gateway import make_llm
 
-    llm = make_llm(judge_model)
+    try:
+        llm = make_llm(judge_model)
+    except (ValueError, RuntimeError, ImportError, OSError) as exc:
+        print(f"townsfolk bench judges: --judge-model {judge_model!r}: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
     async def judge_all() -> list:
         return [await judge_with_model(t, llm, judge_model) for t in held]
