@@ -17,7 +17,6 @@ MAX_LINES = 50
 # "path::Qualified.name" of the functions still over MAX_LINES. Only remove entries.
 ALLOWED = {
     "world/cli/bench_llm.py::run",
-    "world/cli/bench_local.py::run",
 }
 
 

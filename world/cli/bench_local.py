@@ -353,9 +353,7 @@ def _load_average() -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from agents.llm.grammar import grammar_for
-    from agents.llm.local import (DEFAULT_KV_CACHE_MB, LocalBackend, default_threads, generate_local,
-                                  prefix_cache_bytes, set_prefix_cache)
+    from agents.llm.local import LocalBackend, default_threads, generate_local
 
     name = args.model.split(":", 1)[1] if args.model.startswith("local:") else None
     if args.model != "local" and not name:
@@ -380,10 +378,29 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     threads = default_threads()
     result: dict[str, Any] = {"model": backend.name, "recorded_calls": len(recorded), "calls": len(requests),
                               "threads": threads, "load_avg_start": _load_average()}
+    answers = _replay_modes(model, requests, args.modes, quiet, result)
+    result["load_avg_end"] = _load_average()
+    if len(args.modes) == 2:
+        off, on = result["kv_off_cpu_s_per_call"], result["kv_on_cpu_s_per_call"]
+        result["kv_cpu_speedup"] = round(off / on, 2) if on else None
+        result["same_answers"] = f"{sum(a == b for a, b in zip(answers['off'], answers['on']))}/{len(requests)}"
+    last = args.modes[-1]
+    result["estimate_model_s_for_recorded_run_idle"] = quickstart_estimate(
+        result[f"kv_{last}_cpu_s_per_call"], len(recorded), threads)
+    return result
+
+
+def _replay_modes(model: Any, requests: list[Any], modes: tuple[str, ...], quiet: bool,
+                  result: dict[str, Any]) -> dict[str, list[str]]:
+    """Replay the requests once per prefix-cache mode, adding each mode's figures to ``result``
+    (and the last mode's per-purpose figures); the answers per mode, to compare them."""
+    from agents.llm.grammar import grammar_for
+    from agents.llm.local import DEFAULT_KV_CACHE_MB, generate_local, prefix_cache_bytes, set_prefix_cache
+
     answers: dict[str, list[str]] = {}
     meter = PhaseMeter()
     with meter.installed(model.llama):
-        for mode in args.modes:
+        for mode in modes:
             set_prefix_cache(model, (prefix_cache_bytes() or DEFAULT_KV_CACHE_MB << 20) if mode == "on" else 0)
 
             def report(index: int, call: CallFigures, mode: str = mode) -> None:
@@ -394,15 +411,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for key, value in summarise(figures).items():
                 if key != "calls":
                     result[f"kv_{mode}_{key}"] = value
-            if mode == args.modes[-1]:
+            if mode == modes[-1]:
                 result["by_purpose"] = by_purpose(figures)
     set_prefix_cache(model, prefix_cache_bytes())
-    result["load_avg_end"] = _load_average()
-    if len(args.modes) == 2:
-        off, on = result["kv_off_cpu_s_per_call"], result["kv_on_cpu_s_per_call"]
-        result["kv_cpu_speedup"] = round(off / on, 2) if on else None
-        result["same_answers"] = f"{sum(a == b for a, b in zip(answers['off'], answers['on']))}/{len(requests)}"
-    last = args.modes[-1]
-    result["estimate_model_s_for_recorded_run_idle"] = quickstart_estimate(
-        result[f"kv_{last}_cpu_s_per_call"], len(recorded), threads)
-    return result
+    return answers
