@@ -309,17 +309,20 @@ def decompose_prompt(
 
 
 _EMOJI = {
-    "sleep": "😴", "bed": "😴", "breakfast": "🍳", "lunch": "🥪", "dinner": "🍲", "cook": "🍳",
+    "sleep": "😴", r"bed\b": "😴", "breakfast": "🍳", "lunch": "🥪", "dinner": "🍲", "cook": "🍳",
     "coffee": "☕", "work": "💼", "read": "📖", "stud": "📚", "class": "📚", "teach": "🧑‍🏫",
-    "walk": "🚶", "party": "🎉", "patient": "🩺", "bank": "🏦", "bar": "🍺", "relax": "🛋️",
+    "walk": "🚶", "party": "🎉", "patient": "🩺", "bank": "🏦", r"bar\b": "🍺", "relax": "🛋️",
     "wash": "🚿", "ready": "🪥", "talk": "💬", "shop": "🛒", "bake": "🥐",
 }
+_EMOJI_PATTERNS = [(re.compile(rf"\b{stem}"), emoji) for stem, emoji in _EMOJI.items()]
 
 
 def emoji_for(text: str) -> str:
-    lower = text.lower()
-    for word, emoji in _EMOJI.items():
-        if word in lower:
+    """The emoji of an activity, read from its words (a word's start, so "bar" is not "barber"),
+    not from where it happens: "having breakfast at Oak House bedroom" is breakfast, not sleep."""
+    activity = re.split(r"\s(?:at|in|on)\s", text.lower(), maxsplit=1)[0]
+    for pattern, emoji in _EMOJI_PATTERNS:
+        if pattern.search(activity):
             return emoji
     return "🙂"
 

@@ -101,3 +101,12 @@ def test_the_scripted_partner_answers_a_greeting() -> None:
                                ["Tom Alvarez: Hi Maria! How are you today?"], 8, "")
     line = json.loads(scripted_answer("converse", messages, line_schema("Maria Alvarez", "Tom Alvarez", "")))
     assert line["utterance"].startswith("I'm well") and "sink" not in line["utterance"] and not line["end"]
+
+
+def test_an_activity_emoji_comes_from_the_activity_not_its_place() -> None:
+    from agents.prompts.planning import emoji_for
+
+    assert emoji_for("having breakfast at Oak House bedroom") == "🍳"
+    assert emoji_for("going to bed") == "😴"
+    assert emoji_for("tidying the bedroom") != "😴"
+    assert emoji_for("a haircut at the barber") != "🍺"
