@@ -122,9 +122,13 @@ def run(args: argparse.Namespace) -> dict:
     wall = time.perf_counter()
     asyncio.run(engine.run(start + duration))
     wall = time.perf_counter() - wall
+    return _usage(people, minds, llm.stats(), engine.stats, duration, wall)
+
+
+def _usage(people: list, minds: dict, stats: dict, engine_stats: dict, duration: timedelta, wall: float) -> dict:
+    """Calls and tokens per resident-hour (and per waking hour), by purpose, from one scripted run."""
     hours = duration / timedelta(hours=1)
     waking = sum(((p.sleep_hour - p.wake_hour) % 24 or 16) for p in people) / len(people) * hours / 24
-    stats = llm.stats()
     n = len(people)
     per_purpose = {
         purpose: {
@@ -148,9 +152,9 @@ def run(args: argparse.Namespace) -> dict:
         "conversations": chats,
         "reflections": sum(m.caller.counts["reflect_insights"] for m in minds.values()),
         "memories": sum(len(m.memory) for m in minds.values()),
-        "ticks": engine.stats["ticks"],
-        "decide_calls": engine.stats["decide_calls"],
-        "refused_intents": engine.stats["refused_intents"],
+        "ticks": engine_stats["ticks"],
+        "decide_calls": engine_stats["decide_calls"],
+        "refused_intents": engine_stats["refused_intents"],
         "wall_s": round(wall, 1),
         "original_calls_per_agent_hour": 55,
     }
