@@ -6,7 +6,8 @@ import argparse
 
 import pytest
 
-from world.cli.bench_local import (CallFigures, _calls, _modes, by_purpose, prefix_reuse, progress_line,
+from world.cli.args import count_or_all
+from world.cli.bench_local import (CallFigures, _modes, by_purpose, prefix_reuse, progress_line,
                                    quickstart_estimate, summarise)
 
 PERSONA_A = list(range(100, 160))  # 60 tokens: one resident's system line and persona
@@ -57,7 +58,7 @@ def test_the_estimate_divides_cpu_by_the_cores_that_share_a_call() -> None:
 @pytest.mark.parametrize("text", ["-1", "many"])
 def test_bad_call_counts_are_refused(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="expected"):
-        _calls(text)
+        count_or_all(text)
 
 
 def test_modes_are_off_on_or_both() -> None:

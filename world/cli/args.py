@@ -5,15 +5,25 @@ from __future__ import annotations
 import argparse
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (counts of seeds, workers, episodes)."""
+def whole_number(text: str, least: int, meaning: str) -> int:
+    """A whole number of at least ``least``; ``meaning`` says what the bound is for in the error."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {meaning}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (counts of seeds, workers, episodes)."""
+    return whole_number(text, 1, "a number of at least 1")
+
+
+def count_or_all(text: str) -> int:
+    """A whole number of at least 0, where 0 means all (of the requests, the items...)."""
+    return whole_number(text, 0, "0 (all) or more")
 
 
 def window_size(text: str, least: tuple[int, int] = (320, 240), most: tuple[int, int] = (7680, 4320)) -> tuple[int, int]:

@@ -29,21 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from world.cli.args import positive_int
+from world.cli.args import count_or_all, positive_int
 from world.clock import parse_duration, parse_start
 
 MODES = ("off", "on")
-
-
-def _calls(text: str) -> int:
-    """--calls: a whole number >= 0 (0: every recorded request)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 (all) or more, got {value}")
-    return value
 
 
 def _modes(text: str) -> tuple[str, ...]:
@@ -60,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", type=positive_int, default=4, help="residents of the recorded run (default 4)")
     parser.add_argument("--duration", default="1h", help="game time of the recorded run (default 1h)")
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
-    parser.add_argument("--calls", type=_calls, default=40,
+    parser.add_argument("--calls", type=count_or_all, default=40,
                         help="requests replayed per mode (default 40; 0: all the recorded run made)")
     parser.add_argument("--modes", type=_modes, default=MODES,
                         help="KV prefix cache modes to replay, in order (default off,on)")
