@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from agents.prompts.common import not_an_activity
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
@@ -46,6 +47,7 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 _JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"|^\s*"|"\s*,\s*"')
+_LEADING_TIME = re.compile(r"^\d{1,2}:\d{2}\s+")
 _DIGIT_TOKEN = re.compile(r"^\(?\d+[.):]?$")
 _NUMBERED_WORD = re.compile(r"\b([A-Za-z]+)\s+\d+\b")
 
@@ -129,7 +131,7 @@ def degenerate_reason(text: str, names: Iterable[str] = ()) -> str | None:
             return "a name as a line"
     if len(set(w.lower() for w in words)) == 1 and len(words) > 2:
         return "one word repeated"
-    return None
+    return not_an_activity(_LEADING_TIME.sub("", stripped))
 
 
 def degenerate_check(texts: Iterable[str], names: Sequence[str]) -> Check:
@@ -238,7 +240,15 @@ def action_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
             if said.search(description):
                 tally.add(bool(places.search(address)), f"{name}: {description} @ {address}")
                 break
+        else:
+            named = _NAMED_PLACE.search(description)
+            if named and address:
+                # "working at Riverside Clinic" done at Oak House: the action names another place
+                tally.add(named.group(1).split()[0].lower() in address.lower(), f"{name}: {description} @ {address}")
     return tally.check()
+
+
+_NAMED_PLACE = re.compile(r"\bat ((?:[A-Z][\w']+ ?){1,4})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,7 +460,10 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
     """Every check over a run's texts; ``extra`` adds (or replaces) model-backed checks."""
     names = sorted(set(run.personas) | {n for n, *_ in run.actions} | {s for c in run.conversations for s, _ in c})
     names = [n for n in names if n]
-    model_texts = list(run.day_plans) + [t for c in run.conversations for _, t in c]
+    # what the model wrote: plan items, chat lines, and the actions it named (the engine's own
+    # "talking with ..." and "sleeping" are words, so they pass)
+    model_texts = (list(run.day_plans) + [t for c in run.conversations for _, t in c]
+                   + [description for _, description, _ in run.actions])
     checks = {
         "plans_at_work": plans_at_work_check(run.hourly, run.personas),
         "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),

@@ -26,7 +26,37 @@ def _require_words(text: str) -> str:
     visible = sum(not ch.isspace() for ch in text)
     if not _LETTER_WORD.search(text) or letters < 0.6 * visible:
         raise ValueError("expected words describing an activity")
+    problem = not_an_activity(text)
+    if problem:
+        raise ValueError(f"expected words describing an activity, not {problem}")
     return text
+
+
+_PLACEHOLDER = re.compile(r"\bstep\s*\d+\b|\b([^\W\d_]+)_\1_\1", re.I)
+_IDENTIFIER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)
+_PERSON_TAG = re.compile(r"^\s*[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ \([^)]*\)")
+_TIME_WORDS = frozenset(
+    "today tonight tomorrow yesterday morning afternoon evening night noon midnight now day "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
+    "july august september october november december".split()
+)
+
+
+def not_an_activity(text: str) -> str | None:
+    """What a tiny model wrote instead of words (None when it wrote words): a placeholder
+    (``step1``, ``mango_mango_mango``), a program identifier (``move_to_bedroom``), a person
+    copied from the persona lines (``Tom Alvarez (doctor)``), or only a time (``Today: Friday``)."""
+    if _PLACEHOLDER.search(text):
+        return "a placeholder"
+    tokens = text.split()
+    if tokens and all(_IDENTIFIER.match(t.strip(".,;:!?")) for t in tokens):
+        return "an identifier"
+    if _PERSON_TAG.match(text):
+        return "a person's name and tag"
+    words = [w.lower() for w in _LETTER_WORD.findall(text)]
+    if words and all(w in _TIME_WORDS for w in words):
+        return "only a time"
+    return None
 
 
 Words = Annotated[str, AfterValidator(_require_words)]

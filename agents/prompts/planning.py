@@ -317,6 +317,16 @@ _EMOJI = {
 _EMOJI_PATTERNS = [(re.compile(rf"\b{stem}"), emoji) for stem, emoji in _EMOJI.items()]
 
 
+_ONE_EMOJI = re.compile(r"^(?:[\U0001F1E6-\U0001F1FF]{2}|[^\w\s](?:[\uFE0F\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*\uFE0F?)")
+
+
+def one_emoji(emoji: str, activity: str) -> str:
+    """The model's emoji cut to its first one (a tiny model writes '💡💡💡💡💡💡💡💡'), or the
+    activity's own when it wrote letters ('lucy_alv') or nothing usable."""
+    match = _ONE_EMOJI.match(emoji.strip())
+    return match.group(0) if match else emoji_for(activity)
+
+
 def emoji_for(text: str) -> str:
     """The emoji of an activity, read from its words (a word's start, so "bar" is not "barber"),
     not from where it happens: "having breakfast at Oak House bedroom" is breakfast, not sleep."""

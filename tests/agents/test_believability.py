@@ -104,9 +104,37 @@ def test_the_degenerate_morning_scores_low_on_every_check():
     for name in ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text",
                  "conversation_answers", "importance_order"):
         check = score.checks[name]
-        assert check.judged > 0 and check.score is not None and check.score <= 0.25, (name, check)
+        # its three actions are words at the wrong place (action_place fails them), so the text
+        # check, which reads actions too, passes 3 of its 11 texts
+        assert check.judged > 0 and check.score is not None and check.score <= 0.3, (name, check)
         assert check.failures, name
     assert score.overall is not None and score.overall < 0.2
+
+
+def test_what_smollm2_wrote_instead_of_activities_fails_the_text_check():
+    """Seen in a real SmolLM2 quickstart: placeholders, identifiers, persona lines and times as
+    plan items and actions; each is refused by the activity validator too, so the model retries."""
+    from agents.believability import degenerate_reason
+    from agents.prompts.common import require_words
+
+    seen = ["step1", "mango_mango_mango_mango_mango", "move_to_bedroom", "7:00 Tom Alvarez (doctor)",
+            "12:00 Hannah Price (52), Maple House", "6:00 Today: Friday 13 February 2026", "17:00 Morning",
+            "Hannah Price is step1"]
+    for text in seen:
+        assert degenerate_reason(text, ["Hannah Price", "Tom Alvarez"]), text
+    for text in seen[:3] + ["Tom Alvarez (doctor)", "Today: Friday 13 February 2026", "Morning"]:
+        with pytest.raises(ValueError, match="expected words describing an activity"):
+            require_words(text)
+    for text in ["having breakfast at Oak House kitchen", "Good morning, Tom!", "break at lunch"]:
+        assert degenerate_reason(text, ["Tom Alvarez"]) is None and require_words(text) == text
+
+
+def test_an_action_that_names_another_place_than_where_it_happens_fails():
+    from agents.believability import action_place_check
+
+    check = action_place_check([("Tom Alvarez", "working at Riverside Clinic exam room", "Oak House"),
+                                ("Lucy Alvarez", "getting ready at Oak House second bedroom", "Oak House:second bedroom")])
+    assert check.judged == 2 and check.score == 0.5
 
 
 def test_a_sensible_morning_scores_high():

@@ -25,7 +25,7 @@ from agents.prompts.planning import (
     decompose_prompt,
     decomposition_fallback,
     decomposition_schema,
-    emoji_for,
+    one_emoji,
     pick_place,
     schedule_fallback,
     schedule_from_plan,
@@ -214,7 +214,7 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
     obj = mind.spatial.best_object(arena, description)
     return Step(
         start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
-        arena=arena, object=obj, emoji=(emoji or emoji_for(description)).strip()[:8],
+        arena=arena, object=obj, emoji=one_emoji(emoji, description),
         object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
     )
