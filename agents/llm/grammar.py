@@ -71,6 +71,17 @@ def _int_range_rule(low: int | None, high: int | None) -> str | None:
     return None
 
 
+def integer_bounds(schema: dict[str, Any]) -> tuple[int | None, int | None]:
+    """An integer schema's inclusive (low, high); exclusive bounds moved in by one, None if unbounded."""
+    low = schema.get("minimum")
+    if low is None and "exclusiveMinimum" in schema:
+        low = int(schema["exclusiveMinimum"]) + 1
+    high = schema.get("maximum")
+    if high is None and "exclusiveMaximum" in schema:
+        high = int(schema["exclusiveMaximum"]) - 1
+    return (None if low is None else int(low)), (None if high is None else int(high))
+
+
 class _Converter:
     def __init__(self, root: dict[str, Any]):
         self.root = root
@@ -149,15 +160,7 @@ class _Converter:
 
     def integer_rule(self, schema: dict[str, Any], name: str) -> str:
         """A bounded range spelled out (a small model cannot overshoot 1..10), else any integer."""
-        low = schema.get("minimum")
-        if low is None and "exclusiveMinimum" in schema:
-            low = int(schema["exclusiveMinimum"]) + 1
-        high = schema.get("maximum")
-        if high is None and "exclusiveMaximum" in schema:
-            high = int(schema["exclusiveMaximum"]) - 1
-        body = _int_range_rule(
-            None if low is None else int(low), None if high is None else int(high)
-        )
+        body = _int_range_rule(*integer_bounds(schema))
         return self.add(name, body) if body else self.primitive("integer")
 
     def number_rule(self, schema: dict[str, Any], name: str) -> str:

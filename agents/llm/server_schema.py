@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.grammar import DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, ENUMERATE_INT_RANGE
+from agents.llm.grammar import DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, ENUMERATE_INT_RANGE, integer_bounds
 from agents.llm.schemas import json_schema_of
 
 _CACHE: dict[type[BaseModel], dict[str, Any]] = {}
@@ -71,11 +71,6 @@ def _enumerate_integers(node: dict[str, Any]) -> None:
     """A small bounded range becomes an enum: the converter ignores minimum/maximum."""
     if "enum" in node or "const" in node:
         return
-    low = node.get("minimum")
-    if low is None and "exclusiveMinimum" in node:
-        low = int(node["exclusiveMinimum"]) + 1
-    high = node.get("maximum")
-    if high is None and "exclusiveMaximum" in node:
-        high = int(node["exclusiveMaximum"]) - 1
-    if low is not None and high is not None and 0 <= int(high) - int(low) <= ENUMERATE_INT_RANGE:
-        node["enum"] = list(range(int(low), int(high) + 1))
+    low, high = integer_bounds(node)
+    if low is not None and high is not None and 0 <= high - low <= ENUMERATE_INT_RANGE:
+        node["enum"] = list(range(low, high + 1))
