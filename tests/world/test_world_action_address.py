@@ -6,28 +6,10 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from maps.contracts import Intent, Persona, Record
+from maps.contracts import Intent, Persona
 from maps.town import load_town
 from world.engine import Engine
-
-
-class Idle:
-    """The test gives every intent."""
-
-    def decide_fast(self, p):
-        raise AssertionError("the step's intents replace the mind's decision")
-
-    async def decide(self, p):
-        raise AssertionError("the step's intents replace the mind's decision")
-
-    def drain_records(self) -> list[Record]:
-        return []
-
-    def snapshot(self) -> dict:
-        return {}
-
-    def restore(self, state: dict) -> None:
-        pass
+from tests.world.test_world_step import Idle
 
 
 def _street_tiles(town) -> tuple[tuple[int, int], tuple[int, int]]:
