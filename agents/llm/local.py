@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from maps.contracts import Message
+from agents.llm import local_sampling
 from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.grammar import grammar_for
@@ -129,7 +130,61 @@ def _lean_state_llama() -> type:
             self._requires_eval = True  # sample only after decoding again (no logits kept)
             # The call's own seed stays: a cache hit must not change what is sampled.
 
+        def _init_sampler(self, **options: Any) -> Any:
+            """Under a grammar, the grammar-last sampler (agents/llm/local_sampling.py)."""
+            grammar = options.get("grammar")
+            if grammar is None or not fast_sampling_enabled() or options.get("mirostat_mode") \
+                    or options.get("logits_processor") is not None:
+                return super()._init_sampler(**options)
+            return _grammar_last_sampler(self, options)
+
+        def generate(self, tokens: Any, **options: Any) -> Any:
+            """Grammar calls go through the forcing loop; anything else as llama-cpp-python does it."""
+            if options.get("grammar") is None or not fast_sampling_enabled() or options.get("mirostat_mode") \
+                    or options.get("logits_processor") is not None or not options.get("reset", True) or self.draft_model is not None:
+                return super().generate(tokens, **options)
+            options.pop("reset", None)
+            stop = options.pop("stopping_criteria", None)
+            return local_sampling.generate_with_forcing(
+                self, tokens, _forced_text(self) if forcing_enabled() else None, stop, **options)
+
     return LeanStateLlama
+
+
+def fast_sampling_enabled() -> bool:
+    """TOWNSFOLK_LOCAL_FAST_SAMPLING=0 samples as llama-cpp-python does (the grammar over the whole
+    vocabulary for every token); the bench compares the two this way."""
+    return os.environ.get("TOWNSFOLK_LOCAL_FAST_SAMPLING", "1").strip() not in ("0", "false", "no", "off")
+
+
+def forcing_enabled() -> bool:
+    """TOWNSFOLK_LOCAL_FORCING=0 samples every token, even those the grammar forces."""
+    return os.environ.get("TOWNSFOLK_LOCAL_FORCING", "1").strip() not in ("0", "false", "no", "off")
+
+
+def _grammar_last_sampler(llama: Any, options: dict[str, Any]) -> Any:
+    """A :class:`local_sampling.GrammarLastSampler` with ``Llama._init_sampler``'s defaults."""
+    chain = local_sampling.build_chain(
+        temp=float(options.get("temp", 0.8)), top_k=int(options.get("top_k", 40)),
+        top_p=float(options.get("top_p", 0.95)), min_p=float(options.get("min_p", 0.05)),
+        typical_p=float(options.get("typical_p", 1.0)), seed=int(llama._seed), n_vocab=llama._n_vocab,
+        last_n=llama.last_n_tokens_size, repeat_penalty=float(options.get("repeat_penalty", 1.0)),
+        frequency_penalty=float(options.get("frequency_penalty", 0.0)),
+        presence_penalty=float(options.get("presence_penalty", 0.0)))
+    grammar = local_sampling.grammar_sampler(llama._model.vocab, options["grammar"])
+    return local_sampling.GrammarLastSampler(chain, grammar, llama._n_vocab)
+
+
+def _forced_text(llama: Any) -> Any:
+    """The model's forced-text prober (built once: it tokenizes each probe character)."""
+    prober = getattr(llama, "_townsfolk_forced", None)
+    if prober is None:
+        import llama_cpp
+
+        eog = int(llama_cpp.llama_vocab_eos(llama._model.vocab))
+        prober = local_sampling.ForcedText(local_sampling.single_char_tokens(llama), eog)
+        llama._townsfolk_forced = prober
+    return prober
 
 
 def transcode_enabled() -> bool:

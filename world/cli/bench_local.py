@@ -78,6 +78,9 @@ class CallFigures:
     prompt_cpu_s: float  # evaluating the prompt (its uncached suffix)
     decode_cpu_s: float  # one forward pass per generated token
     sample_cpu_s: float  # choosing each token under the grammar
+    sampled: int = 0  # draws of the grammar-last sampler (the end of text included)
+    resampled: int = 0  # of those, drawn again because the grammar refused the first draw
+    forced: int = 0  # tokens the grammar forced: accepted without a draw, decoded in a batch
 
 
 def cpu_seconds() -> float:
@@ -90,7 +93,8 @@ class PhaseMeter:
     """CPU seconds spent in llama.cpp's prompt evaluation, decoding and sampling, per call.
 
     Wraps the loaded model's ``eval`` (the first evaluation of a call is its prompt, each later
-    one a generated token) and llama-cpp-python's sampler for the bench's lifetime only.
+    one a generated token, or a batch of them when the grammar forced some) and its ``sample``
+    for the bench's lifetime only.
     """
 
     def __init__(self) -> None:
@@ -103,10 +107,8 @@ class PhaseMeter:
 
     @contextlib.contextmanager
     def installed(self, llama: Any) -> Iterator[None]:
-        from llama_cpp import _internals
-
         original_eval = llama.eval
-        original_sample = _internals.LlamaSampler.sample
+        original_sample = llama.sample
         meter = self
 
         def eval_(tokens: Any) -> Any:
@@ -121,20 +123,18 @@ class PhaseMeter:
                     meter.decode += spent
                 meter.evals += 1
 
-        def sample(sampler: Any, ctx: Any, idx: int) -> Any:
+        def sample(*args: Any, **kwargs: Any) -> Any:
             started = cpu_seconds()
             try:
-                return original_sample(sampler, ctx, idx)
+                return original_sample(*args, **kwargs)
             finally:
                 meter.sample += cpu_seconds() - started
 
-        llama.eval = eval_
-        _internals.LlamaSampler.sample = sample
+        llama.eval, llama.sample = eval_, sample
         try:
             yield
         finally:
-            del llama.eval  # the instance attribute; the class's method shows again
-            _internals.LlamaSampler.sample = original_sample
+            del llama.eval, llama.sample  # the instance attributes; the class's methods show again
 
 
 def progress_line(mode: str, index: int, total: int, call: CallFigures) -> str:
@@ -142,6 +142,7 @@ def progress_line(mode: str, index: int, total: int, call: CallFigures) -> str:
     return (f"[kv {mode} {index}/{total}] {call.purpose:<13} prompt {call.prompt_tokens:>4} tok,"
             f" evaluated {call.evaluated:>4}, generated {call.generated:>3} | cpu {call.cpu_s:5.2f} s"
             f" (prompt {call.prompt_cpu_s:.2f}, decode {call.decode_cpu_s:.2f}, sample {call.sample_cpu_s:.2f})"
+            f" | forced {call.forced}, redrawn {call.resampled}"
             f" | wall {call.wall_s:5.1f} s")
 
 
@@ -175,6 +176,8 @@ def summarise(calls: list[CallFigures]) -> dict[str, Any]:
         "cpu_share_prompt": _share(sum(c.prompt_cpu_s for c in calls), total_cpu),
         "cpu_share_decode": _share(sum(c.decode_cpu_s for c in calls), total_cpu),
         "cpu_share_sample": _share(sum(c.sample_cpu_s for c in calls), total_cpu),
+        "forced_share": _share(sum(c.forced for c in calls), sum(c.generated for c in calls)),
+        "redrawn_share": _share(sum(c.resampled for c in calls), sum(c.sampled for c in calls)),
         "cpu_ms_per_evaluated_token": round(1000 * sum(c.prompt_cpu_s for c in calls) / evaluated, 1)
         if evaluated else 0.0,
         "cpu_ms_per_generated_token": round(
@@ -327,11 +330,19 @@ def _replay(model: Any, requests: list[Any], grammar_for: Callable[[Any], str], 
             evaluated=int(llama_cpp.llama_perf_context(model.llama.ctx).n_p_eval), generated=generated,
             wall_s=time.perf_counter() - wall, cpu_s=cpu_seconds() - cpu,
             prompt_cpu_s=meter.prompt, decode_cpu_s=meter.decode, sample_cpu_s=meter.sample,
+            **sampler_counts(model.llama),
         )
         figures.append(call)
         answers.append(text)
         report(index, call)
     return figures, answers
+
+
+def sampler_counts(llama: Any) -> dict[str, int]:
+    """Tokens the last call's grammar-last sampler drew, redrew and forced (none: llama-cpp-python's own)."""
+    sampler = getattr(llama, "_sampler", None)
+    return {"sampled": int(getattr(sampler, "checked", 0)), "resampled": int(getattr(sampler, "resampled", 0)),
+            "forced": int(getattr(sampler, "forced", 0))}
 
 
 def _load_average() -> str:
