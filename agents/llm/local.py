@@ -130,25 +130,37 @@ def _lean_state_llama() -> type:
             self._requires_eval = True  # sample only after decoding again (no logits kept)
             # The call's own seed stays: a cache hit must not change what is sampled.
 
-        def _init_sampler(self, **options: Any) -> Any:
-            """Under a grammar, the grammar-last sampler (agents/llm/local_sampling.py)."""
-            grammar = options.get("grammar")
-            if grammar is None or not fast_sampling_enabled() or options.get("mirostat_mode") \
-                    or options.get("logits_processor") is not None:
-                return super()._init_sampler(**options)
-            return _grammar_last_sampler(self, options)
-
-        def generate(self, tokens: Any, **options: Any) -> Any:
-            """Grammar calls go through the forcing loop; anything else as llama-cpp-python does it."""
-            if options.get("grammar") is None or not fast_sampling_enabled() or options.get("mirostat_mode") \
-                    or options.get("logits_processor") is not None or not options.get("reset", True) or self.draft_model is not None:
-                return super().generate(tokens, **options)
-            options.pop("reset", None)
-            stop = options.pop("stopping_criteria", None)
-            return local_sampling.generate_with_forcing(
-                self, tokens, _forced_text(self) if forcing_enabled() else None, stop, **options)
+        _init_sampler = _grammar_aware_init_sampler(Llama)
+        generate = _grammar_aware_generate(Llama)
 
     return LeanStateLlama
+
+
+def _grammar_aware_init_sampler(base: type) -> Any:
+    """``Llama._init_sampler`` giving grammar calls the grammar-last sampler (agents/llm/local_sampling.py)."""
+    def _init_sampler(self: Any, **options: Any) -> Any:
+        if not _fast_grammar_call(options):
+            return base._init_sampler(self, **options)
+        return _grammar_last_sampler(self, options)
+    return _init_sampler
+
+
+def _grammar_aware_generate(base: type) -> Any:
+    """``Llama.generate`` sending grammar calls through the forcing loop, the rest to ``base``."""
+    def generate(self: Any, tokens: Any, **options: Any) -> Any:
+        if not _fast_grammar_call(options) or not options.get("reset", True) or self.draft_model is not None:
+            return base.generate(self, tokens, **options)
+        options.pop("reset", None)
+        stop = options.pop("stopping_criteria", None)
+        return local_sampling.generate_with_forcing(
+            self, tokens, _forced_text(self) if forcing_enabled() else None, stop, **options)
+    return generate
+
+
+def _fast_grammar_call(options: dict[str, Any]) -> bool:
+    """Whether a call's sampling options suit the grammar-last sampler (a grammar, plain sampling)."""
+    return options.get("grammar") is not None and fast_sampling_enabled() \
+        and not options.get("mirostat_mode") and options.get("logits_processor") is None
 
 
 def fast_sampling_enabled() -> bool:
