@@ -73,6 +73,24 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def decode_threads(threads: int) -> int:
+    """Threads for decoding one token: TOWNSFOLK_LOCAL_DECODE_THREADS, else 1.
+
+    One token of a small model is too little work to share: with 2 threads on 2 busy cores each
+    token cost ~23 ms of CPU (a third of it the kernel waking and parking the second thread)
+    against ~8 ms with one, and took longer in wall time too (docs/MODELS.md). Prompts and
+    forced-token batches still use all ``threads``.
+    """
+    configured = os.environ.get("TOWNSFOLK_LOCAL_DECODE_THREADS", "").strip()
+    if not configured:
+        return 1
+    try:
+        return max(1, min(threads, int(configured)))
+    except ValueError:
+        raise LocalModelError(
+            f"TOWNSFOLK_LOCAL_DECODE_THREADS must be a whole number, got {configured!r}") from None
+
+
 def prefix_cache_bytes() -> int:
     """The prefix cache's budget: TOWNSFOLK_LOCAL_KV_CACHE_MB (0 turns it off), else 512 MiB."""
     configured = os.environ.get("TOWNSFOLK_LOCAL_KV_CACHE_MB", "").strip()
@@ -320,7 +338,7 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
             llama = Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
-                n_threads=threads,
+                n_threads=decode_threads(threads),
                 n_threads_batch=threads,
                 verbose=False,
             )
