@@ -117,3 +117,13 @@ def test_cancelling_stops_the_grammar_loop_at_the_next_decode(loaded, monkeypatc
     assert len(evals) == 3, "decoding went on after the caller gave up"
     assert loaded.lock.acquire(timeout=1.0), "the model is still held"
     loaded.lock.release()
+
+
+def test_decoding_uses_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOWNSFOLK_LOCAL_DECODE_THREADS", raising=False)
+    assert local.decode_threads(2) == 1
+    monkeypatch.setenv("TOWNSFOLK_LOCAL_DECODE_THREADS", "4")
+    assert local.decode_threads(2) == 2  # never more than the prompt's threads
+    monkeypatch.setenv("TOWNSFOLK_LOCAL_DECODE_THREADS", "two")
+    with pytest.raises(LocalModelError, match="TOWNSFOLK_LOCAL_DECODE_THREADS"):
+        local.decode_threads(2)
