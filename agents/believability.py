@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from agents.prompts.checks import repeats
 from agents.prompts.common import not_an_activity
 from memory.runfile import resident_personas, text_records
 
@@ -277,7 +278,7 @@ def conversation_check(
     for i, (prev, text, speaker) in enumerate(pairs):
         cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
         reason = degenerate_reason(text, names) or degenerate_reason(prev, names)
-        if reason is None and cosine >= ECHO_MAX_COSINE:
+        if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, tuple(names))):
             reason = "repeats the line before"
         elif reason is None and cosine < min_cosine:
             reason = f"does not answer (cosine {cosine:.2f})"

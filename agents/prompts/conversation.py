@@ -40,7 +40,7 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
 
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":
-            problem = (just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous)
+            problem = (just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous, (name, other))
                        or copied_from(self.utterance, instruction))
             if problem:
                 raise ValueError(f"utterance {problem}")
@@ -61,12 +61,13 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     news = clip(topic, 300).rstrip(".")
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
     for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]:
-        if not repeats(text, previous):
+        if not repeats(text, previous, (name, other)):
             try:
                 return schema(utterance=text, end=end and not text.startswith(("Hi ", "By the way")))
             except ValueError:  # a topic that copies the instruction: the plain greeting instead
                 continue
-    return schema(utterance="Well, I should get going.", end=True)
+    last = "Well, I should get going." if not repeats("Well, I should get going.", previous) else "Bye for now."
+    return schema(utterance=last, end=True)
 
 
 def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:

@@ -147,6 +147,18 @@ def test_a_sensible_morning_scores_high():
     assert score.overall == 1.0
 
 
+def test_a_reply_that_says_the_line_again_with_the_names_swapped_is_not_an_answer():
+    # Qwen's quickstart: Maria said Lucy's line back with only the name changed, and Lucy said it
+    # again; on the hashing embedder that is similar enough to count as an answer
+    texts = sensible_morning()
+    line = "I just wanted to say that I'm planning to apply to medical school next year."
+    texts.conversations = [[("Lucy Alvarez", f"Hi, Maria! {line}"), ("Maria Alvarez", f"Hi, Lucy! {line}"),
+                            ("Lucy Alvarez", f"Hi, Maria! {line}")]]
+    check = score_texts(texts, EMBED, embedder="hashing").checks["conversation_answers"]
+    assert (check.judged, check.score) == (2, 0.0)
+    assert "repeats the line before" in " ".join(check.failures)
+
+
 def test_importance_that_counts_upwards_fails_the_pairs():
     counting = importance_pairs_check([("My father died", 1, "I bought a latte", 2), ("A fire", 3, "Tom is idle", 4)])
     assert counting.score == 0.0

@@ -36,13 +36,25 @@ def test_the_model_words_open_parts_but_never_sets_times_or_work() -> None:
     assert "19:00 go to the party at the cafe" in plan and plan[-1] == "23:00 go to bed at Oak House"
     bad_parts = (
         ["1. 2. 3.", "lunch", "dinner", "relax"],  # a digit list
-        ["1:00 prepare for the party", "lunch", "dinner", "relax"],  # a time, which the skeleton sets
+        ["7:00", "lunch", "dinner", "relax"],  # only a time, which the skeleton sets
         [DAY_PLAN_INSTRUCTION.format(name="Ada")[:90], "lunch", "dinner", "relax"],  # the instruction copied
         ["lunch", "dinner"],  # too few parts
     )
     for parts in bad_parts:
         with pytest.raises(ValidationError):
             schema(currently="Ada is fine.", parts=parts)
+
+
+def test_a_time_copied_before_a_part_is_dropped_and_the_skeleton_time_stands() -> None:
+    # Qwen wrote every part as '7:00 have breakfast ...' (the skeleton's layout): all four plans
+    # of a quickstart fell back to the bare skeleton while the words were fine
+    sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")
+    schema = day_plan_schema(sum(not p.fixed for p in sk))
+    answer = schema(currently="Ada is fine.", parts=["8:00 coffee and toast", "12:00 - lunch with Tom",
+                                                     "cook pasta", "7 pm go to the party"])
+    assert answer.parts == ["coffee and toast", "lunch with Tom", "cook pasta", "go to the party"]
+    plan = plan_from_skeleton(sk, answer.parts)
+    assert "19:00 go to the party" in plan and not any("7 pm" in line for line in plan)
 
 
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:

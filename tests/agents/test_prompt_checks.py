@@ -40,6 +40,10 @@ def test_schemas_refuse_the_useless_answers() -> None:
     with pytest.raises(ValidationError, match="repeats"):
         line(utterance="Lovely day, Ada!")
     line(utterance="Lovely day indeed, Bo. Coming to the party?")
+    said = line_schema("Lucy Alvarez", "Maria Alvarez", "Hi, Lucy! I am applying to medical school next year.")
+    with pytest.raises(ValidationError, match="line again"):  # only the name swapped
+        said(utterance="Hi, Maria! I am applying to medical school next year.")
+    said(utterance="Medical school? That is wonderful news, Maria. Which one?")
     steps = decomposition_schema(PLACES)
     with pytest.raises(ValidationError, match="does not fit"):
         steps.model_validate({"steps": [{"action": "sleeping", "minutes": 10, "place": "Town Bank:counter",
