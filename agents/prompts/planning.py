@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place
-from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, facts, make_model, messages, require_words
+from agents.prompts.common import Activity, Words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -84,14 +84,14 @@ def _part_words(text: str) -> str:
     a model that copies the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan)
     still wrote the words we asked for."""
     if read_time(text) is not None:
-        text = require_words(strip_time(text))
+        text = require_action(strip_time(text))
     problem = copied_from(text, DAY_PLAN_INSTRUCTION, run=6)
     if problem:
         raise ValueError(problem)
     return text
 
 
-PartWords = Annotated[Words, Field(max_length=PART_MAX), AfterValidator(_part_words)]
+PartWords = Annotated[Activity, Field(max_length=PART_MAX), AfterValidator(_part_words)]
 
 
 @lru_cache(maxsize=64)
@@ -116,7 +116,7 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
                       work: str, kitchen: str = "") -> BaseModel:
     """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
     skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
-    free = [fit_words(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
+    free = [fit_activity(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
     return day_plan_schema(len(free))(currently=currently, parts=free)
 
@@ -153,7 +153,7 @@ def day_plan_prompt(
 
 class HourEntry(BaseModel):
     hour: int = Field(ge=0, le=23)
-    activity: Annotated[Words, Field(max_length=ACTIVITY_MAX)]
+    activity: Annotated[Activity, Field(max_length=ACTIVITY_MAX)]
 
 
 class Schedule(BaseModel):
@@ -166,7 +166,7 @@ class Schedule(BaseModel):
 def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
-                       activity=(Annotated[Words, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
+                       activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
@@ -184,7 +184,7 @@ def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[i
 def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
     """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
     return schedule_schema(tuple(hours)).model_validate(
-        {"hours": [{"hour": h, "activity": fit_words(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
+        {"hours": [{"hour": h, "activity": fit_activity(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
 
 
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
@@ -259,7 +259,7 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     step = make_model(
         "Step",
         __validators__={"fits": model_validator(mode="after")(_check_step)},
-        action=(Words, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
+        action=(Activity, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),
@@ -277,7 +277,7 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
     Every text is clipped to the schema's bounds, so this is valid for any activity.
     """
     schema = decomposition_schema(places)
-    action = fit_words(activity, ACTION_MAX, "keeping busy")
+    action = fit_activity(activity, ACTION_MAX, "keeping busy")
     n = min(MAX_STEPS, max(1, minutes // 15))
     place = place if place in places else places[0]
     if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy
@@ -338,6 +338,26 @@ def emoji_for(text: str) -> str:
         if pattern.search(activity):
             return emoji
     return "🙂"
+
+
+def fixed_part_building(activity: str, home: str, work: str) -> str | None:
+    """The building of a block the skeleton fixed (work at the workplace, getting up at home),
+    or None for a part the model worded."""
+    text = " ".join(activity.lower().split())
+    if text == f"work at {work.replace(':', ' ')}".lower():
+        return work.split(":")[0]
+    if text == f"wake up and get ready at {home.replace(':', ' ')}".lower():
+        return home.split(":")[0]
+    return None
+
+
+def block_places(activity: str, places: list[str], home: str, work: str) -> list[str]:
+    """The places a block's steps may be at: inside the building of a part the skeleton fixed
+    (SmolLM2 put 'working at Riverside Clinic' at home when it could choose), else every known
+    place. The model still picks the room, the words and the lengths."""
+    building = fixed_part_building(activity, home, work)
+    inside = [p for p in places if building is not None and p.split(":")[0] == building]
+    return inside or places
 
 
 def pick_place(text: str, places: list[str], home: str, work: str) -> str:

@@ -129,6 +129,29 @@ def test_what_smollm2_wrote_instead_of_activities_fails_the_text_check():
         assert degenerate_reason(text, ["Tom Alvarez"]) is None and require_words(text) == text
 
 
+def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activity():
+    """Seen in the SmolLM2 quickstart of 2026-11-24 (replay --timeline) as actions and plan items:
+    a name, a web address, stray single words, lists of single words, a numbered item. They fail
+    the text check when they are activities, and the activity validator refuses them, so the model
+    retries; the same words as a chat line are speech, judged by the chat rules."""
+    from agents.believability import degenerate_reason
+    from agents.prompts.common import require_action
+
+    names = ["Maria Alvarez", "Lucy Alvarez"]
+    seen = ["Lucy Alvarez", "Mari Alvarez", "wakeupandgetreadyatoataller123.com", "dance", "marc", "move",
+            "add", "nope", "8:00 Classroom", "6:00 Mercury", "12:00 Dance, dance, dance", "17:00 Bike, bike, bike",
+            "7:00 Morning, breakfast; lunch; dinner; evening; relaxation…", "12:00 part",
+            "1. to work at a clinic at Riverside Clinic", "Willow Cafe"]
+    for text in seen:
+        assert degenerate_reason(text, names, activity=True), text
+        with pytest.raises(ValueError, match="expected words describing an activity"):
+            require_action(text.split(" ", 1)[1] if text[0].isdigit() and ":" in text[:3] else text)
+    assert degenerate_reason("nope", names) is None  # a chat line may be one word
+    for text in ["working at Willow Cafe kitchen", "relax", "Lunch", "Turn on the stove", "Toast bread",
+                 "talking with Maria Alvarez", "thinking about what to do next", "Read Newspaper"]:
+        assert degenerate_reason(text, names, activity=True) is None and require_action(text) == text
+
+
 def test_an_action_that_names_another_place_than_where_it_happens_fails():
     from agents.believability import action_place_check
 

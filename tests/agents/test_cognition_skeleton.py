@@ -105,3 +105,30 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     assert work, by_hour  # the workplace kept its hours
     assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
     assert all(item[0].isdigit() for item in mind.state.day_plan)
+
+
+def test_steps_of_a_work_block_are_at_the_workplace_and_other_blocks_anywhere() -> None:
+    from agents.prompts.planning import block_places
+
+    places = ["Oak House:kitchen", "Oak House:bedroom", "Riverside Clinic:exam room",
+              "Riverside Clinic:waiting room", "The Crooked Pub:cellar"]
+    home, work = "Oak House:bedroom", "Riverside Clinic:exam room"
+    sk = day_skeleton(7, 23, home, work)
+    work_text = next(p.text for p in sk if p.kind == "work")
+    wake_text = next(p.text for p in sk if p.kind == "wake")
+    assert block_places(work_text, places, home, work) == ["Riverside Clinic:exam room", "Riverside Clinic:waiting room"]
+    assert block_places(wake_text, places, home, work) == ["Oak House:kitchen", "Oak House:bedroom"]
+    assert block_places("meet Lucy at the pub", places, home, work) == places  # worded by the model: open
+    assert block_places(work_text, ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
+
+
+def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
+    from agents.prompts.reacting import reaction_places
+
+    places = ["Oak House:kitchen", "Riverside Clinic:exam room", "The Crooked Pub:cellar", "Willow Cafe:counter",
+              "First Town Bank:lobby"]
+    here, home, work = "Willow Cafe:counter", "Oak House:bedroom", "Riverside Clinic:exam room"
+    assert reaction_places(places, here, home, work, ["Maria is making coffee"]) == [
+        "Oak House:kitchen", "Riverside Clinic:exam room", "Willow Cafe:counter"]
+    assert "The Crooked Pub:cellar" in reaction_places(places, here, home, work,
+                                                       ["Lucy: party at The Crooked Pub tonight!"])
