@@ -49,7 +49,7 @@ def not_an_activity(text: str) -> str | None:
     if _PLACEHOLDER.search(text):
         return "a placeholder"
     tokens = text.split()
-    if tokens and all(_IDENTIFIER.match(t.strip(".,;:!?")) for t in tokens):
+    if tokens and all(_IDENTIFIER.match(t.strip(".,;:!?()[]")) or t.count("_") >= 2 for t in tokens):
         return "an identifier"
     if _PERSON_TAG.match(text):
         return "a person's name and tag"
@@ -71,6 +71,7 @@ _ACTIVITY_WORDS = frozenset(
 _NUMBERED_ITEM = re.compile(r"^\s*\d+\s*[.)]\s")
 _WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|info)\b|\S@\S+\.\w", re.I)
 _LIST_SEPARATORS = re.compile(r"[;,/…]+")
+_CLOCK_TIME = re.compile(r"\b(?:at|from|until|till|to|by)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?(?!\s*(?:min|minutes|hours|people|patients))\b", re.I)
 
 
 def _activity_word(word: str) -> bool:
@@ -93,6 +94,8 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a numbered list item"
     if _WEB_ADDRESS.search(stripped):
         return "a web address"
+    if _CLOCK_TIME.search(stripped):
+        return "a time (the day's times are set)"
     if any(len(w) >= 24 for w in words):
         return "words run together"
     segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]

@@ -11,7 +11,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place
@@ -79,19 +79,41 @@ DAY_PLAN_INSTRUCTION = (
 )
 
 
-def _part_words(text: str) -> str:
-    """A part's words. A leading time is dropped, not refused: the skeleton sets the times, and
-    a model that copies the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan)
-    still wrote the words we asked for."""
-    if read_time(text) is not None:
-        text = require_action(strip_time(text))
-    problem = copied_from(text, DAY_PLAN_INSTRUCTION, run=6)
-    if problem:
-        raise ValueError(problem)
-    return text
+def part_words(text: str) -> tuple[str, str | None]:
+    """A day-plan part's words and the problem with them (None when they read as an activity).
+    A leading time is dropped, not refused: the skeleton sets the times, and a model that copies
+    the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan) still wrote the
+    words we asked for."""
+    words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
+    try:
+        words = require_action(words)
+    except ValueError as exc:
+        return words, str(exc)
+    return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6)
 
 
-PartWords = Annotated[Activity, Field(max_length=PART_MAX), AfterValidator(_part_words)]
+class DayPlanAnswer(BaseModel):
+    """The model's words for the open parts. A part that is no activity ('Mercury', 'Bike, bike,
+    bike') is patched: left empty, so the skeleton's own words stand for it, and counted (the run
+    summary shows patched items); when most parts are bad the answer is refused (retry, then the
+    skeleton). One bad part of four no longer throws away three good ones."""
+
+    currently: str
+    parts: list[str]
+    _patches: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _patch_parts(self) -> "DayPlanAnswer":
+        checked = [part_words(p) for p in self.parts]
+        bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
+        if len(bad) * 2 > len(checked):
+            raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
+        self.parts = [words if problem is None else "" for words, problem in checked]
+        self._patches = bad
+        return self
+
+    def patches(self) -> list[str]:
+        return list(self._patches)
 
 
 @lru_cache(maxsize=64)
@@ -99,17 +121,19 @@ def day_plan_schema(open_parts: int) -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many)."""
     return make_model(
         "DayPlan",
+        __base__=DayPlanAnswer,
         currently=(Annotated[Words, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[PartWords], Field(min_length=open_parts, max_length=open_parts,
-                                      description="what the resident does in each open part, in order")),
+        parts=(list[Annotated[str, Field(max_length=PART_MAX)]],
+               Field(min_length=open_parts, max_length=open_parts,
+                     description="what the resident does in each open part, in order")),
     )
 
 
 def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[str]:
     """Plan lines: the skeleton's times and fixed parts, the model's words for the open ones."""
     given = iter(words)
-    return format_plan([(p.hour, p.text if p.fixed else next(given, p.text)) for p in skeleton])
+    return format_plan([(p.hour, p.text if p.fixed else (next(given, "") or p.text)) for p in skeleton])
 
 
 def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,

@@ -34,13 +34,12 @@ def test_the_model_words_open_parts_but_never_sets_times_or_work() -> None:
     plan = plan_from_skeleton(sk, answer.parts)
     assert plan[0].startswith("7:00 wake up") and "9:00 work at Willow Cafe" in plan
     assert "19:00 go to the party at the cafe" in plan and plan[-1] == "23:00 go to bed at Oak House"
-    bad_parts = (
-        ["1. 2. 3.", "lunch", "dinner", "relax"],  # a digit list
-        ["7:00", "lunch", "dinner", "relax"],  # only a time, which the skeleton sets
-        [DAY_PLAN_INSTRUCTION.format(name="Ada")[:90], "lunch", "dinner", "relax"],  # the instruction copied
-        ["lunch", "dinner"],  # too few parts
-    )
-    for parts in bad_parts:
+    bad = ["1. 2. 3.", "7:00", DAY_PLAN_INSTRUCTION.format(name="Ada")[:78], "Mercury", "Bike, bike, bike"]
+    for part in bad:  # one bad part of four is patched: the skeleton's words stand for it, and it is counted
+        answer = schema(currently="Ada is fine.", parts=[part, "lunch", "cook pasta", "relax"])
+        assert answer.parts[0] == "" and len(answer.patches()) == 1 and answer.patches()[0].startswith("parts.0")
+        assert plan_from_skeleton(sk, answer.parts)[1] == f"{sk[1].hour}:00 {sk[1].text}"
+    for parts in ([bad[0], bad[3], bad[4], "relax"], ["lunch", "dinner"]):  # mostly bad, or too few
         with pytest.raises(ValidationError):
             schema(currently="Ada is fine.", parts=parts)
 
