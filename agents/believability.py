@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.common import not_an_activity
+from agents.prompts.checks import repeats
+from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
@@ -103,11 +104,13 @@ def content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP}
 
 
-def degenerate_reason(text: str, names: Iterable[str] = ()) -> str | None:
+def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = False) -> str | None:
     """Why a reader would reject this model text (None if they would not).
 
     Digit lists (``1. 1. 2. 3.``), numbered placeholders (``Zones 1 ... Zones 7``), JSON debris,
-    echoes of an instruction, a bare name (``Lucy Alvarez`` as a chat line), or no words at all.
+    echoes of an instruction, a bare name (``Lucy Alvarez`` as a chat line), or no words at all;
+    for an ``activity`` (a plan item, an action) also what the validators refuse as no activity
+    (``marc``, a web address, a list of single words: prompts.common.not_an_action).
     """
     stripped = text.strip()
     tokens = stripped.split()
@@ -131,13 +134,15 @@ def degenerate_reason(text: str, names: Iterable[str] = ()) -> str | None:
             return "a name as a line"
     if len(set(w.lower() for w in words)) == 1 and len(words) > 2:
         return "one word repeated"
-    return not_an_activity(_LEADING_TIME.sub("", stripped))
+    bare_text = _LEADING_TIME.sub("", stripped)
+    return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 
 
-def degenerate_check(texts: Iterable[str], names: Sequence[str]) -> Check:
+def degenerate_check(texts: Iterable[str], names: Sequence[str], activities: Iterable[str] = ()) -> Check:
+    """``texts`` (chat lines) and ``activities`` (plan items, actions) that a reader would accept."""
     tally = _Tally()
-    for text in texts:
-        reason = degenerate_reason(text, names)
+    for text, activity in [(t, False) for t in texts] + [(t, True) for t in activities]:
+        reason = degenerate_reason(text, names, activity)
         tally.add(reason is None, f"{reason}: {text}")
     return tally.check()
 
@@ -277,7 +282,7 @@ def conversation_check(
     for i, (prev, text, speaker) in enumerate(pairs):
         cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
         reason = degenerate_reason(text, names) or degenerate_reason(prev, names)
-        if reason is None and cosine >= ECHO_MAX_COSINE:
+        if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, tuple(names))):
             reason = "repeats the line before"
         elif reason is None and cosine < min_cosine:
             reason = f"does not answer (cosine {cosine:.2f})"
@@ -462,13 +467,13 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
     names = [n for n in names if n]
     # what the model wrote: plan items, chat lines, and the actions it named (the engine's own
     # "talking with ..." and "sleeping" are words, so they pass)
-    model_texts = (list(run.day_plans) + [t for c in run.conversations for _, t in c]
-                   + [description for _, description, _ in run.actions])
+    chat_lines = [t for c in run.conversations for _, t in c]
+    activities = list(run.day_plans) + [description for _, description, _ in run.actions]
     checks = {
         "plans_at_work": plans_at_work_check(run.hourly, run.personas),
         "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),
         "action_place": action_place_check(run.actions),
-        "no_degenerate_text": degenerate_check(model_texts, names),
+        "no_degenerate_text": degenerate_check(chat_lines, names, activities),
         "conversation_answers": conversation_check(run.conversations, embed, names,
                                                    ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"])),
         "importance_order": importance_from_memories(run.memories),

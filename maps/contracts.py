@@ -185,6 +185,9 @@ class LLMPayload(BaseModel):
     fallback: bool = False
     latency_s: float = 0.0
     error: str = Field(default="", description="why the call fell back (the last attempt's error), if it did")
+    patched: int = Field(default=0, ge=0, description="items of a kept answer the engine replaced with its own "
+                         "default (a day-plan part that was no activity)")
+    patch_reason: str = Field(default="", description="why the first patched item was replaced")
 
 
 class MindErrorPayload(BaseModel):

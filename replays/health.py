@@ -22,11 +22,12 @@ def mind_errors(rows: Iterable[tuple[str, str | None, str]]) -> dict[str, Any]:
     Residents appear under ``by_resident`` only when they had an error or a fallback; their
     ``messages`` are the distinct mind-error messages and fallback reasons, first seen first.
     """
-    total = {"errors": 0, "fallbacks": 0, "calls": 0}
+    total = {"errors": 0, "fallbacks": 0, "calls": 0, "patched": 0}
     by_resident: dict[str, dict[str, Any]] = {}
 
     def entry(name: str | None) -> dict[str, Any]:
-        return by_resident.setdefault(name or "(town)", {"errors": 0, "fallbacks": 0, "calls": 0, "messages": []})
+        return by_resident.setdefault(name or "(town)", {"errors": 0, "fallbacks": 0, "calls": 0, "patched": 0,
+                                                         "messages": []})
 
     def note(e: dict[str, Any], message: str) -> None:
         if message not in e["messages"] and len(e["messages"]) < MAX_MESSAGES:
@@ -46,7 +47,12 @@ def mind_errors(rows: Iterable[tuple[str, str | None, str]]) -> dict[str, Any]:
                 total["fallbacks"] += 1
                 e["fallbacks"] += 1
                 note(e, f"fallback on {d.get('purpose', '?')}: {d.get('error') or 'no valid answer'}")
-    return {**total, "by_resident": {k: v for k, v in sorted(by_resident.items()) if v["errors"] or v["fallbacks"]}}
+            elif d.get("patched"):
+                total["patched"] += d["patched"]
+                e["patched"] += d["patched"]
+                note(e, f"{d['patched']} patched on {d.get('purpose', '?')}: {d.get('patch_reason', '')}")
+    return {**total, "by_resident": {k: v for k, v in sorted(by_resident.items())
+                                     if v["errors"] or v["fallbacks"] or v["patched"]}}
 
 
 def health(errors: dict[str, Any]) -> dict[str, Any]:

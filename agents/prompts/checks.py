@@ -43,11 +43,21 @@ def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def repeats(line: str, previous: str) -> str | None:
-    """A problem when a line says the partner's previous line again (word for word)."""
+NEAR_REPEAT_OVERLAP = 0.8  # share of distinct words two lines have in common (names left out)
+
+
+def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None:
+    """A problem when a line says the partner's previous line again: word for word, or with
+    only the names swapped or a word changed ('Hi, Maria! I just wanted to say ...' answered by
+    'Hi, Lucy! I just wanted to say ...', seen from Qwen). Lines of 4+ words (names left out)
+    whose distinct words overlap by NEAR_REPEAT_OVERLAP or more are a repeat, not an answer."""
     a, b = words(line), words(previous)
     if a and a == b:
         return "repeats the previous speaker's line"
+    dropped = {w for name in names for w in words(name)}
+    mine, theirs = {w for w in a if w not in dropped}, {w for w in b if w not in dropped}
+    if len(mine) >= 4 and len(theirs) >= 4 and len(mine & theirs) / len(mine | theirs) >= NEAR_REPEAT_OVERLAP:
+        return "says the previous speaker's line again"
     return None
 
 

@@ -49,7 +49,7 @@ def not_an_activity(text: str) -> str | None:
     if _PLACEHOLDER.search(text):
         return "a placeholder"
     tokens = text.split()
-    if tokens and all(_IDENTIFIER.match(t.strip(".,;:!?")) for t in tokens):
+    if tokens and all(_IDENTIFIER.match(t.strip(".,;:!?()[]")) or t.count("_") >= 2 for t in tokens):
         return "an identifier"
     if _PERSON_TAG.match(text):
         return "a person's name and tag"
@@ -61,6 +61,66 @@ def not_an_activity(text: str) -> str | None:
 
 Words = Annotated[str, AfterValidator(_require_words)]
 require_words = _require_words
+
+# Single words a plan or an action may be on their own ('relax', 'lunch'); any '-ing' word may too.
+_ACTIVITY_WORDS = frozenset(
+    "relax rest work study nap shop read eat cook clean exercise pray write jog run swim garden "
+    "homework errands chores breakfast lunch dinner supper brunch coffee tea shower sleep bed bath "
+    "walk teach shift class school church gym practice rehearsal meeting laundry dishes".split()
+)
+_NUMBERED_ITEM = re.compile(r"^\s*\d+\s*[.)]\s")
+_WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|info)\b|\S@\S+\.\w", re.I)
+_LIST_SEPARATORS = re.compile(r"[;,/…]+")
+_CLOCK_TIME = re.compile(r"\b(?:at|from|until|till|to|by)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?(?!\s*(?:min|minutes|hours|people|patients))\b", re.I)
+
+
+def _activity_word(word: str) -> bool:
+    lower = word.lower()
+    return lower.endswith("ing") or lower in _ACTIVITY_WORDS
+
+
+def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
+    """What a tiny model wrote instead of an activity, beyond :func:`not_an_activity`: a numbered
+    list item ('1. to work'), a web address ('wakeupandgetready...123.com'), words run together, a
+    list of single words ('Morning, breakfast; lunch; dinner', 'Bike, bike, bike'), one word that
+    is no activity ('marc', 'nope', 'add'), or a name ('Lucy Alvarez', 'Willow Cafe'). None when
+    it reads as something a person does."""
+    problem = not_an_activity(text)
+    if problem:
+        return problem
+    stripped = text.strip()
+    words = _LETTER_WORD.findall(stripped)
+    if _NUMBERED_ITEM.match(stripped):
+        return "a numbered list item"
+    if _WEB_ADDRESS.search(stripped):
+        return "a web address"
+    if _CLOCK_TIME.search(stripped):
+        return "a time (the day's times are set)"
+    if any(len(w) >= 24 for w in words):
+        return "words run together"
+    segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]
+    if len(segments) >= 3 and all(len(_LETTER_WORD.findall(seg)) <= 1 for seg in segments):
+        return "a list of words"
+    if len(words) == 1 and not _activity_word(words[0]):
+        return "one word that is no activity"
+    bare = " ".join(w.lower() for w in words)
+    if any(bare == name.lower() or bare in name.lower().split() for name in names):
+        return "a name"
+    if len(words) <= 3 and all(w[0].isupper() for w in words) and not any(_activity_word(w) for w in words):
+        return "a name"
+    return None
+
+
+def require_action(text: str) -> str:
+    """Words that read as an activity (plan parts, hourly activities, steps, reactions)."""
+    text = _require_words(text)
+    problem = not_an_action(text)
+    if problem:
+        raise ValueError(f"expected words describing an activity, not {problem}")
+    return text
+
+
+Activity = Annotated[str, AfterValidator(require_action)]
 
 
 def _require_sentence(text: str) -> str:
@@ -84,18 +144,24 @@ def clip(text: str, max_length: int) -> str:
     return (cut[:space] if space >= max_length // 2 else cut).rstrip(" ,;:-")
 
 
-def fit_words(text: str, max_length: int, default: str) -> str:
-    """Text for a bounded ``Words`` field that is valid by construction (fallbacks use it).
+def fit_words(text: str, max_length: int, default: str, check: Any = _require_words) -> str:
+    """Text for a bounded ``Words`` field (``check=require_action`` for an ``Activity``) that is
+    valid by construction (fallbacks use it).
 
-    ``text`` clipped to ``max_length``; when what is left is not words (digits, punctuation,
-    empty) the ``default`` (clipped too) is used instead.
+    ``text`` clipped to ``max_length``; when what is left fails ``check`` (digits, punctuation,
+    empty, a name) the ``default`` (clipped too) is used instead.
     """
     for candidate in (clip(text, max_length), clip(default, max_length)):
         try:
-            return _require_words(candidate)
+            return check(candidate)
         except ValueError:
             continue
     return "keeping busy"[:max_length]
+
+
+def fit_activity(text: str, max_length: int, default: str) -> str:
+    """:func:`fit_words` for an ``Activity`` field."""
+    return fit_words(text, max_length, default, require_action)
 
 SYSTEM = (
     "You are the mind of a resident of a small town simulation. "

@@ -6,6 +6,7 @@ memory of the conversation, its importance, and a planning thought it leads to).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -29,6 +30,28 @@ CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and
                         "{name} would share. Set end to true when the conversation is over.")
 
 
+_QUOTES = "\"'“”‘’ "
+
+
+def without_speaker_label(line: str, name: str) -> str:
+    """The words said, without the label a small model puts before them: 'Tom Alvarez: ...',
+    'Tom says: ...', 'Tom Alvarez, 46, Nurse at Riverside Clinic: ...' (the persona line copied)."""
+    first = name.split()[0] if name.split() else name
+    text = line.strip()
+    for label in (name, first):
+        if label and re.match(rf"{re.escape(label)}\b", text, re.IGNORECASE):
+            head, colon, rest = text.partition(":")
+            if colon and len(head) <= len(name) + 60 and rest.strip():
+                return rest.strip().strip(_QUOTES) or text
+    return text
+
+
+def no_words(line: str) -> str | None:
+    """A problem when a line has no words in it ('19:14, 5/2/2020')."""
+    letters = sum(ch.isalpha() for ch in line)
+    return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
+
+
 @lru_cache(maxsize=512)
 def line_schema(name: str, other: str, previous: str) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
@@ -40,7 +63,8 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
 
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":
-            problem = (just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous)
+            self.utterance = without_speaker_label(self.utterance, name)
+            problem = (no_words(self.utterance) or just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous, (name, other))
                        or copied_from(self.utterance, instruction))
             if problem:
                 raise ValueError(f"utterance {problem}")
@@ -61,12 +85,13 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     news = clip(topic, 300).rstrip(".")
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
     for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]:
-        if not repeats(text, previous):
+        if not repeats(text, previous, (name, other)):
             try:
                 return schema(utterance=text, end=end and not text.startswith(("Hi ", "By the way")))
             except ValueError:  # a topic that copies the instruction: the plain greeting instead
                 continue
-    return schema(utterance="Well, I should get going.", end=True)
+    last = "Well, I should get going." if not repeats("Well, I should get going.", previous) else "Bye for now."
+    return schema(utterance=last, end=True)
 
 
 def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:

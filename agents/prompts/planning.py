@@ -11,11 +11,11 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place
-from agents.prompts.common import Words, bullet, clip, fit_words, choice_type, facts, make_model, messages
+from agents.prompts.common import Activity, Words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -79,16 +79,41 @@ DAY_PLAN_INSTRUCTION = (
 )
 
 
-def _part_words(text: str) -> str:
-    if read_time(text) is not None:
-        raise ValueError("starts with a time; the times are set by the day's skeleton")
-    problem = copied_from(text, DAY_PLAN_INSTRUCTION, run=6)
-    if problem:
-        raise ValueError(problem)
-    return text
+def part_words(text: str) -> tuple[str, str | None]:
+    """A day-plan part's words and the problem with them (None when they read as an activity).
+    A leading time is dropped, not refused: the skeleton sets the times, and a model that copies
+    the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan) still wrote the
+    words we asked for."""
+    words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
+    try:
+        words = require_action(words)
+    except ValueError as exc:
+        return words, str(exc)
+    return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6)
 
 
-PartWords = Annotated[Words, Field(max_length=PART_MAX), AfterValidator(_part_words)]
+class DayPlanAnswer(BaseModel):
+    """The model's words for the open parts. A part that is no activity ('Mercury', 'Bike, bike,
+    bike') is patched: left empty, so the skeleton's own words stand for it, and counted (the run
+    summary shows patched items); when most parts are bad the answer is refused (retry, then the
+    skeleton). One bad part of four no longer throws away three good ones."""
+
+    currently: str
+    parts: list[str]
+    _patches: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _patch_parts(self) -> "DayPlanAnswer":
+        checked = [part_words(p) for p in self.parts]
+        bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
+        if len(bad) * 2 > len(checked):
+            raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
+        self.parts = [words if problem is None else "" for words, problem in checked]
+        self._patches = bad
+        return self
+
+    def patches(self) -> list[str]:
+        return list(self._patches)
 
 
 @lru_cache(maxsize=64)
@@ -96,24 +121,26 @@ def day_plan_schema(open_parts: int) -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many)."""
     return make_model(
         "DayPlan",
+        __base__=DayPlanAnswer,
         currently=(Annotated[Words, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[PartWords], Field(min_length=open_parts, max_length=open_parts,
-                                      description="what the resident does in each open part, in order")),
+        parts=(list[Annotated[str, Field(max_length=PART_MAX)]],
+               Field(min_length=open_parts, max_length=open_parts,
+                     description="what the resident does in each open part, in order")),
     )
 
 
 def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[str]:
     """Plan lines: the skeleton's times and fixed parts, the model's words for the open ones."""
     given = iter(words)
-    return format_plan([(p.hour, p.text if p.fixed else next(given, p.text)) for p in skeleton])
+    return format_plan([(p.hour, p.text if p.fixed else (next(given, "") or p.text)) for p in skeleton])
 
 
 def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,
                       work: str, kitchen: str = "") -> BaseModel:
     """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
     skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
-    free = [fit_words(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
+    free = [fit_activity(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
     return day_plan_schema(len(free))(currently=currently, parts=free)
 
@@ -150,7 +177,7 @@ def day_plan_prompt(
 
 class HourEntry(BaseModel):
     hour: int = Field(ge=0, le=23)
-    activity: Annotated[Words, Field(max_length=ACTIVITY_MAX)]
+    activity: Annotated[Activity, Field(max_length=ACTIVITY_MAX)]
 
 
 class Schedule(BaseModel):
@@ -163,7 +190,7 @@ class Schedule(BaseModel):
 def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
-                       activity=(Annotated[Words, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
+                       activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
@@ -181,7 +208,7 @@ def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[i
 def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
     """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
     return schedule_schema(tuple(hours)).model_validate(
-        {"hours": [{"hour": h, "activity": fit_words(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
+        {"hours": [{"hour": h, "activity": fit_activity(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
 
 
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
@@ -256,7 +283,7 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     step = make_model(
         "Step",
         __validators__={"fits": model_validator(mode="after")(_check_step)},
-        action=(Words, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
+        action=(Activity, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),
@@ -274,7 +301,7 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
     Every text is clipped to the schema's bounds, so this is valid for any activity.
     """
     schema = decomposition_schema(places)
-    action = fit_words(activity, ACTION_MAX, "keeping busy")
+    action = fit_activity(activity, ACTION_MAX, "keeping busy")
     n = min(MAX_STEPS, max(1, minutes // 15))
     place = place if place in places else places[0]
     if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy
@@ -335,6 +362,26 @@ def emoji_for(text: str) -> str:
         if pattern.search(activity):
             return emoji
     return "🙂"
+
+
+def fixed_part_building(activity: str, home: str, work: str) -> str | None:
+    """The building of a block the skeleton fixed (work at the workplace, getting up at home),
+    or None for a part the model worded."""
+    text = " ".join(activity.lower().split())
+    if text == f"work at {work.replace(':', ' ')}".lower():
+        return work.split(":")[0]
+    if text == f"wake up and get ready at {home.replace(':', ' ')}".lower():
+        return home.split(":")[0]
+    return None
+
+
+def block_places(activity: str, places: list[str], home: str, work: str) -> list[str]:
+    """The places a block's steps may be at: inside the building of a part the skeleton fixed
+    (SmolLM2 put 'working at Riverside Clinic' at home when it could choose), else every known
+    place. The model still picks the room, the words and the lengths."""
+    building = fixed_part_building(activity, home, work)
+    inside = [p for p in places if building is not None and p.split(":")[0] == building]
+    return inside or places
 
 
 def pick_place(text: str, places: list[str], home: str, work: str) -> str:

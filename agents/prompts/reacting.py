@@ -12,20 +12,32 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from agents.prompts.checks import fits_place
-from agents.prompts.common import require_words, bullet, choice_type, facts, make_model, messages
+from agents.prompts.common import require_action, bullet, choice_type, facts, make_model, messages
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
 
 
 def _check_reaction(answer: Any) -> Any:
-    """A reaction's action is words that fit its place (no digit list, no sleeping at the bank)."""
+    """A reaction's action reads as an activity (no digit list, no bare name or stray word) and fits
+    its place (no sleeping at the bank)."""
     if answer.decision == "react":
         problem = fits_place(answer.action, answer.place)
         if problem:
             raise ValueError(problem)
-        require_words(answer.action)
+        require_action(answer.action)
     return answer
+
+
+def reaction_places(places: list[str], here: str, home: str, work: str, observed: list[str]) -> list[str]:
+    """Where a reaction may take a resident: here, home, the workplace, or a place named in what
+    was just observed (an invitation to the cafe, a fire at the bank). With the whole town to
+    choose from, SmolLM2 sent a doctor to the pub cellar at 07:00 to 'move'."""
+    buildings = {home.split(":")[0], work.split(":")[0]}
+    seen = " ".join(observed).lower()
+    keep = [p for p in places
+            if p == here or p.split(":")[0] in buildings or p.split(":")[0].lower() in seen]
+    return keep or list(places)
 
 
 @lru_cache(maxsize=512)

@@ -129,6 +129,29 @@ def test_what_smollm2_wrote_instead_of_activities_fails_the_text_check():
         assert degenerate_reason(text, ["Tom Alvarez"]) is None and require_words(text) == text
 
 
+def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activity():
+    """Seen in the SmolLM2 quickstart of 2026-11-24 (replay --timeline) as actions and plan items:
+    a name, a web address, stray single words, lists of single words, a numbered item. They fail
+    the text check when they are activities, and the activity validator refuses them, so the model
+    retries; the same words as a chat line are speech, judged by the chat rules."""
+    from agents.believability import degenerate_reason
+    from agents.prompts.common import require_action
+
+    names = ["Maria Alvarez", "Lucy Alvarez"]
+    seen = ["Lucy Alvarez", "Mari Alvarez", "wakeupandgetreadyatoataller123.com", "dance", "marc", "move",
+            "add", "nope", "8:00 Classroom", "6:00 Mercury", "12:00 Dance, dance, dance", "17:00 Bike, bike, bike",
+            "7:00 Morning, breakfast; lunch; dinner; evening; relaxation…", "12:00 part",
+            "1. to work at a clinic at Riverside Clinic", "Willow Cafe"]
+    for text in seen:
+        assert degenerate_reason(text, names, activity=True), text
+        with pytest.raises(ValueError, match="expected words describing an activity"):
+            require_action(text.split(" ", 1)[1] if text[0].isdigit() and ":" in text[:3] else text)
+    assert degenerate_reason("nope", names) is None  # a chat line may be one word
+    for text in ["working at Willow Cafe kitchen", "relax", "Lunch", "Turn on the stove", "Toast bread",
+                 "talking with Maria Alvarez", "thinking about what to do next", "Read Newspaper"]:
+        assert degenerate_reason(text, names, activity=True) is None and require_action(text) == text
+
+
 def test_an_action_that_names_another_place_than_where_it_happens_fails():
     from agents.believability import action_place_check
 
@@ -145,6 +168,18 @@ def test_a_sensible_morning_scores_high():
         assert score.checks[name].score == 1.0, (name, score.checks[name])
     assert score.checks["interview_answers"].score is None  # no interviews in a run: not judged, not counted
     assert score.overall == 1.0
+
+
+def test_a_reply_that_says_the_line_again_with_the_names_swapped_is_not_an_answer():
+    # Qwen's quickstart: Maria said Lucy's line back with only the name changed, and Lucy said it
+    # again; on the hashing embedder that is similar enough to count as an answer
+    texts = sensible_morning()
+    line = "I just wanted to say that I'm planning to apply to medical school next year."
+    texts.conversations = [[("Lucy Alvarez", f"Hi, Maria! {line}"), ("Maria Alvarez", f"Hi, Lucy! {line}"),
+                            ("Lucy Alvarez", f"Hi, Maria! {line}")]]
+    check = score_texts(texts, EMBED, embedder="hashing").checks["conversation_answers"]
+    assert (check.judged, check.score) == (2, 0.0)
+    assert "repeats the line before" in " ".join(check.failures)
 
 
 def test_importance_that_counts_upwards_fails_the_pairs():

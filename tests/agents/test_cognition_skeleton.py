@@ -34,15 +34,26 @@ def test_the_model_words_open_parts_but_never_sets_times_or_work() -> None:
     plan = plan_from_skeleton(sk, answer.parts)
     assert plan[0].startswith("7:00 wake up") and "9:00 work at Willow Cafe" in plan
     assert "19:00 go to the party at the cafe" in plan and plan[-1] == "23:00 go to bed at Oak House"
-    bad_parts = (
-        ["1. 2. 3.", "lunch", "dinner", "relax"],  # a digit list
-        ["1:00 prepare for the party", "lunch", "dinner", "relax"],  # a time, which the skeleton sets
-        [DAY_PLAN_INSTRUCTION.format(name="Ada")[:90], "lunch", "dinner", "relax"],  # the instruction copied
-        ["lunch", "dinner"],  # too few parts
-    )
-    for parts in bad_parts:
+    bad = ["1. 2. 3.", "7:00", DAY_PLAN_INSTRUCTION.format(name="Ada")[:78], "Mercury", "Bike, bike, bike"]
+    for part in bad:  # one bad part of four is patched: the skeleton's words stand for it, and it is counted
+        answer = schema(currently="Ada is fine.", parts=[part, "lunch", "cook pasta", "relax"])
+        assert answer.parts[0] == "" and len(answer.patches()) == 1 and answer.patches()[0].startswith("parts.0")
+        assert plan_from_skeleton(sk, answer.parts)[1] == f"{sk[1].hour}:00 {sk[1].text}"
+    for parts in ([bad[0], bad[3], bad[4], "relax"], ["lunch", "dinner"]):  # mostly bad, or too few
         with pytest.raises(ValidationError):
             schema(currently="Ada is fine.", parts=parts)
+
+
+def test_a_time_copied_before_a_part_is_dropped_and_the_skeleton_time_stands() -> None:
+    # Qwen wrote every part as '7:00 have breakfast ...' (the skeleton's layout): all four plans
+    # of a quickstart fell back to the bare skeleton while the words were fine
+    sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")
+    schema = day_plan_schema(sum(not p.fixed for p in sk))
+    answer = schema(currently="Ada is fine.", parts=["8:00 coffee and toast", "12:00 - lunch with Tom",
+                                                     "cook pasta", "7 pm go to the party"])
+    assert answer.parts == ["coffee and toast", "lunch with Tom", "cook pasta", "go to the party"]
+    plan = plan_from_skeleton(sk, answer.parts)
+    assert "19:00 go to the party" in plan and not any("7 pm" in line for line in plan)
 
 
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
@@ -93,3 +104,30 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     assert work, by_hour  # the workplace kept its hours
     assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
     assert all(item[0].isdigit() for item in mind.state.day_plan)
+
+
+def test_steps_of_a_work_block_are_at_the_workplace_and_other_blocks_anywhere() -> None:
+    from agents.prompts.planning import block_places
+
+    places = ["Oak House:kitchen", "Oak House:bedroom", "Riverside Clinic:exam room",
+              "Riverside Clinic:waiting room", "The Crooked Pub:cellar"]
+    home, work = "Oak House:bedroom", "Riverside Clinic:exam room"
+    sk = day_skeleton(7, 23, home, work)
+    work_text = next(p.text for p in sk if p.kind == "work")
+    wake_text = next(p.text for p in sk if p.kind == "wake")
+    assert block_places(work_text, places, home, work) == ["Riverside Clinic:exam room", "Riverside Clinic:waiting room"]
+    assert block_places(wake_text, places, home, work) == ["Oak House:kitchen", "Oak House:bedroom"]
+    assert block_places("meet Lucy at the pub", places, home, work) == places  # worded by the model: open
+    assert block_places(work_text, ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
+
+
+def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
+    from agents.prompts.reacting import reaction_places
+
+    places = ["Oak House:kitchen", "Riverside Clinic:exam room", "The Crooked Pub:cellar", "Willow Cafe:counter",
+              "First Town Bank:lobby"]
+    here, home, work = "Willow Cafe:counter", "Oak House:bedroom", "Riverside Clinic:exam room"
+    assert reaction_places(places, here, home, work, ["Maria is making coffee"]) == [
+        "Oak House:kitchen", "Riverside Clinic:exam room", "Willow Cafe:counter"]
+    assert "The Crooked Pub:cellar" in reaction_places(places, here, home, work,
+                                                       ["Lucy: party at The Crooked Pub tonight!"])

@@ -40,6 +40,10 @@ def test_schemas_refuse_the_useless_answers() -> None:
     with pytest.raises(ValidationError, match="repeats"):
         line(utterance="Lovely day, Ada!")
     line(utterance="Lovely day indeed, Bo. Coming to the party?")
+    said = line_schema("Lucy Alvarez", "Maria Alvarez", "Hi, Lucy! I am applying to medical school next year.")
+    with pytest.raises(ValidationError, match="line again"):  # only the name swapped
+        said(utterance="Hi, Maria! I am applying to medical school next year.")
+    said(utterance="Medical school? That is wonderful news, Maria. Which one?")
     steps = decomposition_schema(PLACES)
     with pytest.raises(ValidationError, match="does not fit"):
         steps.model_validate({"steps": [{"action": "sleeping", "minutes": 10, "place": "Town Bank:counter",
@@ -155,3 +159,15 @@ def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
     later = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", party)
     assert later.utterance == f"By the way, {party}."
     assert line_fallback("Maria Lopez", 3, "Klaus Mueller", "", "").utterance == "Nice to see you, Maria."
+
+
+def test_a_chat_line_loses_the_speaker_label_a_small_model_puts_first_and_needs_words() -> None:
+    """SmolLM2 on 2026-11-24: 'Tom Alvarez, 46, Nurse at Riverside Clinic: I am looking forward ...',
+    "Tom Alvarez says: '...'" and a line that was only '19:14, 5/2/2020'."""
+    schema = line_schema("Tom Alvarez", "Lucy Alvarez", "Morning, Tom.")
+    line = schema(utterance="Tom Alvarez, 46, Nurse at Riverside Clinic: I am looking forward to the exam.")
+    assert line.utterance == "I am looking forward to the exam."
+    assert schema(utterance="Tom Alvarez says: 'You will enjoy lunch.'").utterance == "You will enjoy lunch."
+    assert schema(utterance="Tomorrow: we go to the market.").utterance == "Tomorrow: we go to the market."
+    with pytest.raises(ValidationError, match="no words"):
+        schema(utterance="19:14, 5/2/2020")

@@ -154,3 +154,20 @@ def test_run_prints_the_failure_and_exits_3(tmp_path: Path, capsys: pytest.Captu
     assert "health: failed" in out and f"{first.name[:18]}: errors" in out and "Broken: no plan" in out
     with RunStore.open(tmp_path / "run") as store:
         assert run_summary(store)["mind_errors"]["by_resident"][first.name]["errors"] == store.counts()["ticks"]
+
+
+def test_patched_answer_items_are_counted_and_shown_but_are_not_fallbacks() -> None:
+    """A day plan with one part that was no activity keeps its other parts; the patch is named in
+    the summary (not hidden), and the call is not a fallback."""
+    from agents.minds.cognition.calls import patches_of
+    from agents.prompts.planning import day_plan_schema
+
+    answer = day_plan_schema(4)(currently="Ada is fine.", parts=["Mercury", "lunch with Tom", "cook", "relax"])
+    patched, reason = patches_of(answer)
+    assert patched == 1 and "one word that is no activity" in reason
+    row = ("llm", "Ada", json.dumps({"purpose": "plan_day", "call_id": "c", "prompt_hash": "h", "ok": True,
+                                     "patched": patched, "patch_reason": reason}))
+    errors = mind_errors([row] + [_llm("Ada", False)] * 3)
+    assert (errors["patched"], errors["fallbacks"], errors["calls"]) == (1, 0, 4)
+    assert errors["by_resident"]["Ada"]["messages"][0].startswith("1 patched on plan_day: parts.0")
+    assert health(errors)["status"] == "ok"

@@ -362,9 +362,10 @@ def _print_health(summary: dict[str, Any]) -> None:
     errors = summary.get("mind_errors")
     if isinstance(errors, dict):
         print(f"  {'mind_errors':>18}: errors {errors.get('errors', 0)}, fallbacks {errors.get('fallbacks', 0)}"
-              f" of {errors.get('calls', 0)} model calls")
+              f" of {errors.get('calls', 0)} model calls, {errors.get('patched', 0)} answer items patched")
         for name, e in (errors.get("by_resident") or {}).items():
-            print(f"  {name[:18]:>18}: errors {e['errors']}, fallbacks {e['fallbacks']} of {e['calls']}")
+            print(f"  {name[:18]:>18}: errors {e['errors']}, fallbacks {e['fallbacks']} of {e['calls']},"
+                  f" patched {e.get('patched', 0)}")
             for message in e.get("messages", [])[:3]:
                 print(f"  {'':>18}  - {message[:160]}")
     h = summary.get("health")

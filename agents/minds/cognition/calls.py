@@ -50,6 +50,16 @@ def _last_error(info: Any) -> str:
     return " ".join(str(errors[-1]).split())[:300] if errors else "no valid answer"
 
 
+def patches_of(answer: Any) -> tuple[int, str]:
+    """How many items of a kept answer a schema replaced with the engine's default, and why
+    (see prompts.planning's day plan); (0, "") for every other answer."""
+    patches = getattr(answer, "patches", None)
+    if not callable(patches):
+        return 0, ""
+    reasons = list(patches())
+    return len(reasons), (reasons[0] if reasons else "")
+
+
 class Caller:
     """Calls the model for one resident; keeps per-purpose counts and pending records."""
 
@@ -97,5 +107,8 @@ class Caller:
                 prompt_hash=prompt_hash(messages), ok=True, fallback=False,
                 latency_s=time.perf_counter() - started,
             )
+        patched, reason = patches_of(result)
+        if patched:
+            payload = payload.model_copy(update={"patched": patched, "patch_reason": reason[:300]})
         self.records.append(Record(kind="llm", resident=self.resident, data=payload.model_dump()))
         return result

@@ -20,6 +20,7 @@ from agents.minds.cognition.plan_times import strip_time
 from agents.minds.cognition.wording import activity_phrase
 from agents.prompts.common import clip
 from agents.prompts.planning import (
+    block_places,
     day_plan_fallback,
     day_plan_prompt,
     decompose_prompt,
@@ -238,10 +239,11 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
                     context: list[str] | None = None) -> list[Step]:
     """Steps of 5-15 minutes for [start, end) of an activity, at known places."""
     minutes = max(1, int((end - start).total_seconds() // 60))
-    places = mind.spatial.arenas()
+    work = mind.work_arena()
+    # work happens at the workplace, getting up at home: the model picks rooms only there
+    places = block_places(activity, mind.spatial.arenas(), mind.home_arena(), work)
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
-    work = mind.work_arena()
     default_place = pick_place(activity, places, home, work)
     schema = decomposition_schema(tuple(places))
     fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)

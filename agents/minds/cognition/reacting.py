@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
-from agents.prompts.reacting import NOBODY, react_prompt, reaction_fallback, reaction_schema
+from agents.prompts.reacting import NOBODY, react_prompt, reaction_fallback, reaction_places, reaction_schema
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
@@ -31,9 +31,9 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     """One ``react`` call. Returns a say Intent when a conversation opens, else None."""
     now = p.time
     people = [n for n in p.nearby if n != mind.name and mind.can_talk_to(n, now)]
-    places = mind.spatial.arenas()
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     here = mind.arena_here(p)
+    places = reaction_places(mind.spatial.arenas(), here, mind.home_arena(), mind.work_arena(), observed)
     schema = reaction_schema(tuple(people), tuple(places))
     fallback = reaction_fallback(tuple(people), tuple(places), here)
     memories = [m.text for m in await mind.memory_for(observed, 5)]
