@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, create_model
 
 _LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -121,6 +121,22 @@ def require_action(text: str) -> str:
 
 
 Activity = Annotated[str, AfterValidator(require_action)]
+
+
+class Patched(BaseModel):
+    """An answer the engine kept after replacing some of its items with its own defaults (a plan
+    part or a step that was no activity). The reasons are counted in the run summary (the llm
+    record's ``patched``), so a kept answer never hides what was thrown away."""
+
+    _patches: list[str] = PrivateAttr(default_factory=list)
+
+    def patches(self) -> list[str]:
+        return list(self._patches)
+
+
+def mostly_bad(problems: list[str], total: int) -> bool:
+    """More than half of an answer's items bad: refuse it whole (retry, then the fallback)."""
+    return total == 0 or len(problems) * 2 > total
 
 
 def _require_sentence(text: str) -> str:

@@ -11,11 +11,11 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place
-from agents.prompts.common import Activity, Words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
+from agents.prompts.common import Activity, Patched, Words, mostly_bad, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -92,7 +92,7 @@ def part_words(text: str) -> tuple[str, str | None]:
     return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6)
 
 
-class DayPlanAnswer(BaseModel):
+class DayPlanAnswer(Patched):
     """The model's words for the open parts. A part that is no activity ('Mercury', 'Bike, bike,
     bike') is patched: left empty, so the skeleton's own words stand for it, and counted (the run
     summary shows patched items); when most parts are bad the answer is refused (retry, then the
@@ -100,20 +100,16 @@ class DayPlanAnswer(BaseModel):
 
     currently: str
     parts: list[str]
-    _patches: list[str] = PrivateAttr(default_factory=list)
 
     @model_validator(mode="after")
     def _patch_parts(self) -> "DayPlanAnswer":
         checked = [part_words(p) for p in self.parts]
         bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
-        if len(bad) * 2 > len(checked):
+        if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
         self.parts = [words if problem is None else "" for words, problem in checked]
         self._patches = bad
         return self
-
-    def patches(self) -> list[str]:
-        return list(self._patches)
 
 
 @lru_cache(maxsize=64)
@@ -194,15 +190,20 @@ def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
-def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[int]:
-    """The waking hours the skeleton gives to work (kept at the workplace whatever the model says)."""
-    kinds = {}
-    current = None
+def skeleton_kinds(skeleton: list[SkeletonPart], hours: list[int]) -> dict[int, str]:
+    """The kind of part (wake, breakfast, work, ...) each waking hour falls in."""
+    kinds: dict[int, str] = {}
+    current = skeleton[0].kind if skeleton else ""
     starts = {p.hour: p.kind for p in skeleton}
     for h in hours:
         current = starts.get(h, current)
         kinds[h] = current
-    return {h for h, kind in kinds.items() if kind == "work"}
+    return kinds
+
+
+def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[int]:
+    """The waking hours the skeleton gives to work (kept at the workplace whatever the model says)."""
+    return {h for h, kind in skeleton_kinds(skeleton, hours).items() if kind == "work"}
 
 
 def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
@@ -270,11 +271,30 @@ def step_problem(action: str, place: str) -> str | None:
     return copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
 
 
-def _check_step(step: Any) -> Any:
-    problem = step_problem(step.action, step.place)
-    if problem:
-        raise ValueError(f"action {problem}")
-    return step
+def _step_problem(step: Any) -> str | None:
+    try:
+        require_action(step.action)
+    except ValueError as exc:
+        return str(exc)
+    return step_problem(step.action, step.place)
+
+
+class DecompositionAnswer(Patched):
+    """Steps in order. A step whose action is no activity ('Lucy Alvarez', 'sleeping' at the
+    bank) is dropped and counted; the rest are rescaled to fill the window. When most steps are
+    bad the answer is refused (retry, then the fallback)."""
+
+    steps: list[Any]
+
+    @model_validator(mode="after")
+    def _drop_bad_steps(self) -> "DecompositionAnswer":
+        problems = [_step_problem(step) for step in self.steps]
+        bad = [f"steps.{i}.action {p}" for i, p in enumerate(problems) if p]
+        if mostly_bad(bad, len(self.steps)):
+            raise ValueError(f"most steps are no activity ({'; '.join(bad[:2])})")
+        self.steps = [step for step, p in zip(self.steps, problems) if p is None]
+        self._patches = bad
+        return self
 
 
 @lru_cache(maxsize=256)
@@ -282,8 +302,7 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        __validators__={"fits": model_validator(mode="after")(_check_step)},
-        action=(Activity, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
+        action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),
@@ -291,6 +310,7 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     )
     return make_model(
         "Decomposition",
+        __base__=DecompositionAnswer,
         steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
     )
 
@@ -364,23 +384,24 @@ def emoji_for(text: str) -> str:
     return "🙂"
 
 
-def fixed_part_building(activity: str, home: str, work: str) -> str | None:
-    """The building of a block the skeleton fixed (work at the workplace, getting up at home),
-    or None for a part the model worded."""
-    text = " ".join(activity.lower().split())
-    if text == f"work at {work.replace(':', ' ')}".lower():
-        return work.split(":")[0]
-    if text == f"wake up and get ready at {home.replace(':', ' ')}".lower():
-        return home.split(":")[0]
-    return None
+AT_HOME = ("wake", "breakfast", "dinner", "bed")  # parts of the day spent at home unless the words say where
 
 
-def block_places(activity: str, places: list[str], home: str, work: str) -> list[str]:
-    """The places a block's steps may be at: inside the building of a part the skeleton fixed
-    (SmolLM2 put 'working at Riverside Clinic' at home when it could choose), else every known
+def block_places(kind: str, activity: str, places: list[str], home: str, work: str) -> list[str]:
+    """The places a block's steps may be at, by the skeleton's ``kind`` of part: a work block at
+    the workplace, getting up and the morning and evening meals at home (SmolLM2, free to
+    choose, put 'working at Riverside Clinic' at home and breakfast in the pub cellar). A
+    building the activity names is allowed too ('dinner at The Crooked Pub with Lucy'). Other
+    parts ('' when the day was not planned, as in the no-planning ablation) keep every known
     place. The model still picks the room, the words and the lengths."""
-    building = fixed_part_building(activity, home, work)
-    inside = [p for p in places if building is not None and p.split(":")[0] == building]
+    if kind == "work":
+        buildings = {work.split(":")[0]}
+    elif kind in AT_HOME:
+        buildings = {home.split(":")[0]}
+    else:
+        return places
+    named = activity.lower()
+    inside = [p for p in places if p.split(":")[0] in buildings or p.split(":")[0].lower() in named]
     return inside or places
 
 

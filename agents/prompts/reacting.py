@@ -12,21 +12,35 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from agents.prompts.checks import fits_place
-from agents.prompts.common import require_action, bullet, choice_type, facts, make_model, messages
+from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
 
 
-def _check_reaction(answer: Any) -> Any:
-    """A reaction's action reads as an activity (no digit list, no bare name or stray word) and fits
-    its place (no sleeping at the bank)."""
-    if answer.decision == "react":
-        problem = fits_place(answer.action, answer.place)
+class ReactionAnswer(Patched):
+    """A reaction whose action is no activity ('Lucy Alvarez', 'nope', a digit list) or cannot
+    happen at its place (sleeping at the bank) is patched to carrying on, and counted: the
+    model's choice to react stands refused, the resident keeps to its plan."""
+
+    decision: str  # the fields of the schema, in its order (the grammar writes them so)
+    talk_to: str = NOBODY
+    action: str = ""
+    place: str = ""
+
+    @model_validator(mode="after")
+    def _carry_on_unless_an_activity(self) -> "ReactionAnswer":
+        if self.decision != "react":
+            return self
+        try:
+            require_action(self.action)
+            problem = fits_place(self.action, self.place)
+        except ValueError as exc:
+            problem = str(exc)
         if problem:
-            raise ValueError(problem)
-        require_action(answer.action)
-    return answer
+            self.decision, self.action = "continue", ""
+            self._patches = [f"action {problem}"]
+        return self
 
 
 def reaction_places(places: list[str], here: str, home: str, work: str, observed: list[str]) -> list[str]:
@@ -44,7 +58,7 @@ def reaction_places(places: list[str], here: str, home: str, work: str, observed
 def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[BaseModel]:
     return make_model(
         "Reaction",
-        __validators__={"fits": model_validator(mode="after")(_check_reaction)},
+        __base__=ReactionAnswer,
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
         talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
         action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting")),

@@ -106,19 +106,21 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     assert all(item[0].isdigit() for item in mind.state.day_plan)
 
 
-def test_steps_of_a_work_block_are_at_the_workplace_and_other_blocks_anywhere() -> None:
+def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_blocks_anywhere() -> None:
     from agents.prompts.planning import block_places
 
     places = ["Oak House:kitchen", "Oak House:bedroom", "Riverside Clinic:exam room",
               "Riverside Clinic:waiting room", "The Crooked Pub:cellar"]
     home, work = "Oak House:bedroom", "Riverside Clinic:exam room"
-    sk = day_skeleton(7, 23, home, work)
-    work_text = next(p.text for p in sk if p.kind == "work")
-    wake_text = next(p.text for p in sk if p.kind == "wake")
-    assert block_places(work_text, places, home, work) == ["Riverside Clinic:exam room", "Riverside Clinic:waiting room"]
-    assert block_places(wake_text, places, home, work) == ["Oak House:kitchen", "Oak House:bedroom"]
-    assert block_places("meet Lucy at the pub", places, home, work) == places  # worded by the model: open
-    assert block_places(work_text, ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
+    clinic, house = ["Riverside Clinic:exam room", "Riverside Clinic:waiting room"], ["Oak House:kitchen", "Oak House:bedroom"]
+    assert block_places("work", "work at Riverside Clinic exam room", places, home, work) == clinic
+    assert block_places("wake", "wake up and get ready at Oak House", places, home, work) == house
+    assert block_places("breakfast", "workday shift at the clinic", places, home, work) == house  # seen: at the bank
+    assert block_places("dinner", "dinner at The Crooked Pub with Lucy", places, home, work) == house + [
+        "The Crooked Pub:cellar"]  # a place the words name is allowed
+    assert block_places("evening", "meet Lucy", places, home, work) == places  # an open part: anywhere
+    assert block_places("", "what Tom would usually do at 9:00", places, home, work) == places  # no planning
+    assert block_places("work", "work", ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
 
 
 def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:

@@ -45,7 +45,7 @@ def test_schemas_refuse_the_useless_answers() -> None:
         said(utterance="Hi, Maria! I am applying to medical school next year.")
     said(utterance="Medical school? That is wonderful news, Maria. Which one?")
     steps = decomposition_schema(PLACES)
-    with pytest.raises(ValidationError, match="does not fit"):
+    with pytest.raises(ValidationError, match="does not fit"):  # the only step is bad: refused whole
         steps.model_validate({"steps": [{"action": "sleeping", "minutes": 10, "place": "Town Bank:counter",
                                          "emoji": "😴", "object_state": "used"}]})
     with pytest.raises(ValidationError, match="copies the instruction"):
@@ -171,3 +171,26 @@ def test_a_chat_line_loses_the_speaker_label_a_small_model_puts_first_and_needs_
     assert schema(utterance="Tomorrow: we go to the market.").utterance == "Tomorrow: we go to the market."
     with pytest.raises(ValidationError, match="no words"):
         schema(utterance="19:14, 5/2/2020")
+
+
+def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
+    """One step of three that is a name is dropped (the others fill the window); a reaction whose
+    action is a stray word carries on instead. Both say what they threw away (patches)."""
+    from agents.minds.cognition.calls import patches_of
+    from agents.prompts.reacting import reaction_schema
+
+    step = {"minutes": 10, "place": "Oak House:bedroom", "emoji": "📖", "object_state": "used"}
+    answer = decomposition_schema(PLACES).model_validate(
+        {"steps": [{**step, "action": "reading a book"}, {**step, "action": "Lucy Alvarez"},
+                   {**step, "action": "making the bed"}]})
+    assert [s.action for s in answer.steps] == ["reading a book", "making the bed"]
+    assert patches_of(answer) == (1, "steps.1.action expected words describing an activity, not a name")
+    reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
+        {"decision": "react", "talk_to": "nobody", "action": "nope", "place": "Oak House:bedroom", "minutes": 15,
+         "emoji": "🙂"})
+    assert (reaction.decision, reaction.action) == ("continue", "")
+    assert patches_of(reaction)[0] == 1
+    kept = reaction_schema(("Bo Smith",), PLACES).model_validate(
+        {"decision": "react", "talk_to": "nobody", "action": "making tea", "place": "Oak House:bedroom",
+         "minutes": 15, "emoji": "🍵"})
+    assert kept.decision == "react" and patches_of(kept) == (0, "")

@@ -33,6 +33,7 @@ from agents.prompts.planning import (
     plan_from_skeleton,
     day_skeleton,
     schedule_schema,
+    skeleton_kinds,
     skeleton_work_hours,
     schedule_prompt,
     SkeletonPart,
@@ -235,13 +236,24 @@ def fit_minutes(lengths: list[int], total: int) -> list[int]:
     return out
 
 
+def part_kind(mind: "Resident", at: datetime) -> str:
+    """The skeleton's kind of part (wake, breakfast, work, ...) at a moment of a planned day;
+    '' when the day is not planned (the no-planning ablations decide step by step)."""
+    if mind.options.ablation in ("no_reflection_planning", "no_observation"):
+        return ""
+    p = mind.persona
+    hours = waking_hours(p.wake_hour, p.sleep_hour)
+    skeleton = day_skeleton(p.wake_hour, p.sleep_hour, mind.home_arena(), mind.work_arena())
+    return skeleton_kinds(skeleton, hours).get(at.hour, "")
+
+
 async def decompose(mind: "Resident", activity: str, start: datetime, end: datetime,
                     context: list[str] | None = None) -> list[Step]:
     """Steps of 5-15 minutes for [start, end) of an activity, at known places."""
     minutes = max(1, int((end - start).total_seconds() // 60))
     work = mind.work_arena()
-    # work happens at the workplace, getting up at home: the model picks rooms only there
-    places = block_places(activity, mind.spatial.arenas(), mind.home_arena(), work)
+    # work happens at the workplace, getting up and meals at home: the model picks rooms there
+    places = block_places(part_kind(mind, start), activity, mind.spatial.arenas(), mind.home_arena(), work)
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
     default_place = pick_place(activity, places, home, work)
