@@ -71,6 +71,8 @@ _ACTIVITY_WORDS = frozenset(
 _NUMBERED_ITEM = re.compile(r"^\s*\d+\s*[.)]\s")
 _WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|info)\b|\S@\S+\.\w", re.I)
 _LIST_SEPARATORS = re.compile(r"[;,/…]+")
+_GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
+_STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
 _CLOCK_TIME = re.compile(r"\b(?:at|from|until|till|to|by)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?(?!\s*(?:min|minutes|hours|people|patients))\b", re.I)
 
 
@@ -96,6 +98,10 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a web address"
     if _CLOCK_TIME.search(stripped):
         return "a time (the day's times are set)"
+    if _GLUED_NUMBER.search(stripped):
+        return "a word with a number glued on"
+    if _STATEMENT.match(stripped):
+        return "a statement, not an activity"
     if any(len(w) >= 24 for w in words):
         return "words run together"
     segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]

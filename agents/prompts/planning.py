@@ -391,17 +391,20 @@ def block_places(kind: str, activity: str, places: list[str], home: str, work: s
     """The places a block's steps may be at, by the skeleton's ``kind`` of part: a work block at
     the workplace, getting up and the morning and evening meals at home (SmolLM2, free to
     choose, put 'working at Riverside Clinic' at home and breakfast in the pub cellar). A
-    building the activity names is allowed too ('dinner at The Crooked Pub with Lucy'). Other
+    building the activity names wins ('dinner at The Crooked Pub with Lucy'). Other
     parts ('' when the day was not planned, as in the no-planning ablation) keep every known
     place. The model still picks the room, the words and the lengths."""
-    if kind == "work":
+    words = activity.lower()
+    named = {p.split(":")[0] for p in places if p.split(":")[0].lower() in words}
+    if named:
+        buildings = named
+    elif kind == "work":
         buildings = {work.split(":")[0]}
     elif kind in AT_HOME:
         buildings = {home.split(":")[0]}
     else:
         return places
-    named = activity.lower()
-    inside = [p for p in places if p.split(":")[0] in buildings or p.split(":")[0].lower() in named]
+    inside = [p for p in places if p.split(":")[0] in buildings]
     return inside or places
 
 

@@ -141,7 +141,8 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
     seen = ["Lucy Alvarez", "Mari Alvarez", "wakeupandgetreadyatoataller123.com", "dance", "marc", "move",
             "add", "nope", "8:00 Classroom", "6:00 Mercury", "12:00 Dance, dance, dance", "17:00 Bike, bike, bike",
             "7:00 Morning, breakfast; lunch; dinner; evening; relaxation…", "12:00 part",
-            "1. to work at a clinic at Riverside Clinic", "Willow Cafe"]
+            "1. to work at a clinic at Riverside Clinic", "Willow Cafe", "workday shift at the clinic.23",
+            "I want to apply to medical school", "opening the cafe at 7, bakes before anyone else is up"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):

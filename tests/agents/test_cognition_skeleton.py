@@ -116,8 +116,9 @@ def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_bloc
     assert block_places("work", "work at Riverside Clinic exam room", places, home, work) == clinic
     assert block_places("wake", "wake up and get ready at Oak House", places, home, work) == house
     assert block_places("breakfast", "workday shift at the clinic", places, home, work) == house  # seen: at the bank
-    assert block_places("dinner", "dinner at The Crooked Pub with Lucy", places, home, work) == house + [
-        "The Crooked Pub:cellar"]  # a place the words name is allowed
+    assert block_places("dinner", "dinner at The Crooked Pub with Lucy", places, home, work) == [
+        "The Crooked Pub:cellar"]  # a place the words name wins
+    assert block_places("breakfast", "working at Riverside Clinic exam room", places, home, work) == clinic
     assert block_places("evening", "meet Lucy", places, home, work) == places  # an open part: anywhere
     assert block_places("", "what Tom would usually do at 9:00", places, home, work) == places  # no planning
     assert block_places("work", "work", ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
