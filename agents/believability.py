@@ -468,7 +468,8 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
     # what the model wrote: plan items, chat lines, and the actions it named (the engine's own
     # "talking with ..." and "sleeping" are words, so they pass)
     chat_lines = [t for c in run.conversations for _, t in c]
-    activities = list(run.day_plans) + [description for _, description, _ in run.actions]
+    # a decomposed step's label ends with ' @ <place>', the engine's words, not the model's
+    activities = [p.split(" @ ")[0] for p in run.day_plans] + [description for _, description, _ in run.actions]
     checks = {
         "plans_at_work": plans_at_work_check(run.hourly, run.personas),
         "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),
