@@ -43,10 +43,27 @@ class Recording:
 def test_the_probe_scores_held_out_pairs_only() -> None:
     backend = Recording()
     check = asyncio.run(importance_probe(Gateway(backend, max_attempts=1), stored=False))
-    shown = backend.prompts[-1]
+    shown = "\n".join(backend.prompts)
+    assert len(backend.prompts) == 2 * len(HELD_OUT_PAIRS)  # one memory per call
     assert all(text in shown for pair in HELD_OUT_PAIRS for text in pair)
     assert not any(text in shown for pair in TUNING_PAIRS for text in pair)
     assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0  # a flat 5 ranks nothing
+
+
+class Counting(Recording):
+    """A tiny model's habit: rate a numbered list 1, 2, 3, ... by position, whatever it says."""
+
+    async def generate(self, request) -> Completion:
+        count = request.messages[-1]["content"].split("Memories:", 1)[1].strip().count("\n") + 1
+        return Completion(text=json.dumps({"ratings": list(range(1, count + 1))}), prompt_tokens=1,
+                          completion_tokens=1, cost=0.0)
+
+
+def test_the_probe_does_not_reward_or_punish_rating_by_position() -> None:
+    # batched and interleaved (salient, mundane, ...) this scored every pair wrong (issue 11)
+    check = asyncio.run(importance_probe(Gateway(Counting(), max_attempts=1), stored=False))
+    assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0
+    assert all("=1 vs" in failure for failure in check.failures)  # a tie, not an inversion
 
 
 def test_fallback_interview_answers_are_counted_not_scored() -> None:
