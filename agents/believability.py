@@ -373,6 +373,45 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
 
 
 # ---------------------------------------------------------------------------------------------
+# Replies: a probed exchange, when a short run holds no conversation
+# ---------------------------------------------------------------------------------------------
+
+OPENER = "Good morning, {first}! What are you up to today?"
+
+
+async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: Sequence[tuple[str, str, int]],
+                      start: datetime, pairs: int = 3) -> tuple[list[list[tuple[str, str]]], float | None]:
+    """Each of up to ``pairs`` residents greets the next (a fixed opener, the engine's words) and
+    the other answers through the model's ``converse`` purpose, with the prompt, schema and
+    fallback a resident's mind uses. Returns the exchanges whose reply is the model's own (for
+    ``conversation_check``) and the share of replies that were the engine's fallback (None with
+    fewer than two residents): a fallback line is not the model's, so it is not scored."""
+    from agents.prompts.conversation import converse_prompt, line_fallback, line_schema
+    from maps.contracts import Persona
+
+    names = sorted(personas)
+    if len(names) < 2:
+        return [], None
+    exchanges, fallbacks = [], 0
+    for speaker, listener in list(zip(names, names[1:] + names[:1]))[:pairs]:
+        opener = OPENER.format(first=listener.split()[0])
+        remembered = [t for n, t, _ in memories if n == listener][-6:]
+        persona = Persona(**personas[listener])
+        relation = next((r.relation for r in persona.relationships if r.name == speaker), "an acquaintance")
+        fallback = line_fallback(speaker, 1, listener, opener)
+        line = await llm.acomplete(
+            "converse",
+            converse_prompt(persona.summary(), listener, speaker, relation, f"{start:%H:%M}", "nothing in particular",
+                            str(persona.home), remembered, [f"{speaker}: {opener}"], 8),
+            line_schema(listener, speaker, opener), fallback, max_tokens=160)
+        if line.utterance == fallback.utterance:
+            fallbacks += 1
+        else:
+            exchanges.append([(speaker, opener), (listener, line.utterance)])
+    return exchanges, fallbacks / min(pairs, len(names))
+
+
+# ---------------------------------------------------------------------------------------------
 # Interviews: does the answer mention something the resident remembers?
 # ---------------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from agents.believability import (
     content_words,
     importance_probe,
     model_answers,
+    reply_probe,
 )
 from agents.llm.gateway import Completion, Gateway
 
@@ -89,3 +90,48 @@ def test_the_default_bench_town_has_a_conversation_and_shows_what_it_judged(monk
     for name in out["unjudged"]:
         assert out["scores"][name] is None and out[name].startswith("n/a of 0")
     assert "at_work_in_work_hours" in out["unjudged"]  # a breakfast has no work hours: shown, not perfect
+
+
+class Replying:
+    """Answers every ``converse`` prompt with ``text`` (an empty one is invalid: the fallback)."""
+
+    name = "replying"
+
+    def __init__(self, text: str) -> None:
+        self.text, self.prompts = text, []
+
+    async def generate(self, request) -> Completion:
+        self.prompts.append(request.messages[-1]["content"])
+        return Completion(text=json.dumps({"utterance": self.text, "end": False}), prompt_tokens=1,
+                          completion_tokens=1, cost=0.0)
+
+
+def _personas() -> dict:
+    people = {}
+    for name, job in (("Ana Alvarez", "doctor"), ("Ben Alvarez", "student"), ("Cy Alvarez", "nurse")):
+        people[name] = {"name": name, "age": 40, "traits": ["kind"], "occupation": job,
+                        "workplace": "Clinic:desk", "home": "Oak House:kitchen", "lifestyle": ""}
+    return people
+
+
+def test_the_reply_probe_gives_the_conversation_check_replies_to_judge() -> None:
+    from datetime import datetime
+
+    backend = Replying("Morning! I am off to the clinic soon, busy day today.")
+    exchanges, share = asyncio.run(reply_probe(Gateway(backend, max_attempts=1), _personas(),
+                                               [("Ben Alvarez", "Ben Alvarez is eating breakfast", 2)],
+                                               datetime(2026, 2, 13, 8)))
+    assert share == 0.0 and len(exchanges) == 3
+    assert exchanges[0] == [("Ana Alvarez", "Good morning, Ben! What are you up to today?"),
+                            ("Ben Alvarez", "Morning! I am off to the clinic soon, busy day today.")]
+    assert "Ben Alvarez is eating breakfast" in backend.prompts[0]  # the listener's own memories
+
+
+def test_fallback_replies_are_counted_not_judged() -> None:
+    from datetime import datetime
+
+    # an empty line is refused by the schema; after the one attempt the engine's line is used
+    exchanges, share = asyncio.run(reply_probe(Gateway(Replying(""), max_attempts=1), _personas(), [],
+                                               datetime(2026, 2, 13, 8)))
+    assert exchanges == [] and share == 1.0
+    assert asyncio.run(reply_probe(Gateway(Replying("x"), max_attempts=1), {}, [], datetime(2026, 2, 13))) == ([], None)
