@@ -9,7 +9,7 @@ cannot rank (SmolLM2 rated a father's death 1 and a latte 2), so the engine stor
 while the model still moves a memory within the prior's neighbourhood. The prompt and schema take
 a list (one schema for every backend, and the model-quality check's two-memory probe), but the
 rater and the bench send one memory per call: given a numbered list SmolLM2 answers 1, 2, 3, ...
-by position (issue 11), and given one memory it answers 1, which leaves the order to the prior.
+by position (issue 11), and given one memory numbered "1." it answers 1 (so does Qwen); one memory is shown unnumbered.
 The keywords match on word boundaries ("plan" is not in "plants").
 """
 
@@ -79,13 +79,14 @@ def ratings_fallback(texts: list[str]) -> BaseModel:
 
 
 def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
-    numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
+    # one memory is not numbered: "1. ..." read as the first rating (SmolLM2 and Qwen answered 1)
+    numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1)) if len(texts) > 1 else f"- {texts[0]}"
     scale = "\n".join(f"{value} = {meaning}" for value, meaning in ANCHORS)
     user = (
         f"{summary}\n"
         f"On a scale of 1 to 10, where 1 is purely mundane (brushing teeth, making bed) and 10 is "
         f"extremely poignant (a break up, college acceptance), rate how poignant each memory is "
-        f"for {name}.\nScale:\n{scale}\nMemories:\n{numbered}\n\n"
+        f"for {name}.\nScale:\n{scale}\n{'Memories' if len(texts) > 1 else 'Memory'}:\n{numbered}\n\n"
         + (f"Answer with {len(texts)} ratings in order." if len(texts) > 1 else "Answer with 1 rating.")
     )
     return messages(user)

@@ -37,7 +37,7 @@ class Recording:
 
     async def generate(self, request) -> Completion:
         self.prompts.append(request.messages[-1]["content"])
-        count = request.messages[-1]["content"].split("Memories:", 1)[1].count("\n") + 1
+        count = _listed(request.messages[-1]["content"])
         return Completion(text=json.dumps({"ratings": [5] * count}), prompt_tokens=1, completion_tokens=1, cost=0.0)
 
 
@@ -51,11 +51,16 @@ def test_the_probe_scores_held_out_pairs_only() -> None:
     assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0  # a flat 5 ranks nothing
 
 
+def _listed(prompt: str) -> int:
+    """How many memories a prompt asks about (a list, or one unnumbered)."""
+    return prompt.split("Memories:", 1)[1].strip().count("\n") + 1 if "Memories:" in prompt else 1
+
+
 class Counting(Recording):
     """A tiny model's habit: rate a numbered list 1, 2, 3, ... by position, whatever it says."""
 
     async def generate(self, request) -> Completion:
-        count = request.messages[-1]["content"].split("Memories:", 1)[1].strip().count("\n") + 1
+        count = _listed(request.messages[-1]["content"])
         return Completion(text=json.dumps({"ratings": list(range(1, count + 1))}), prompt_tokens=1,
                           completion_tokens=1, cost=0.0)
 

@@ -37,6 +37,11 @@ def test_the_prior_still_orders_its_tuning_pairs() -> None:
         assert heuristic_importance(high) > heuristic_importance(low), (high, low)
 
 
+def _listed(prompt: str) -> int:
+    """How many memories a prompt asks about (a list, or one unnumbered)."""
+    return prompt.split("Memories:", 1)[1].strip().count("\n") + 1 if "Memories:" in prompt else 1
+
+
 class Counting:
     """A tiny model's habit: rate a numbered list 1, 2, 3, ... by position."""
 
@@ -47,7 +52,7 @@ class Counting:
 
     async def generate(self, request) -> Completion:
         self.calls += 1
-        count = request.messages[-1]["content"].split("Memories:", 1)[1].strip().count("\n") + 1
+        count = _listed(request.messages[-1]["content"])
         return Completion(text=json.dumps({"ratings": list(range(1, count + 1))}), prompt_tokens=1,
                           completion_tokens=1, cost=0.0)
 
@@ -72,4 +77,5 @@ def test_stored_importance_does_not_depend_on_the_order_memories_arrive_in() -> 
 
 def test_a_single_memory_prompt_asks_for_one_rating() -> None:
     content = importance_prompt("Alex (34) is kind.", "Alex", ["The kettle boiled"])[-1]["content"]
-    assert "1. The kettle boiled" in content and content.endswith("Answer with 1 rating.")
+    assert "Memory:\n- The kettle boiled" in content and "1. The kettle" not in content
+    assert content.endswith("Answer with 1 rating.")
