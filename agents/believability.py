@@ -356,25 +356,64 @@ def importance_from_memories(memories: Sequence[tuple[str, str, int]]) -> Check:
 async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Occupation: teacher.",
                            name: str = "Alex Smith", stored: bool = True,
                            pairs: Sequence[tuple[str, str]] = HELD_OUT_PAIRS) -> Check:
-    """Rate probe pairs (by default the held-out ones) through the model's ``importance`` purpose
-    (one batched call).
+    """Rate probe pairs (by default the held-out ones) through the model's ``importance`` purpose,
+    one memory per call.
 
-    ``stored`` (the default) judges the importance a resident's memory would be stored with (the
-    model's rating combined with the keyword prior, as cognition.importance does); ``stored=False``
-    judges the model's own ratings (BENCHMARKS reports both). The fallback is a flat 3 for every
-    memory, so a model that fails the call scores 0 on its own ratings."""
+    Not one batched list: SmolLM2 answers a numbered list with 1, 2, 3, ... by position, and with
+    the pairs interleaved (salient, mundane, ...) every mundane memory then outranked its pair
+    (issue 11: 0.00 measured the list order, not the model). ``stored`` (the default) judges the
+    importance a resident's memory would be stored with (the model's rating combined with the
+    keyword prior, as cognition.importance does); ``stored=False`` judges the model's own ratings
+    (BENCHMARKS reports both). The fallback is a flat 3, so a model that fails scores 0 alone."""
     from agents.prompts.importance import combined_importance, importance_prompt, ratings_schema
 
-    texts = [t for pair in pairs for t in pair]
-    schema = ratings_schema(len(texts))
-    answer = await llm.acomplete("importance", importance_prompt(summary, name, texts), schema,
-                                 schema(ratings=[3] * len(texts)), temperature=0.0, max_tokens=16 + 4 * len(texts))
-    scores = [int(s) for s in answer.ratings] + [3] * len(texts)
-    if stored:
-        scores = [combined_importance(s, t) for s, t in zip(scores, texts)]
-    return importance_pairs_check(
-        (high, scores[2 * i], low, scores[2 * i + 1]) for i, (high, low) in enumerate(pairs)
-    )
+    schema = ratings_schema(1)
+    scores: dict[str, int] = {}
+    for text in dict.fromkeys(t for pair in pairs for t in pair):
+        answer = await llm.acomplete("importance", importance_prompt(summary, name, [text]), schema,
+                                     schema(ratings=[3]), temperature=0.0, max_tokens=20)
+        rating = int(answer.ratings[0])
+        scores[text] = combined_importance(rating, text) if stored else rating
+    return importance_pairs_check((high, scores[high], low, scores[low]) for high, low in pairs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Replies: a probed exchange, when a short run holds no conversation
+# ---------------------------------------------------------------------------------------------
+
+OPENER = "Good morning, {first}! What are you up to today?"
+
+
+async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: Sequence[tuple[str, str, int]],
+                      start: datetime, pairs: int = 3) -> tuple[list[list[tuple[str, str]]], float | None]:
+    """Each of up to ``pairs`` residents greets the next (a fixed opener, the engine's words) and
+    the other answers through the model's ``converse`` purpose, with the prompt, schema and
+    fallback a resident's mind uses. Returns the exchanges whose reply is the model's own (for
+    ``conversation_check``) and the share of replies that were the engine's fallback (None with
+    fewer than two residents): a fallback line is not the model's, so it is not scored."""
+    from agents.prompts.conversation import converse_prompt, line_fallback, line_schema
+    from maps.contracts import Persona
+
+    names = sorted(personas)
+    if len(names) < 2:
+        return [], None
+    exchanges, fallbacks = [], 0
+    for speaker, listener in list(zip(names, names[1:] + names[:1]))[:pairs]:
+        opener = OPENER.format(first=listener.split()[0])
+        remembered = [t for n, t, _ in memories if n == listener][-6:]
+        persona = Persona(**personas[listener])
+        relation = next((r.relation for r in persona.relationships if r.name == speaker), "an acquaintance")
+        fallback = line_fallback(speaker, 1, listener, opener)
+        line = await llm.acomplete(
+            "converse",
+            converse_prompt(persona.summary(), listener, speaker, relation, f"{start:%H:%M}", "nothing in particular",
+                            str(persona.home), remembered, [f"{speaker}: {opener}"], 8),
+            line_schema(listener, speaker, opener), fallback, max_tokens=160)
+        if line.utterance == fallback.utterance:
+            fallbacks += 1
+        else:
+            exchanges.append([(speaker, opener), (listener, line.utterance)])
+    return exchanges, fallbacks / min(pairs, len(names))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Importance (poignancy) of new memories, rated 1..10 in one batched call.
+"""Importance (poignancy) of new memories, rated 1..10, one memory per call.
 
 Purpose: ``importance``. The scale is the paper's: 1 is purely mundane (brushing teeth,
 making the bed), 10 is extremely poignant (a break up, a college acceptance), given to the model
@@ -6,11 +6,16 @@ as an enumeration with anchors (a local model's grammar allows only the ten valu
 cannot rank (SmolLM2 rated a father's death 1 and a latte 2), so the engine stores
 :func:`combined_importance`: the model's rating pulled towards a keyword prior
 (:func:`heuristic_importance`), which keeps a death above a latte whatever the model says,
-while the model still moves a memory within the prior's neighbourhood.
+while the model still moves a memory within the prior's neighbourhood. The prompt and schema take
+a list (one schema for every backend, and the model-quality check's two-memory probe), but the
+rater and the bench send one memory per call: given a numbered list SmolLM2 answers 1, 2, 3, ...
+by position (issue 11), and given one memory numbered "1." it answers 1 (so does Qwen); one memory is shown unnumbered.
+The keywords match on word boundaries ("plan" is not in "plants").
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Annotated, Literal
 
@@ -74,37 +79,51 @@ def ratings_fallback(texts: list[str]) -> BaseModel:
 
 
 def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
-    numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
+    # one memory is not numbered: "1. ..." read as the first rating (SmolLM2 and Qwen answered 1)
+    numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1)) if len(texts) > 1 else f"- {texts[0]}"
     scale = "\n".join(f"{value} = {meaning}" for value, meaning in ANCHORS)
     user = (
         f"{summary}\n"
         f"On a scale of 1 to 10, where 1 is purely mundane (brushing teeth, making bed) and 10 is "
         f"extremely poignant (a break up, college acceptance), rate how poignant each memory is "
-        f"for {name}.\nScale:\n{scale}\nMemories:\n{numbered}\n\n"
-        f"Answer with {len(texts)} ratings in order."
+        f"for {name}.\nScale:\n{scale}\n{'Memories' if len(texts) > 1 else 'Memory'}:\n{numbered}\n\n"
+        + (f"Answer with {len(texts)} ratings in order." if len(texts) > 1 else "Answer with 1 rating.")
     )
     return messages(user)
 
 
+# Words and phrases, matched on word boundaries ("plan" is not in "plants"); a trailing "*" is a
+# stem that may go on ("injur*" matches injured, injury).
 _HIGH = {
     10: ("died", "death", "funeral", "break up", "broke up", "accepted", "fire", "burning", "proposal",
-         "married", "marry", "accident"),
-    8: ("party", "election", "candidate", "love", "secret", "fight", "argument", "injur", "hurt", "stolen",
-        "emergency", "whisper", "fired", "lost my job", "laid off", "arrested", "pregnan", "valentine", "leak",
-        "fraud", "diagnos"),
-    6: ("told me", "news", "invite", "plan", "worried", "excited", "promot", "debt", "sick"),
-    4: ("talk", "convers", "meet", "said", "working on", "customer", "patient", "class"),
+         "married", "marry", "accident*"),
+    8: ("party", "election", "candidate", "love", "loves", "loved", "secret*", "fight*", "argument*", "injur*",
+        "hurt", "stolen", "emergency", "whisper*", "fired", "lost my job", "laid off", "arrested", "pregnan*",
+        "valentine*", "leak*", "fraud", "diagnos*"),
+    6: ("told me", "news", "invit*", "plan", "plans", "planned", "planning", "worried", "excited", "promot*",
+        "debt*", "sick"),
+    4: ("talk*", "convers*", "meet", "meets", "meeting", "said", "working on", "customer*", "patient*", "class",
+        "classes"),
 }
 _LOW = ("idle", "sleeping", "is asleep", "walking", "brushing", "getting ready", "making bed",
-        "bed is made", "swept", "sweeping", "latte", "newspaper")
+        "bed is made", "swept", "sweeping", "latte*", "newspaper*")
+
+
+def _keywords(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a keyword list: whole words, or stems where the word ends in ``*``."""
+    parts = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) + r"\b" for w in words]
+    return re.compile(r"\b(?:" + "|".join(parts) + ")", re.I)
+
+
+_HIGH_RE = tuple((score, _keywords(words)) for score, words in _HIGH.items())
+_LOW_RE = _keywords(_LOW)
 
 
 def heuristic_importance(text: str) -> int:
     """Keyword rating: the scripted backend's answer, and the fallback when a model's fails."""
-    lower = text.lower()
-    if any(w in lower for w in _LOW):
+    if _LOW_RE.search(text):
         return 1
-    for score, words in _HIGH.items():
-        if any(w in lower for w in words):
+    for score, pattern in _HIGH_RE:
+        if pattern.search(text):
             return score
     return 3

@@ -13,6 +13,7 @@ from agents.believability import (
     content_words,
     importance_probe,
     model_answers,
+    reply_probe,
 )
 from agents.llm.gateway import Completion, Gateway
 
@@ -36,17 +37,39 @@ class Recording:
 
     async def generate(self, request) -> Completion:
         self.prompts.append(request.messages[-1]["content"])
-        count = request.messages[-1]["content"].split("Memories:", 1)[1].count("\n") + 1
+        count = _listed(request.messages[-1]["content"])
         return Completion(text=json.dumps({"ratings": [5] * count}), prompt_tokens=1, completion_tokens=1, cost=0.0)
 
 
 def test_the_probe_scores_held_out_pairs_only() -> None:
     backend = Recording()
     check = asyncio.run(importance_probe(Gateway(backend, max_attempts=1), stored=False))
-    shown = backend.prompts[-1]
+    shown = "\n".join(backend.prompts)
+    assert len(backend.prompts) == 2 * len(HELD_OUT_PAIRS)  # one memory per call
     assert all(text in shown for pair in HELD_OUT_PAIRS for text in pair)
     assert not any(text in shown for pair in TUNING_PAIRS for text in pair)
     assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0  # a flat 5 ranks nothing
+
+
+def _listed(prompt: str) -> int:
+    """How many memories a prompt asks about (a list, or one unnumbered)."""
+    return prompt.split("Memories:", 1)[1].strip().count("\n") + 1 if "Memories:" in prompt else 1
+
+
+class Counting(Recording):
+    """A tiny model's habit: rate a numbered list 1, 2, 3, ... by position, whatever it says."""
+
+    async def generate(self, request) -> Completion:
+        count = _listed(request.messages[-1]["content"])
+        return Completion(text=json.dumps({"ratings": list(range(1, count + 1))}), prompt_tokens=1,
+                          completion_tokens=1, cost=0.0)
+
+
+def test_the_probe_does_not_reward_or_punish_rating_by_position() -> None:
+    # batched and interleaved (salient, mundane, ...) this scored every pair wrong (issue 11)
+    check = asyncio.run(importance_probe(Gateway(Counting(), max_attempts=1), stored=False))
+    assert check.judged == len(HELD_OUT_PAIRS) and check.score == 0.0
+    assert all("=1 vs" in failure for failure in check.failures)  # a tie, not an inversion
 
 
 def test_fallback_interview_answers_are_counted_not_scored() -> None:
@@ -72,3 +95,48 @@ def test_the_default_bench_town_has_a_conversation_and_shows_what_it_judged(monk
     for name in out["unjudged"]:
         assert out["scores"][name] is None and out[name].startswith("n/a of 0")
     assert "at_work_in_work_hours" in out["unjudged"]  # a breakfast has no work hours: shown, not perfect
+
+
+class Replying:
+    """Answers every ``converse`` prompt with ``text`` (an empty one is invalid: the fallback)."""
+
+    name = "replying"
+
+    def __init__(self, text: str) -> None:
+        self.text, self.prompts = text, []
+
+    async def generate(self, request) -> Completion:
+        self.prompts.append(request.messages[-1]["content"])
+        return Completion(text=json.dumps({"utterance": self.text, "end": False}), prompt_tokens=1,
+                          completion_tokens=1, cost=0.0)
+
+
+def _personas() -> dict:
+    people = {}
+    for name, job in (("Ana Alvarez", "doctor"), ("Ben Alvarez", "student"), ("Cy Alvarez", "nurse")):
+        people[name] = {"name": name, "age": 40, "traits": ["kind"], "occupation": job,
+                        "workplace": "Clinic:desk", "home": "Oak House:kitchen", "lifestyle": ""}
+    return people
+
+
+def test_the_reply_probe_gives_the_conversation_check_replies_to_judge() -> None:
+    from datetime import datetime
+
+    backend = Replying("Morning! I am off to the clinic soon, busy day today.")
+    exchanges, share = asyncio.run(reply_probe(Gateway(backend, max_attempts=1), _personas(),
+                                               [("Ben Alvarez", "Ben Alvarez is eating breakfast", 2)],
+                                               datetime(2026, 2, 13, 8)))
+    assert share == 0.0 and len(exchanges) == 3
+    assert exchanges[0] == [("Ana Alvarez", "Good morning, Ben! What are you up to today?"),
+                            ("Ben Alvarez", "Morning! I am off to the clinic soon, busy day today.")]
+    assert "Ben Alvarez is eating breakfast" in backend.prompts[0]  # the listener's own memories
+
+
+def test_fallback_replies_are_counted_not_judged() -> None:
+    from datetime import datetime
+
+    # an empty line is refused by the schema; after the one attempt the engine's line is used
+    exchanges, share = asyncio.run(reply_probe(Gateway(Replying(""), max_attempts=1), _personas(), [],
+                                               datetime(2026, 2, 13, 8)))
+    assert exchanges == [] and share == 1.0
+    assert asyncio.run(reply_probe(Gateway(Replying("x"), max_attempts=1), {}, [], datetime(2026, 2, 13))) == ([], None)

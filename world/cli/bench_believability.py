@@ -6,7 +6,10 @@ the model: the importance probe on held-out pairs (never the pairs the keyword p
 on) and one interview question per resident, judged against what that resident remembers; an
 answer that is the engine's memory-built fallback is not the model's: it is counted in
 ``interview_fallback_share`` and not scored. The default town is three residents of one house
-at breakfast, so a conversation is there to judge; every check reports how many items it judged,
+at breakfast; whether they talk is the model's choice, so after the run each resident also
+answers a fixed greeting from the next (agents.believability.reply_probe) and
+``conversation_answers`` judges those replies with the run's conversations (``probe_replies``;
+fallback replies are counted in ``reply_fallback_share``, not scored). Every check reports how many items it judged,
 and ``unjudged`` names those that judged nothing (their score is n/a, not perfect).
 """
 
@@ -19,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.believability import Check, importance_probe, interview_check, model_answers, read_run, score_texts
+from agents.believability import (Check, importance_probe, interview_check, model_answers, read_run, reply_probe,
+                                  score_texts)
 from memory.runfile import RunStore, connect_readonly
 from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
@@ -50,6 +54,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
     memories_of = {name: [t for n, t, _ in texts.memories if n == name] for name in texts.personas}
     own, fallback_share = model_answers(answers)
+    run_conversations = len(texts.conversations)
+    texts.conversations += measured["replies"]  # judged with the run's own, by the same check
     checks: dict[str, Check] = {
         "importance_order": measured["probe"],
         "interview_answers": interview_check(
@@ -68,7 +74,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "scores": {name: None if c.score is None else round(c.score, 3) for name, c in score.checks.items()},
         "judged": {name: c.judged for name, c in score.checks.items()},
         "unjudged": [name for name, c in score.checks.items() if not c.judged],
-        "conversations": len(texts.conversations),
+        "conversations": run_conversations,
+        "probe_replies": len(measured["replies"]),
+        "reply_fallback_share": None if measured["reply_fallback"] is None else round(measured["reply_fallback"], 3),
         "interviews": len(answers),
         "interview_fallback_share": None if fallback_share is None else round(fallback_share, 3),
         "run_s": measured["run_s"],
@@ -93,13 +101,15 @@ def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: 
     probe = asyncio.run(importance_probe(llm))
     model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
     answers = _interviews(run_dir, llm)
-    model_s = time.perf_counter() - t1
     conn = connect_readonly(RunStore.db_path(run_dir))
     try:
         texts = read_run(conn)
     finally:
         conn.close()
+    replies, reply_fallback = asyncio.run(reply_probe(llm, texts.personas, texts.memories, start + duration))
+    model_s = time.perf_counter() - t1
     return {"probe": probe, "model_alone": model_alone, "answers": answers, "texts": texts,
+            "replies": replies, "reply_fallback": reply_fallback,
             "run_s": round(run_s, 1), "model_s": round(model_s, 1)}
 
 

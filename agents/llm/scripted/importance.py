@@ -15,5 +15,5 @@ from agents.prompts.importance import heuristic_importance
 @scripted_responder("importance")
 def _scripted_importance(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
     text = last_user_text(msgs)
-    items = re.findall(r"^\d+\. (.*)$", text.split("Memories:", 1)[-1], re.MULTILINE)
+    items = re.findall(r"^(?:\d+\.|-) (.*)$", re.split(r"Memor(?:ies|y):", text, maxsplit=1)[-1], re.MULTILINE)
     return {"ratings": [heuristic_importance(t) for t in items]}

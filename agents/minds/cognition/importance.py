@@ -1,7 +1,7 @@
-"""Importance of new memories: rated in one batched call per decision, never one by one.
+"""Importance of new memories: rated when the mind next decides, one memory per call.
 
 Memories wait in a small queue; when the mind next decides anything (or the queue is full
-or old) every waiting memory is rated in a single ``importance`` call. Texts rated before
+or old) each waiting memory is rated in its own ``importance`` call. Texts rated before
 reuse their rating, and idle-object observations are 1 without asking (as in the original
 code), so a resident watching a quiet room costs nothing. What is stored is the model's rating
 combined with a keyword prior (prompts.importance.combined_importance): a tiny model cannot rank.
@@ -57,23 +57,20 @@ class ImportanceRater:
         return unrated
 
     async def rate(self, pending: list[PendingMemory]) -> None:
-        """Give every pending memory an importance: cache, rules, then one call per batch."""
+        """Give every pending memory an importance: cache, rules, then one call per new text.
+
+        One memory per call, not a numbered batch: SmolLM2 rates a numbered list 1, 2, 3, ... by
+        position (issue 11), so a batch stored importances that depended on the order."""
         unrated = self.settle(pending)
-        for start in range(0, len(unrated), self.batch_max):
-            batch = unrated[start : start + self.batch_max]
-            texts = list(dict.fromkeys(item.text for item in batch))
-            schema = ratings_schema_for(texts)
+        for text in dict.fromkeys(item.text for item in unrated):
             answer = await self.caller.ask(
                 "importance",
-                importance_prompt(self.summary, self.name, texts),
-                schema,
-                ratings_fallback(texts),
+                importance_prompt(self.summary, self.name, [text]),
+                ratings_schema_for([text]),
+                ratings_fallback([text]),
                 temperature=0.0,
-                max_tokens=16 + 4 * len(texts),
+                max_tokens=20,
             )
-            scores = list(answer.ratings)[: len(texts)]
-            scores += [3] * (len(texts) - len(scores))
-            for text, score in zip(texts, scores):
-                self.known[text] = combined_importance(score, text)  # the model's rating and the keyword prior
-            for item in batch:
-                item.importance = self.known[item.text]
+            self.known[text] = combined_importance(answer.ratings[0], text)  # the model's rating and the keyword prior
+        for item in unrated:
+            item.importance = self.known[item.text]
