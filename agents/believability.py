@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import repeats
+from agents.prompts.checks import named_place, names_another_place, repeats
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
@@ -246,14 +246,10 @@ def action_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
                 tally.add(bool(places.search(address)), f"{name}: {description} @ {address}")
                 break
         else:
-            named = _NAMED_PLACE.search(description)
-            if named and address:
+            if address and named_place(description):
                 # "working at Riverside Clinic" done at Oak House: the action names another place
-                tally.add(named.group(1).split()[0].lower() in address.lower(), f"{name}: {description} @ {address}")
+                tally.add(names_another_place(description, address) is None, f"{name}: {description} @ {address}")
     return tally.check()
-
-
-_NAMED_PLACE = re.compile(r"\bat ((?:[A-Z][\w']+ ?){1,4})")
 
 
 # ---------------------------------------------------------------------------------------------

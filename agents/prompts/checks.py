@@ -80,6 +80,24 @@ def fits_place(action: str, place: str, home: str = "") -> str | None:
     return None
 
 
+_NAMED_PLACE = re.compile(r"\bat ((?:[A-Z][\w']+ ?){1,4})")
+
+
+def named_place(action: str) -> str | None:
+    """The capitalised place an action says it happens at ('at Willowbrook College'), if any."""
+    named = _NAMED_PLACE.search(action)
+    return named.group(1).strip() if named else None
+
+
+def names_another_place(action: str, address: str) -> str | None:
+    """A problem when an action names a place ('working at Willowbrook College') and happens
+    somewhere else (Oak House:second bedroom); the first word of the name must be in the address."""
+    named = named_place(action)
+    if named and address and named.split()[0].lower() not in address.lower():
+        return f"names {named} but is at {address}"
+    return None
+
+
 def flat_ratings(ratings: list[int], spread: int) -> str | None:
     """A problem when 3+ memories whose plain-reading importance differs by ``spread`` >= 4
     all got the same rating (the model rated nothing, it repeated a number)."""

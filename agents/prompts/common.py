@@ -73,6 +73,13 @@ _WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|i
 _LIST_SEPARATORS = re.compile(r"[;,/…]+")
 _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
+_NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
+_CUT_OFF = re.compile(r"…|\.\.\.")  # a line copied until the room ran out
+# Words of the instructions and schemas, not of a day: 'React, no' was a reaction's action.
+_INSTRUCTION_WORDS = frozenset("react reaction reacts yes no not none null true false continue action answer "
+                               "add decision reply part parts step steps open set status currently".split())
+# 'Monday: Breakfast', 'Today - lunch': a day or time of day as a label before the words
+_TIME_LABEL = re.compile(r"^\s*(?:" + "|".join(sorted(_TIME_WORDS)) + r")\s*[:\-–]\s", re.I)
 _CLOCK_TIME = re.compile(r"\b(?:at|from|until|till|to|by)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?(?!\s*(?:min|minutes|hours|people|patients))\b", re.I)
 
 
@@ -85,8 +92,10 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
     """What a tiny model wrote instead of an activity, beyond :func:`not_an_activity`: a numbered
     list item ('1. to work'), a web address ('wakeupandgetready...123.com'), words run together, a
     list of single words ('Morning, breakfast; lunch; dinner', 'Bike, bike, bike'), one word that
-    is no activity ('marc', 'nope', 'add'), or a name ('Lucy Alvarez', 'Willow Cafe'). None when
-    it reads as something a person does."""
+    is no activity ('marc', 'nope', 'add'), a name ('Lucy Alvarez', 'Willow Cafe'), a
+    description of a person ("Hannah Price's status: Current: Dead", "Tom Alvarez's work day
+    shifts ..."), a line cut off ('works at …') or only words of the instructions ('React, no').
+    None when it reads as something a person does."""
     problem = not_an_activity(text)
     if problem:
         return problem
@@ -102,6 +111,14 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a word with a number glued on"
     if _STATEMENT.match(stripped):
         return "a statement, not an activity"
+    if _NAME_POSSESSIVE.match(stripped):
+        return "a description of a person"
+    if _TIME_LABEL.match(stripped):
+        return "a day or time of day as a label"
+    if _CUT_OFF.search(stripped):
+        return "a line cut off"
+    if words and all(w.lower() in _INSTRUCTION_WORDS for w in words):
+        return "words of the instructions"
     if any(len(w) >= 24 for w in words):
         return "words run together"
     segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
-from agents.prompts.checks import copied_from, fits_place
+from agents.prompts.checks import copied_from, fits_place, names_another_place
 from agents.prompts.common import Activity, Patched, Words, mostly_bad, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
@@ -100,10 +100,12 @@ class DayPlanAnswer(Patched):
 
     currently: str
     parts: list[str]
+    open_kinds: ClassVar[tuple[str, ...]] = ()  # the skeleton kind of each open part, when known
 
     @model_validator(mode="after")
     def _patch_parts(self) -> "DayPlanAnswer":
-        checked = [part_words(p) for p in self.parts]
+        kinds = self.open_kinds or ("",) * len(self.parts)
+        checked = [_part_for_kind(*part_words(p), kind) for p, kind in zip(self.parts, kinds)]
         bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
         if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
@@ -112,10 +114,30 @@ class DayPlanAnswer(Patched):
         return self
 
 
+# The meals a part of each kind may name: 'dinner' at 12:00 or 'lunch' at 17:00 (SmolLM2, 2026-11-24)
+# is a plan no reader believes.
+_MEALS_ALLOWED = {"breakfast": {"breakfast", "brunch"}, "lunch": {"lunch", "brunch"},
+                  "dinner": {"dinner", "supper"}, "evening": {"dinner", "supper"}}
+_MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
+
+
+def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:
+    """A part's words and problem, adding a meal named at another meal's time."""
+    allowed = _MEALS_ALLOWED.get(kind)
+    if problem is None and allowed is not None:
+        wrong = [m.lower() for m in _MEAL_WORD.findall(words) if m.lower() not in allowed]
+        if wrong:
+            problem = f"{wrong[0]} in the {kind} part of the day"
+    return words, problem
+
+
 @lru_cache(maxsize=64)
-def day_plan_schema(open_parts: int) -> type[BaseModel]:
-    """The new-day status and the words for each open part of the skeleton (exactly that many)."""
-    return make_model(
+def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseModel]:
+    """The new-day status and the words for each open part of the skeleton (exactly that many);
+    with the parts' skeleton ``kinds``, a part naming another part's meal is patched too."""
+    if kinds and len(kinds) != open_parts:
+        raise ValueError(f"day_plan_schema: {len(kinds)} kinds for {open_parts} open parts")
+    model = make_model(
         "DayPlan",
         __base__=DayPlanAnswer,
         currently=(Annotated[Words, Field(max_length=CURRENTLY_MAX)],
@@ -124,6 +146,8 @@ def day_plan_schema(open_parts: int) -> type[BaseModel]:
                Field(min_length=open_parts, max_length=open_parts,
                      description="what the resident does in each open part, in order")),
     )
+    model.open_kinds = kinds
+    return model
 
 
 def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[str]:
@@ -137,8 +161,9 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
     """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
     skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
     free = [fit_activity(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
+    kinds = tuple(p.kind for p in skeleton if not p.fixed)
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
-    return day_plan_schema(len(free))(currently=currently, parts=free)
+    return day_plan_schema(len(free), kinds)(currently=currently, parts=free)
 
 
 def day_plan_prompt(
@@ -267,8 +292,10 @@ DECOMPOSE_INSTRUCTION = (
 
 
 def step_problem(action: str, place: str) -> str | None:
-    """Why a step's action is no answer: the instruction copied, or a place it cannot happen at."""
-    return copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
+    """Why a step's action is no answer: the instruction copied, a place it cannot happen at, or
+    another place named ('working at Willowbrook College' as a step in the bedroom)."""
+    return (copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
+            or names_another_place(action, place))
 
 
 def _step_problem(step: Any) -> str | None:

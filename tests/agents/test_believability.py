@@ -142,14 +142,21 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
             "add", "nope", "8:00 Classroom", "6:00 Mercury", "12:00 Dance, dance, dance", "17:00 Bike, bike, bike",
             "7:00 Morning, breakfast; lunch; dinner; evening; relaxation…", "12:00 part",
             "1. to work at a clinic at Riverside Clinic", "Willow Cafe", "workday shift at the clinic.23",
-            "I want to apply to medical school", "opening the cafe at 7, bakes before anyone else is up"]
+            "I want to apply to medical school", "opening the cafe at 7, bakes before anyone else is up",
+            # the quickstart of 2026-11-24, after the checks above: a status line, a persona copied, a schema's words
+            "17:00 Hannah Price's status: Current: Dead, 2026",
+            "7:00 Tom Alvarez's work day shifts at the clinic; works at Elmwood; works at Elmwood;",
+            "works at the clinic; works at …", "React, no", "Current: Dead, 2026",
+            "8:00 Monday: Breakfast", "12:00 Wednesday: Lunch", "not react", "add action"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):
             require_action(text.split(" ", 1)[1] if text[0].isdigit() and ":" in text[:3] else text)
     assert degenerate_reason("nope", names) is None  # a chat line may be one word
     for text in ["working at Willow Cafe kitchen", "relax", "Lunch", "Turn on the stove", "Toast bread",
-                 "talking with Maria Alvarez", "thinking about what to do next", "Read Newspaper"]:
+                 "talking with Maria Alvarez", "thinking about what to do next", "Read Newspaper",
+                 "go to Oak House:kitchen", "visit Maria Alvarez's cafe", "no work today, relax at home",
+                 "rushing to deal with it: the stove is on fire", "morning walk", "Friday night dinner"]:
         assert degenerate_reason(text, names, activity=True) is None and require_action(text) == text
 
 

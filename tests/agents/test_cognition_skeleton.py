@@ -56,6 +56,25 @@ def test_a_time_copied_before_a_part_is_dropped_and_the_skeleton_time_stands() -
     assert "19:00 go to the party" in plan and not any("7 pm" in line for line in plan)
 
 
+def test_a_part_that_names_another_meal_is_patched_with_the_skeleton_words() -> None:
+    # SmolLM2 (quickstart 2026-11-24) planned '12:00 dinner' and '17:00 lunch'
+    sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")
+    open_parts = [p for p in sk if not p.fixed]
+    kinds = tuple(p.kind for p in open_parts)
+    assert kinds == ("breakfast", "lunch", "dinner", "evening")
+    schema = day_plan_schema(len(open_parts), kinds)
+    answer = schema(currently="Ada is fine.", parts=["coffee and toast", "dinner", "lunch with Tom", "read"])
+    assert answer.parts == ["coffee and toast", "", "", "read"]
+    assert [p.split(":")[0] for p in answer.patches()] == ["parts.1", "parts.2"]
+    assert "dinner in the lunch part" in answer.patches()[0]
+    plan = plan_from_skeleton(sk, answer.parts)
+    assert f"{open_parts[1].hour}:00 have lunch" in plan and f"{open_parts[2].hour}:00 {open_parts[2].text}" in plan
+    kept = schema(currently="Ada is fine.", parts=["brunch with Tom", "a quick lunch", "supper with Maria", "dinner party"])
+    assert kept.patches() == []  # brunch may be breakfast or lunch; the evening may hold a dinner
+    with pytest.raises(ValueError, match="3 kinds for 4 open parts"):
+        day_plan_schema(4, kinds[:3])
+
+
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
     schema = schedule_schema(tuple(waking_hours(7, 23)))
     schema.model_validate({"hours": [{"hour": 9, "activity": "work at the cafe"}]})

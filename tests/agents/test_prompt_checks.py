@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from agents.llm.gateway import Completion, Gateway, Request
-from agents.prompts.checks import copied_from, fits_place, flat_ratings, just_a_name, repeats
+from agents.prompts.checks import copied_from, fits_place, flat_ratings, just_a_name, names_another_place, repeats
 from agents.prompts.conversation import CONVERSE_INSTRUCTION, line_fallback, line_schema
 from agents.prompts.importance import ratings_fallback, ratings_schema_for
 from agents.prompts.planning import DECOMPOSE_INSTRUCTION, decomposition_fallback, decomposition_schema
@@ -29,6 +29,9 @@ def test_pure_checks() -> None:
     assert repeats("Good to know!", "good to know") and repeats("Good to know, Bo.", "Good to know") is None
     assert fits_place("sleeping", "Town Bank:counter") and fits_place("sleeping", "Oak House:bedroom") is None
     assert fits_place("serving coffee", "Willow Cafe:kitchen") is None
+    assert names_another_place("working at Willowbrook College", "Oak House:second bedroom")
+    assert names_another_place("working at Willow Cafe kitchen", "Willow Cafe:kitchen") is None
+    assert names_another_place("talking to Maria Alvarez", "Oak House:kitchen") is None  # 'at' a place only
     assert flat_ratings([5, 5, 5], spread=7) and flat_ratings([5, 5, 5], spread=2) is None
     assert flat_ratings([5, 5], spread=9) is None  # two memories may well rate the same
 
@@ -185,6 +188,12 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
                    {**step, "action": "making the bed"}]})
     assert [s.action for s in answer.steps] == ["reading a book", "making the bed"]
     assert patches_of(answer) == (1, "steps.1.action expected words describing an activity, not a name")
+    # SmolLM2 (2026-11-24): the steps of getting up, in the bedroom, said 'working at Willowbrook College'
+    answer = decomposition_schema(PLACES).model_validate(
+        {"steps": [{**step, "action": "getting dressed"}, {**step, "action": "working at Willowbrook College"},
+                   {**step, "action": "making the bed"}]})
+    assert [s.action for s in answer.steps] == ["getting dressed", "making the bed"]
+    assert "names Willowbrook College but is at Oak House:bedroom" in patches_of(answer)[1]
     reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
         {"decision": "react", "talk_to": "nobody", "action": "nope", "place": "Oak House:bedroom", "minutes": 15,
          "emoji": "🙂"})
