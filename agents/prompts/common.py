@@ -70,6 +70,7 @@ _ACTIVITY_WORDS = frozenset(
 )
 _NUMBERED_ITEM = re.compile(r"^\s*\d+\s*[.)]\s")
 _WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|info)\b|\S@\S+\.\w", re.I)
+_ANY_CLOCK = re.compile(r"\b\d{1,2}:\d\d\b")  # 'going to bed at Oak House 22:00' (a part's leading time is dropped first)
 _LIST_SEPARATORS = re.compile(r"[;,/…]+")
 _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
@@ -105,7 +106,7 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a numbered list item"
     if _WEB_ADDRESS.search(stripped):
         return "a web address"
-    if _CLOCK_TIME.search(stripped):
+    if _CLOCK_TIME.search(stripped) or _ANY_CLOCK.search(stripped):
         return "a time (the day's times are set)"
     if _GLUED_NUMBER.search(stripped):
         return "a word with a number glued on"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
-from agents.prompts.common import Activity, Patched, Words, mostly_bad, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
+from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -110,6 +110,11 @@ class DayPlanAnswer(Patched):
         if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
         self.parts = [words if problem is None else "" for words, problem in checked]
+        try:  # a status that is no sentence ('Today: Friday') keeps yesterday's, not a bare skeleton
+            require_words(self.currently)
+        except ValueError as exc:
+            bad.append(f"currently: {exc}")
+            self.currently = ""
         self._patches = bad
         return self
 
@@ -140,7 +145,7 @@ def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseMo
     model = make_model(
         "DayPlan",
         __base__=DayPlanAnswer,
-        currently=(Annotated[Words, Field(max_length=CURRENTLY_MAX)],
+        currently=(Annotated[str, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
         parts=(list[Annotated[str, Field(max_length=PART_MAX)]],
                Field(min_length=open_parts, max_length=open_parts,
@@ -224,6 +229,19 @@ def skeleton_kinds(skeleton: list[SkeletonPart], hours: list[int]) -> dict[int, 
         current = starts.get(h, current)
         kinds[h] = current
     return kinds
+
+
+_WORK_WORDS = re.compile(r"\b(?:work|works|working|shift)\b", re.I)
+
+
+def hour_activity(model_words: str, planned: str, kind: str) -> str:
+    """An hour's activity: the skeleton's plan item in its work hours (whatever the model said),
+    the model's words elsewhere unless they are work ('working at Oak House classroom' in the
+    hour of getting up, SmolLM2 2026-11-24), else the plan's item."""
+    words = clip(strip_time(model_words), 200)
+    if kind == "work" or not words or _WORK_WORDS.search(words):
+        return planned
+    return words
 
 
 def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[int]:

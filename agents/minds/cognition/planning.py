@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agents.minds.cognition.plan_times import strip_time
 from agents.minds.cognition.wording import activity_phrase
 from agents.prompts.common import clip
 from agents.prompts.planning import (
@@ -34,7 +33,7 @@ from agents.prompts.planning import (
     day_skeleton,
     schedule_schema,
     skeleton_kinds,
-    skeleton_work_hours,
+    hour_activity,
     schedule_prompt,
     SkeletonPart,
 )
@@ -154,15 +153,14 @@ async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) ->
     )
     given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
     derived = dict(schedule_from_plan(plan, hours))
-    work_hours = skeleton_work_hours(skeleton, hours)
+    kinds = skeleton_kinds(skeleton, hours)
     mind.remember_fixed("plan", f"Currently: {mind.state.currently}", 5)
     mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
     mind.emit_plan("status", [mind.state.currently])
     mind.emit_plan("day", plan)
-    # every waking hour gets an activity: the skeleton's at work hours, else the model's,
-    # else the plan's item for that hour
-    return [(h, derived[h] if h in work_hours else clip(strip_time(given.get(h, "")), 200) or derived[h])
-            for h in hours]
+    # every waking hour gets an activity: the skeleton's at work hours, else the model's
+    # (unless it is work out of work hours), else the plan's item for that hour
+    return [(h, hour_activity(given.get(h, ""), derived[h], kinds.get(h, ""))) for h in hours]
 
 
 async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPart], home: str, work: str) -> list[str]:
