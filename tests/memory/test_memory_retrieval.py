@@ -251,3 +251,14 @@ def test_a_minilm_vector_does_not_depend_on_what_it_was_batched_with():
     shuffled = minilm.encode(texts[::-1])[::-1]
     assert together.tobytes() == alone.tobytes() == shuffled.tobytes()
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    # whatever the precision chosen here (bfloat16 on CPUs with its matrix instructions), the
+    # vectors are the model's: sentence-transformers' own float32 encoding, to cosine >= 0.999
+    reference = MiniLMEmbedder.model().encode(texts, normalize_embeddings=True)
+    assert ((together * reference).sum(axis=1) >= 0.999).all(), minilm.mode
+
+
+def test_a_bad_minilm_precision_setting_is_a_clear_error(monkeypatch):
+    from memory.embeddings import MiniLMEmbedder, _build_encoder
+
+    with pytest.raises(ValueError, match="TOWNSFOLK_MINILM_PRECISION='half': expected auto, float32 or bfloat16"):
+        _build_encoder(object(), "half", 8)
