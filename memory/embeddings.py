@@ -47,6 +47,9 @@ class Embedder(Protocol):
 
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
+    def warm(self) -> None:
+        """Load what encoding needs now (a model), so the first encode is not the slow one."""
+
 
 def _normalise(rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.float32)
@@ -81,6 +84,9 @@ class HashingEmbedder:
         feats += [w[:5] for w in words if len(w) > 5]
         feats += [f"{a}_{b}" for a, b in zip(words, words[1:])]
         return feats
+
+    def warm(self) -> None:
+        """Nothing to load."""
 
     def encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -169,6 +175,10 @@ class MiniLMEmbedder:
             if cls._encoder is None:
                 cls._encoder = _build_encoder(model, os.environ.get(cls.PRECISION_ENV, "auto"), cls.LENGTH_STEP)
             return cls._encoder
+
+    def warm(self) -> None:
+        """Load the model and choose the precision and grouping now (about 3 s, once per process)."""
+        self.encoder()
 
     @property
     def mode(self) -> str:
@@ -311,6 +321,10 @@ class CachedEmbedder:
                 if key in fresh:
                     out[row] = fresh[key]
         return out
+
+    def warm(self) -> None:
+        """Load the inner embedder's model now (residents call this when they are built)."""
+        self.inner.warm()
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

@@ -90,7 +90,9 @@ class Resident:
         self.caller = Caller(llm, self.name)
         self.memory_on = options.ablation != "no_observation"
         self.reflection_on = options.ablation == "full"
-        self.memory = MemoryStore(self.run_db, self.name, embedder=embedder or get_embedder(), config=retrieval)
+        embedder = embedder or get_embedder()
+        embedder.warm()  # the model loads while the town is built, not inside the first tick
+        self.memory = MemoryStore(self.run_db, self.name, embedder=embedder, config=retrieval)
         self.memory.register_resident(persona.model_dump_json(), options.model_dump_json())
         self.spatial = SpatialMemory(options.places, self._initial_places(options.places))
         self.social = SocialMemory(persona, self.memory.conn)

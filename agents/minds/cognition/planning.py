@@ -101,7 +101,8 @@ def day_start(wake: int, now: datetime) -> datetime:
 
 
 def is_awake(wake: int, sleep: int, now: datetime) -> bool:
-    return now.hour in waking_hours(wake, sleep)
+    """``now.hour in waking_hours(wake, sleep)``, without building the list (asked every tick)."""
+    return (now.hour - wake) % 24 < ((sleep - wake) % 24 or 16)
 
 
 def _verb(description: str) -> str:
