@@ -97,6 +97,30 @@ def test_the_default_bench_town_has_a_conversation_and_shows_what_it_judged(monk
     assert "at_work_in_work_hours" in out["unjudged"]  # a breakfast has no work hours: shown, not perfect
 
 
+def test_several_models_are_scored_side_by_side_and_bad_lists_fail_before_any_run(monkeypatch) -> None:
+    import argparse
+
+    import pytest
+
+    from world.cli import bench_believability
+
+    monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")
+    for bad, says in (("scripted,,local", "found an empty one"), ("scripted,scripted", "named twice"),
+                      ("scripted,local:nope", "unknown embedded model 'local:nope'")):
+        with pytest.raises(ValueError, match=says):
+            bench_believability.model_list(bad)
+    parser = argparse.ArgumentParser()
+    bench_believability.add_arguments(parser)
+    one = bench_believability.run(parser.parse_args(["--duration", "15m"]))
+    other = {**one, "model": "other", "overall": None, "scores": {**one["scores"], "plans_at_work": 0.5}}
+    table = bench_believability.side_by_side([one, other])
+    assert table["models"] == "scripted, other"
+    assert table["overall"] == f"scripted {one['overall']:.3f} | other n/a"
+    judged = one["judged"]["plans_at_work"]
+    assert table["plans_at_work"] == f"scripted {one['scores']['plans_at_work']:.2f} ({judged}) | other 0.50 ({judged})"
+    assert table["runs"] == [one, other] and "at_work_in_work_hours" in table  # every check has a line
+
+
 class Replying:
     """Answers every ``converse`` prompt with ``text`` (an empty one is invalid: the fallback)."""
 

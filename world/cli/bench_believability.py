@@ -32,7 +32,9 @@ QUESTION = "What have you been doing today, and who have you seen?"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="scripted", help="model to score (default scripted; e.g. local)")
+    parser.add_argument("--model", default="scripted",
+                        help="model to score (default scripted; e.g. local), or several separated by commas "
+                             "(scripted,local,local:qwen) to score them side by side in one run")
     parser.add_argument("--agents", type=positive_int, default=3,
                         help="residents (default 3: the Alvarez family of Oak House, who meet at breakfast)")
     parser.add_argument("--duration", default="1h", help="game time (default 1h)")
@@ -42,12 +44,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from memory.embeddings import get_embedder
-
     try:
         duration, start = parse_duration(args.duration), parse_start(args.start)
+        models = model_list(args.model)
     except ValueError as exc:
         raise SystemExit(f"townsfolk bench believability: {exc}") from None
+    if len(models) == 1:
+        return _score_model(args, models[0], start, duration)
+    rows = [_score_model(args, model, start, duration) for model in models]
+    return side_by_side(rows)
+
+
+def model_list(value: str) -> list[str]:
+    """The models of ``--model`` (comma-separated), checked before any of them runs: an unknown
+    embedded model should fail in a second, not after the first model's ten minutes."""
+    from agents.llm.models import resolve_local_name
+
+    models = [m.strip() for m in value.split(",")]
+    if not all(models):
+        raise ValueError(f"--model {value!r}: expected model names separated by commas, found an empty one")
+    if len(set(models)) != len(models):
+        raise ValueError(f"--model {value!r}: a model is named twice")
+    for model in models:
+        if model == "local" or model.startswith("local:"):
+            resolve_local_name(model.partition(":")[2] or None)
+    return models
+
+
+def side_by_side(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One line per check with every model's score and judged count ('scripted 1.00 (6) | local
+    0.90 (10)'), then the per-model results in ``runs`` for scripts."""
+    models = [r["model"] for r in rows]
+    checks = list(rows[0]["scores"])
+
+    def cell(row: dict[str, Any], name: str) -> str:
+        return f"{row['model']} {_fmt(row['scores'].get(name), 2)} ({row['judged'].get(name, 0)})"
+
+    out: dict[str, Any] = {"models": ", ".join(models)}
+    out["overall"] = " | ".join(f"{r['model']} {_fmt(r['overall'], 3)}" for r in rows)
+    for name in checks:
+        out[name] = " | ".join(cell(r, name) for r in rows)
+    for key in ("conversations", "probe_replies", "interview_fallback_share", "run_s", "probe_and_interviews_s"):
+        out[key] = " | ".join(f"{r['model']} {r[key]}" for r in rows)
+    out["runs"] = rows
+    return out
+
+
+def _fmt(score: float | None, digits: int) -> str:
+    return "n/a" if score is None else f"{score:.{digits}f}"
+
+
+def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any) -> dict[str, Any]:
+    from memory.embeddings import get_embedder
+
+    args = argparse.Namespace(**{**vars(args), "model": model})
     with tempfile.TemporaryDirectory(prefix="townsfolk-believability-") as tmp:
         measured = _run_and_ask(args, Path(tmp) / "run", start, duration)
     texts, answers = measured["texts"], measured["answers"]
