@@ -55,7 +55,7 @@ class BatchConfig(BaseModel):
     limit: int | None = Field(default=None, ge=1, description="at most this many scenarios")
     seeds: int = Field(default=1, ge=1, description="repetitions per scenario and model")
     emulator_mode: Literal["standard", "adversarial"] = "standard"
-    max_turns: int = Field(default=20, ge=1)
+    max_turns: int = Field(default=20, ge=2)  # the human goes first: fewer and the assistant never speaks
     out: Path = Path("eval_out")
     cache_dir: str | None = None
 

@@ -82,7 +82,7 @@ class Models:
 
 
 class EpisodeConfig(BaseModel):
-    max_turns: int = Field(default=20, ge=1, description="utterances, human and assistant")
+    max_turns: int = Field(default=20, ge=2, description="utterances, human and assistant (2: the assistant speaks once)")
     max_steps: int = Field(default=5, ge=1, description="tool steps per assistant turn")
     emulator_mode: EmulatorMode = "standard"
     seed: int = 0

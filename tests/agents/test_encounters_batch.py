@@ -117,6 +117,11 @@ def test_eval_reports_bad_inputs_clearly(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit):
         cli(["eval", "builtin:town", "--workers", "0"])
     assert "--workers" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # one turn is the human's alone: the judges would score silence
+        cli(["eval", "builtin:town", "--max-turns", "1"])
+    assert "--max-turns" in (err := capsys.readouterr().err) and "at least 2" in err
+    with pytest.raises(ValueError, match="greater than or equal to 2"):
+        BatchConfig(out=tmp_path, max_turns=1)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")

@@ -21,6 +21,12 @@ def positive_int(text: str) -> int:
     return whole_number(text, 1, "a number of at least 1")
 
 
+def episode_turns(text: str) -> int:
+    """Turns of an encounter: at least 2, so the assistant speaks (the human always goes first;
+    with 1 the judges would score an assistant that never acted)."""
+    return whole_number(text, 2, "at least 2 (the human speaks, then the assistant replies)")
+
+
 def count_or_all(text: str) -> int:
     """A whole number of at least 0, where 0 means all (of the requests, the items...)."""
     return whole_number(text, 0, "0 (all) or more")

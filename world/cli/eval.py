@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from world.cli.args import positive_int
+from world.cli.args import episode_turns, positive_int
 from agents.encounters.batch import SUMMARY_FILE, BatchConfig, BatchError, BatchOutcome, run_batch
 from agents.encounters.metrics import summarise
 from agents.encounters.report import write_report
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=positive_int, default=None, help="at most N scenarios")
     parser.add_argument("--seeds", type=positive_int, default=1, help="repetitions per scenario and model")
     parser.add_argument("--emulator", choices=["standard", "adversarial"], default="standard")
-    parser.add_argument("--max-turns", type=positive_int, default=20)
+    parser.add_argument("--max-turns", type=episode_turns, default=20,
+                        help="utterances per episode, human and assistant (at least 2; default 20)")
     parser.add_argument("--toolkits", action="append", default=[], metavar="FILE",
                         help="ToolEmu toolkit specs (e.g. all_toolkits.json); repeatable")
     parser.add_argument("--cache-dir", default=None, help="LLM response cache folder")
