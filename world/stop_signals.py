@@ -2,7 +2,10 @@
 
 The first signal asks the run to stop at the next tick boundary (the tick in progress is
 committed, the summary printed, the control socket removed); a second one stops at once
-(the tick in progress is dropped; every committed tick is kept). The process then exits
+(the tick in progress is dropped; every committed tick is kept). A tick that does not end
+within :data:`GRACE_S` of the first signal (a model server that hangs, calls waiting out their
+timeouts) is stopped as if the signal had come twice: `kill` and service managers get an exit
+in seconds, not after a minute of retries. The process then exits
 128 + the signal number: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, as shells report it.
 """
 
@@ -16,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+GRACE_S = 10.0  # seconds the tick in progress gets after the first signal
 
 
 class Stopped(KeyboardInterrupt):
@@ -38,12 +42,14 @@ class StopSignals:
     calls ``on_request``); :meth:`check` raises it between ticks; a second signal raises now.
     """
 
-    def __init__(self, command: str = "run") -> None:
+    def __init__(self, command: str = "run", grace_s: float = GRACE_S) -> None:
         self.command = command
+        self.grace_s = grace_s
         self.signum: int | None = None
         self.is_graceful = False
         self.on_request: Callable[[], None] | None = None
         self._previous: dict[int, Any] = {}
+        self._timer: threading.Timer | None = None
 
     def __enter__(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
@@ -52,6 +58,8 @@ class StopSignals:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
         for sig, old in self._previous.items():
             # None: a handler installed outside Python (SDL's); the default is the safe fallback
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
@@ -81,9 +89,20 @@ class StopSignals:
             self.signum = signum
         if first and self.is_graceful:
             name = signal.Signals(signum).name
-            print(f"\ntownsfolk {self.command}: {name}: stopping after the tick in progress "
-                  f"(send it again to stop at once)", file=sys.stderr, flush=True)
+            print(f"\ntownsfolk {self.command}: {name}: stopping after the tick in progress, at most "
+                  f"{self.grace_s:g} s (send it again to stop at once)", file=sys.stderr, flush=True)
             if self.on_request is not None:
                 self.on_request()
+            if self._previous:  # handlers installed: the same signal, again, stops at once
+                self._timer = threading.Timer(self.grace_s, self._overdue, args=(signum,))
+                self._timer.daemon = True
+                self._timer.start()
             return
         raise Stopped(signum)
+
+    def _overdue(self, signum: int) -> None:
+        """The tick in progress outlived the grace period: stop now, as a second signal would."""
+        if self._previous:
+            print(f"townsfolk {self.command}: the tick in progress did not end within {self.grace_s:g} s; "
+                  "stopping at once (committed ticks are kept)", file=sys.stderr, flush=True)
+            signal.raise_signal(signum)

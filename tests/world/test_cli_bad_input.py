@@ -366,3 +366,26 @@ def test_bench_judges_names_a_judge_model_it_cannot_call(capsys) -> None:
     err = capsys.readouterr().err
     assert stop.value.code == 2
     assert "--judge-model 'nosuch/x'" in err and "Traceback" not in err
+
+
+def test_a_tick_that_hangs_after_the_first_signal_is_stopped_at_once_after_the_grace_period() -> None:
+    """A model server that hangs keeps the tick in progress waiting on its timeouts; the first
+    SIGTERM must still end the run in seconds (as a second signal would), not after a minute."""
+    from world.stop_signals import Stopped, StopSignals
+
+    with StopSignals("run", grace_s=0.3) as stop:
+        stop.graceful()
+        started = time.monotonic()
+        with pytest.raises(Stopped) as stopped:
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert stop.requested  # the first signal only asks ...
+            while time.monotonic() - started < 10:  # ... and this "tick" never ends by itself
+                time.sleep(0.01)
+        assert 0.25 <= time.monotonic() - started < 5 and stopped.value.exit_code == 143
+    with StopSignals("run", grace_s=0.3) as stop:  # a tick that ends in time: no late stop
+        stop.graceful()
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        with pytest.raises(Stopped):
+            stop.check()
+    time.sleep(0.5)  # the cancelled timer never fires after the context closed
