@@ -10,8 +10,10 @@ response schema, the call carries ``response_format`` ``json_schema`` (OpenAI, A
 A server of one's own (``TOWNSFOLK_API_BASE``) that litellm knows nothing about gets JSON mode
 with the schema inside it, ``{"type": "json_object", "schema": ...}``: llama-cpp-python's
 server decodes under a grammar built from it (agents/llm/server_schema.py), other servers
-ignore the extra key and still give JSON mode. Otherwise JSON mode, else nothing. In every mode
-but ``json_schema`` the schema is also in the prompt as an instruction. A server that refuses
+ignore the extra key and still give JSON mode. Otherwise JSON mode, else nothing. With the
+schema inside JSON mode the prompt carries a short outline of it (keys, types, choices, bounds,
+descriptions: agents/llm/schema_outline.py, about half the full schema's length); in JSON mode
+alone and with no response_format, the full schema. A server that refuses
 a mode (400, or llama_cpp.server's 500 naming response_format) gets the next one, for good.
 Either way the gateway validates, repairs and retries.
 
@@ -32,6 +34,7 @@ from maps.contracts import Message
 from agents.llm.errors import Unreachable, short
 from agents.llm.gateway import Completion, Request
 from agents.llm.litellm_setup import load_litellm
+from agents.llm.schema_outline import outline_instruction
 from agents.llm.schemas import json_schema_of
 from agents.llm.server_schema import bounded_schema
 
@@ -66,11 +69,12 @@ def structured_kwargs(mode: str, request: Request) -> dict[str, Any]:
             "type": "json_schema",
             "json_schema": {"name": request.schema.__name__, "schema": schema, "strict": False},
         }}
+    if mode == "json_object_schema":  # the server's grammar holds the shape: the prompt needs only an outline
+        return {"messages": with_instruction(request.messages, outline_instruction(json_schema_of(request.schema))),
+                "response_format": {"type": "json_object", "schema": bounded_schema(request.schema)}}
     out: dict[str, Any] = {
         "messages": with_instruction(request.messages, json_instruction(json_schema_of(request.schema)))}
-    if mode == "json_object_schema":
-        out["response_format"] = {"type": "json_object", "schema": bounded_schema(request.schema)}
-    elif mode == "json":
+    if mode == "json":
         out["response_format"] = {"type": "json_object"}
     return out
 

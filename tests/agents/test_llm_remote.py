@@ -170,7 +170,26 @@ def test_a_server_of_ones_own_gets_the_bounded_schema_inside_json_mode(fake, mon
     assert schema["properties"]["energy"]["enum"] == [1, 2, 3, 4, 5]  # the converter ignores bounds
     assert schema["properties"]["steps"]["maxItems"] == 32
     assert "maxLength" not in Plan.model_json_schema()["properties"]["mood"]  # the class's own is untouched
-    assert '"energy"' in server.calls[0]["messages"][0]["content"]  # and the schema is in the prompt too
+    prompt = server.calls[0]["messages"][0]["content"]  # and an outline of it in the prompt, not the whole schema
+    assert '"energy": whole number 1 to 5' in prompt and '"where": one of "cafe" | "park"' in prompt
+    assert '"steps": list of text' in prompt and "$defs" not in prompt and '"properties"' not in prompt
+
+
+def test_the_outline_is_shorter_than_the_schema_and_keeps_choices_bounds_and_descriptions() -> None:
+    from agents.llm.remote import json_instruction
+    from agents.llm.schema_outline import MAX_CHOICES, outline, outline_instruction
+    from agents.llm.schemas import json_schema_of
+    from agents.prompts.planning import decomposition_schema
+
+    places = tuple(f"House {i}:kitchen" for i in range(3))
+    schema = json_schema_of(decomposition_schema(places))
+    text = outline(schema)
+    assert text.startswith('{"steps": list (1 to 8) of {"action": text up to 80 chars')
+    assert '"minutes": whole number 5 to 15' in text and ' | '.join(f'"{p}"' for p in places) in text
+    assert "(one emoji)" in text  # descriptions stay: they are what the words are for
+    assert len(outline_instruction(schema)) < 0.6 * len(json_instruction(schema))
+    many = json_schema_of(decomposition_schema(tuple(f"House {i}:kitchen" for i in range(MAX_CHOICES + 5))))
+    assert "... (5 more)" in outline(many)
 
 
 def test_without_an_api_base_json_mode_carries_no_schema(fake, monkeypatch) -> None:
