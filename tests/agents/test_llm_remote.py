@@ -249,5 +249,6 @@ def test_bench_llm_callers_reports_one_row_per_number_of_callers() -> None:
     result = bench_llm.run(parser.parse_args(["--model", "scripted", "--callers", "1", "3", "--calls", "3"]))
     assert [r["callers"] for r in result["rows"]] == [1, 3]
     assert all(r["calls"] == 3 and r["usable"] == 3 and r["unreachable"] == 0 for r in result["rows"])
+    assert all(r["prompt_tokens_per_attempt"] > 5 for r in result["rows"])  # the prompt's size, per attempt
     with pytest.raises(SystemExit, match="--callers"):
         bench_llm.run(parser.parse_args(["--callers", "0"]))

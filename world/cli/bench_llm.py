@@ -77,6 +77,8 @@ async def _row(model: str, callers: int, calls: int) -> dict:
     return {"callers": callers, "calls": calls, "wall_s": round(wall, 1), "calls_per_s": round(calls / wall, 3),
             "usable": calls - (total["fallbacks"] - warm["fallbacks"]),
             "attempts": total["attempts"] - warm["attempts"], "client_cpu_s": round(cpu, 2),
+            "prompt_tokens_per_attempt": round((total["prompt_tokens"] - warm["prompt_tokens"])
+                                               / max(1, total["attempts"] - warm["attempts"]), 1),
             "load_avg": [round(load, 1), round(os.getloadavg()[0], 1)], "unreachable": total["unreachable"] - warm["unreachable"]}
 
 
