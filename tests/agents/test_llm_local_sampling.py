@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Literal
 
 import pytest
-from pydantic import BaseModel, Field
 
 from agents.llm import local
 from agents.llm.grammar import grammar_for
 from agents.llm.local import GenerationCancelled, generate_local
 from agents.llm.models import LocalModelError, resolve_local_name
+from tests.agents.test_llm_local import MESSAGES, Reaction
 
 pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.slow
-
-
-class Reaction(BaseModel):
-    react: bool
-    place: Literal["Hobbs Cafe", "Johnson Park", "home"]
-    importance: int = Field(ge=1, le=10)
-    reason: str = Field(max_length=60)
-
-
-MESSAGES = [
-    {"role": "system", "content": "You are the mind of a town resident. Answer in JSON."},
-    {"role": "user", "content": "Isabella is serving coffee at Hobbs Cafe and sees smoke coming "
-     "from the kitchen. Does she react, where, how important is it (1-10), and why?"},
-]
 
 
 @pytest.fixture(scope="module")
