@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import named_place, names_another_place, repeats
+from agents.prompts.checks import named_place, names_another_place, repeats, repeats_itself
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
@@ -134,6 +134,8 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
             return "a name as a line"
     if len(set(w.lower() for w in words)) == 1 and len(words) > 2:
         return "one word repeated"
+    if repeats_itself(stripped):
+        return "the same sentence twice"
     bare_text = _LEADING_TIME.sub("", stripped)
     return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 

@@ -43,6 +43,34 @@ def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
     return None
 
 
+def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
+    """A problem when a chat line is a speaker's label and nothing said ('Maria Alvarez says,')."""
+    bare = re.sub(r"[\s:,.!?\"'-]+", " ", line).strip().lower()
+    for name in names:
+        for label in {name.lower(), name.lower().split()[0]} if name.split() else set():
+            if re.fullmatch(rf"{re.escape(label)}(?: (?:says|said|asks|asked|replies|replied))?", bare):
+                return "is a speaker's label, nothing said"
+    return None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def repeats_itself(line: str) -> str | None:
+    """A problem when a line says the same sentence (three words or more) twice: a small model
+    looping ('I love you. I love you. I am a kind person. I am a kind person.')."""
+    seen: set[str] = set()
+    for sentence in _SENTENCE_END.split(line):
+        words = re.findall(r"[^\W\d_]+", sentence.lower())
+        if len(words) < 3:
+            continue
+        key = " ".join(words)
+        if key in seen:
+            return "says the same sentence twice"
+        seen.add(key)
+    return None
+
+
 NEAR_REPEAT_OVERLAP = 0.8  # share of distinct words two lines have in common (names left out)
 
 

@@ -118,7 +118,7 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a day or time of day as a label"
     if _CUT_OFF.search(stripped):
         return "a line cut off"
-    if words and all(w.lower() in _INSTRUCTION_WORDS for w in words):
+    if words and all(w.lower() in _INSTRUCTION_WORDS or w.lower() in _TIME_WORDS for w in words):
         return "words of the instructions"
     if any(len(w) >= 24 for w in words):
         return "words run together"

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.prompts.checks import copied_from, just_a_name, repeats
-from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages
+from agents.prompts.checks import copied_from, just_a_name, only_a_label, repeats, repeats_itself
+from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
 class Line(BaseModel):
@@ -46,6 +46,13 @@ def without_speaker_label(line: str, name: str) -> str:
     return text
 
 
+def not_speech(line: str) -> str | None:
+    """A problem when a line is a persona line copied ('Lucy Alvarez (17) is curious, restless,
+    kind.'), a placeholder or a program identifier rather than something said."""
+    problem = not_an_activity(line)
+    return f"is {problem}, not speech" if problem and problem != "only a time" else None
+
+
 def no_words(line: str) -> str | None:
     """A problem when a line has no words in it ('19:14, 5/2/2020')."""
     letters = sum(ch.isalpha() for ch in line)
@@ -64,7 +71,9 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":
             self.utterance = without_speaker_label(self.utterance, name)
-            problem = (no_words(self.utterance) or just_a_name(self.utterance, (name, other)) or repeats(self.utterance, previous, (name, other))
+            problem = (no_words(self.utterance) or just_a_name(self.utterance, (name, other))
+                       or only_a_label(self.utterance, (name, other)) or not_speech(self.utterance)
+                       or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
                        or copied_from(self.utterance, instruction))
             if problem:
                 raise ValueError(f"utterance {problem}")

@@ -43,6 +43,18 @@ class ReactionAnswer(Patched):
         return self
 
 
+def talk_partner(answer: Any, people: list[str]) -> str | None:
+    """Whom the resident starts talking to, if anyone: the person the model named, when it chose
+    to talk or to carry on (chatting over breakfast is carrying on). A reaction with its own
+    action keeps that action. SmolLM2, shown the family at breakfast, named Lucy in 8 of 8
+    answers but chose 'react' with the action 'not today' (refused, so carrying on): with only
+    'talk' opening a conversation, the quickstart's four residents never spoke in two hours."""
+    partner = getattr(answer, "talk_to", NOBODY)
+    if partner == NOBODY or partner not in people:
+        return None
+    return partner if answer.decision in ("talk", "continue") else None
+
+
 def reaction_places(places: list[str], here: str, home: str, work: str, observed: list[str]) -> list[str]:
     """Where a reaction may take a resident: here, home, the workplace, or a place named in what
     was just observed (an invitation to the cafe, a fire at the bank). With the whole town to

@@ -203,3 +203,40 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
         {"decision": "react", "talk_to": "nobody", "action": "making tea", "place": "Oak House:bedroom",
          "minutes": 15, "emoji": "🍵"})
     assert kept.decision == "react" and patches_of(kept) == (0, "")
+
+
+def test_a_named_partner_is_talked_to_when_the_model_talks_or_carries_on_not_when_it_does_something_else() -> None:
+    """SmolLM2 at breakfast named Lucy in 8 of 8 answers but chose 'react' with the action 'not
+    today' (copied from 'last talk: not today'): refused, so carrying on; naming her is the choice."""
+    from agents.prompts.reacting import reaction_schema, talk_partner
+
+    people = ["Lucy Alvarez"]
+    schema = reaction_schema(tuple(people), PLACES)
+    base = {"place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂"}
+    copied = schema.model_validate({**base, "decision": "react", "talk_to": "Lucy Alvarez", "action": "not today"})
+    assert copied.decision == "continue" and talk_partner(copied, people) == "Lucy Alvarez"
+    talk = schema.model_validate({**base, "decision": "talk", "talk_to": "Lucy Alvarez", "action": ""})
+    assert talk_partner(talk, people) == "Lucy Alvarez"
+    busy = schema.model_validate({**base, "decision": "react", "talk_to": "Lucy Alvarez", "action": "making tea"})
+    assert busy.decision == "react" and talk_partner(busy, people) is None  # its own action stands
+    alone = schema.model_validate({**base, "decision": "talk", "talk_to": "nobody", "action": ""})
+    assert talk_partner(alone, people) is None and talk_partner(talk, []) is None  # nobody, or not offered
+
+
+def test_a_chat_line_that_copies_a_persona_loops_or_is_only_a_label_is_refused() -> None:
+    """SmolLM2's first conversations (quickstart, 2026-11-24): the persona line said aloud, a
+    line that loops, and a bare 'Maria Alvarez says,'. Each is refused (retry, then the engine's
+    line); ordinary speech passes, and the believability check reads the loop as degenerate."""
+    from agents.believability import degenerate_reason
+
+    line = line_schema("Maria Alvarez", "Lucy Alvarez", "Hi, Mum!")
+    for said, problem in (("Lucy Alvarez (17) is curious, restless, kind.", "person's name and tag"),
+                          ("Maria Alvarez says,", "speaker's label"), ("Maria:", "name"),
+                          ("I love you. I love you. I am a kind person.", "same sentence twice"),
+                          ("I will have a cup of tea tomorrow. I will have a cup of tea tomorrow.", "same sentence twice")):
+        with pytest.raises(ValidationError, match=problem):
+            line(utterance=said)
+    for said in ("Morning, Lucy! Coffee?", "Good. Good. Now eat your breakfast.", "Maria says the pie is great."):
+        assert line(utterance=said).utterance == said
+    assert degenerate_reason("I love you. I love you. I am a kind person.", ["Maria Alvarez"]) == "the same sentence twice"
+

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
-from agents.prompts.reacting import NOBODY, react_prompt, reaction_fallback, reaction_places, reaction_schema
+from agents.prompts.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
@@ -49,10 +49,11 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
         max_tokens=200,
     )
     mind.state.last_reaction = now
-    if answer.decision == "talk" and answer.talk_to != NOBODY and answer.talk_to in people:
+    partner = talk_partner(answer, people)
+    if partner is not None:
         from agents.minds.cognition.conversation import open_conversation
 
-        return await open_conversation(mind, answer.talk_to, p)
+        return await open_conversation(mind, partner, p)
     if answer.decision == "react" and answer.action.strip():
         await replan_around(mind, now, answer.action.strip(), answer.place, int(answer.minutes), answer.emoji)
     return None
