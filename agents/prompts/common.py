@@ -75,6 +75,7 @@ _LIST_SEPARATORS = re.compile(r"[;,/…]+")
 _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
+_JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"')  # 'reads in bed.},{': the answer's JSON leaking into its words
 _CUT_OFF = re.compile(r"…|\.\.\.")  # a line copied until the room ran out
 # Words of the instructions and schemas, not of a day: 'React, no' was a reaction's action.
 _INSTRUCTION_WORDS = frozenset("react reaction reacts yes no not none null true false continue action answer "
@@ -114,6 +115,8 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a statement, not an activity"
     if _NAME_POSSESSIVE.match(stripped):
         return "a description of a person"
+    if _JSON_DEBRIS.search(stripped):
+        return "JSON debris"
     if _TIME_LABEL.match(stripped):
         return "a day or time of day as a label"
     if _CUT_OFF.search(stripped):

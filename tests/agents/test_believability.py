@@ -148,7 +148,8 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
             "7:00 Tom Alvarez's work day shifts at the clinic; works at Elmwood; works at Elmwood;",
             "works at the clinic; works at …", "React, no", "Current: Dead, 2026",
             "8:00 Monday: Breakfast", "12:00 Wednesday: Lunch", "not react", "add action",
-            "going to bed at Oak House 22:00", "not today"]
+            "going to bed at Oak House 22:00", "not today",
+            "baking before any other other baking is up, reads in bed.},{"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):
