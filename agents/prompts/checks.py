@@ -56,19 +56,23 @@ def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+LOOP_SHARE = 0.25  # share of a line's words in sentences it already said: past this, it loops
+
+
 def repeats_itself(line: str) -> str | None:
-    """A problem when a line says the same sentence (three words or more) twice: a small model
-    looping ('I love you. I love you. I am a kind person. I am a kind person.')."""
+    """A problem when a line loops: sentences of three words or more said again make up
+    :data:`LOOP_SHARE` of its words or more ('I love you. I love you. I am a kind person. I am a
+    kind person.'); a phrase said twice in a long line ('Did you hear?') is not a loop."""
     seen: set[str] = set()
+    total = again = 0
     for sentence in _SENTENCE_END.split(line):
         words = re.findall(r"[^\W\d_]+", sentence.lower())
-        if len(words) < 3:
-            continue
+        total += len(words)
         key = " ".join(words)
-        if key in seen:
-            return "says the same sentence twice"
+        if len(words) >= 3 and key in seen:
+            again += len(words)
         seen.add(key)
-    return None
+    return "says the same sentence twice" if total and again >= LOOP_SHARE * total else None
 
 
 NEAR_REPEAT_OVERLAP = 0.8  # share of distinct words two lines have in common (names left out)

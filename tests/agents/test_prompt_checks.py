@@ -236,7 +236,10 @@ def test_a_chat_line_that_copies_a_persona_loops_or_is_only_a_label_is_refused()
                           ("I will have a cup of tea tomorrow. I will have a cup of tea tomorrow.", "same sentence twice")):
         with pytest.raises(ValidationError, match=problem):
             line(utterance=said)
-    for said in ("Morning, Lucy! Coffee?", "Good. Good. Now eat your breakfast.", "Maria says the pie is great."):
+    for said in ("Morning, Lucy! Coffee?", "Good. Good. Now eat your breakfast.", "Maria says the pie is great.",
+                 # the scripted stand-in's long lines say a short phrase twice: not a loop
+                 "Hi Sophie! Did you hear? I'm well, thank you, Maria. Did you hear? I moved in with Grandpa "
+                 "Arthur after Grandma Ellen died. You're welcome, Maria, thanks for listening."):
         assert line(utterance=said).utterance == said
     assert degenerate_reason("I love you. I love you. I am a kind person.", ["Maria Alvarez"]) == "the same sentence twice"
 
