@@ -289,7 +289,13 @@ class Resident:
         self._absorb(perception)
         if self._needs_decision(perception):
             return None
+        if self.state.convo is not None:  # listening is talking too: no walking off mid-conversation
+            return self._talking()
         return self._follow(perception)
+
+    def _talking(self) -> Intent:
+        """The intent of a resident in a conversation between its own lines."""
+        return Intent(kind="wait", description=f"talking with {self.state.convo.partner}", emoji="💬")
 
     def _needs_decision(self, p: Perception) -> bool:
         if any(h.listener == self.name for h in p.heard):
@@ -322,7 +328,7 @@ class Resident:
         elif self.state.convo is not None and timed_out(self, p):
             await close_conversation(self, p)
         if self.state.convo is not None:
-            return Intent(kind="wait", description=f"talking with {self.state.convo.partner}", emoji="💬")
+            return self._talking()
         awake = self._awake(p.time)
         if awake and self.state.day != day_key(self.persona.wake_hour, p.time):
             await plan_day(self, p.time)

@@ -50,3 +50,32 @@ def test_fact_spreads_from_one_resident_to_a_third_through_a_second():
         key = tuple(sorted((c.speaker, c.listener)))
         by_convo[key] = by_convo.get(key, 0) + 1
     assert world.refused == [] or all("not in view" in r for r in world.refused)
+
+
+def test_a_resident_in_a_conversation_stays_talking_between_its_own_lines():
+    """Listening is part of talking: between its lines a resident used to follow its plan (walk
+    off to breakfast mid-conversation, 'thinking about what to do next' between two replies)."""
+    names = ["Ayesha Khan", "Klaus Mueller"]
+    personas = [demo_persona(n, "Town Library:reading room", "student") for n in names]
+    places = DEMO_PLACES + [a for n in names for a in demo_home(n)]
+    start = datetime(2023, 2, 13, 9, 0)
+    options = MindOptions(places=places, start_time=start)
+    llm = make_llm("scripted")
+    minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in personas}
+    world = Sandbox(minds, places, start, spawn={n: "Town Library:reading room" for n in names})
+    world.bodies["Ayesha Khan"].whispers.append(FACT)
+    checked = 0
+
+    async def run() -> None:
+        nonlocal checked
+        while world.time < start + timedelta(hours=2) and not checked >= 6:
+            talking = {n: m.state.convo.partner for n, m in minds.items() if m.state.convo is not None}
+            await world.step()
+            for name, partner in talking.items():
+                if minds[name].state.convo is not None:  # open before and after this tick
+                    assert world.bodies[name].description == f"talking with {partner}", (world.tick, name)
+                    assert world.bodies[name].dest is None  # not walking away
+                    checked += 1
+
+    asyncio.run(run())
+    assert checked >= 2 and world.chat
