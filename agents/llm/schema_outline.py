@@ -21,7 +21,7 @@ MAX_CHOICES = 40  # choices listed in full up to this many (places, names); then
 
 def outline(schema: dict[str, Any]) -> str:
     """The outline of ``schema`` (a pydantic JSON schema, with its ``$defs``)."""
-    return _node(schema, schema.get("$defs", {}), depth=0)
+    return _node(schema, schema.get("$defs", {}))
 
 
 def outline_instruction(schema: dict[str, Any]) -> str:
@@ -29,31 +29,30 @@ def outline_instruction(schema: dict[str, Any]) -> str:
     return "Reply with one JSON object only, no prose, of this shape:\n" + outline(schema)
 
 
-def _node(node: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
+def _node(node: dict[str, Any], defs: dict[str, Any]) -> str:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return _node({**defs.get(ref.rsplit("/", 1)[-1], {}), **{k: v for k, v in node.items() if k != "$ref"}},
-                     defs, depth)
+        return _node({**defs.get(ref.rsplit("/", 1)[-1], {}), **{k: v for k, v in node.items() if k != "$ref"}}, defs)
     for key in ("anyOf", "oneOf"):
         options = [o for o in node.get(key) or [] if o.get("type") != "null"]
         if options:
             nullable = len(options) < len(node[key])
-            text = " or ".join(_node(o, defs, depth) for o in options)
+            text = " or ".join(_node(o, defs) for o in options)
             return text + (" or null" if nullable else "")
     if "enum" in node or "const" in node:
         return _choices(node.get("enum", [node.get("const")]))
     kind = node.get("type")
     if kind == "object" or "properties" in node:
-        return _object(node, defs, depth)
+        return _object(node, defs)
     if kind == "array":
-        return _array(node, defs, depth)
+        return _array(node, defs)
     return _scalar(node, kind)
 
 
-def _object(node: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
+def _object(node: dict[str, Any], defs: dict[str, Any]) -> str:
     fields = []
     for name, sub in (node.get("properties") or {}).items():
-        text = _node(sub, defs, depth + 1)
+        text = _node(sub, defs)
         description = sub.get("description") or _described(sub, defs)
         fields.append(f"{json.dumps(name)}: {text}" + (f" ({description})" if description else ""))
     return "{" + ", ".join(fields) + "}"
@@ -66,7 +65,7 @@ def _described(node: dict[str, Any], defs: dict[str, Any]) -> str:
     return ""
 
 
-def _array(node: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
+def _array(node: dict[str, Any], defs: dict[str, Any]) -> str:
     low, high = node.get("minItems"), node.get("maxItems")
     if low is not None and low == high:
         count = f"exactly {low}"
@@ -74,7 +73,7 @@ def _array(node: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
         count = f"{low or 0} to {high}" if high is not None else f"at least {low}"
     else:
         count = ""
-    items = _node(node.get("items") or {}, defs, depth + 1)
+    items = _node(node.get("items") or {}, defs)
     return f"list ({count}) of {items}" if count else f"list of {items}"
 
 

@@ -31,9 +31,14 @@ def copied_from(answer: str, source: str, run: int = 7) -> str | None:
     return None
 
 
+def _bare_line(line: str) -> str:
+    """A chat line lower-cased, its punctuation and spacing collapsed to single spaces."""
+    return re.sub(r"[\s:,.!?\"'-]+", " ", line).strip().lower()
+
+
 def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
     """A problem when a chat line is only a name (or 'Name:'), not something said."""
-    stripped = re.sub(r"[\s:,.!?\"'-]+", " ", line).strip().lower()
+    stripped = _bare_line(line)
     if not stripped:
         return "is empty"
     for name in names:
@@ -45,11 +50,11 @@ def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
 
 def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
     """A problem when a chat line is a speaker's label and nothing said ('Maria Alvarez says,')."""
-    bare = re.sub(r"[\s:,.!?\"'-]+", " ", line).strip().lower()
-    for name in names:
-        for label in {name.lower(), name.lower().split()[0]} if name.split() else set():
-            if re.fullmatch(rf"{re.escape(label)}(?: (?:says|said|asks|asked|replies|replied))?", bare):
-                return "is a speaker's label, nothing said"
+    bare = _bare_line(line)
+    labels = {label for name in names for label in (name.lower(), *name.lower().split()[:1]) if label}
+    for label in labels:
+        if re.fullmatch(rf"{re.escape(label)}(?: (?:says|said|asks|asked|replies|replied))?", bare):
+            return "is a speaker's label, nothing said"
     return None
 
 

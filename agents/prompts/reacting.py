@@ -49,7 +49,7 @@ def talk_partner(answer: Any, people: list[str]) -> str | None:
     action keeps that action. SmolLM2, shown the family at breakfast, named Lucy in 8 of 8
     answers but chose 'react' with the action 'not today' (refused, so carrying on): with only
     'talk' opening a conversation, the quickstart's four residents never spoke in two hours."""
-    partner = getattr(answer, "talk_to", NOBODY)
+    partner = answer.talk_to
     if partner == NOBODY or partner not in people:
         return None
     return partner if answer.decision in ("talk", "continue") else None
