@@ -61,6 +61,29 @@ def test_index_path_matches_full_scan_and_loop_on_clustered_vectors():
     assert [h.memory_id for h in small.search(q, 60.0, 10)] == [h.memory_id for h in small.full_scan(q, 60.0, 10)]
 
 
+def test_the_ivf_path_finds_the_lowest_relevance_closer_than_a_sample_and_never_below_it():
+    """Min-max normalisation needs the least relevant memory of all; past 2,048 memories the IVF
+    path looks for it in the lists least like the query. It is a real memory's relevance (never
+    below the true minimum) and nearer to it than the minimum over a random sample, which is
+    what keeps recall at 6 probes."""
+    rng = np.random.default_rng(5)
+    n, dim = 20_000, 64
+    centres = rng.normal(size=(200, dim))
+    vecs = centres[rng.integers(0, 200, n)] + 0.8 * rng.normal(size=(n, dim))
+    vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+    index = RetrievalIndex(dim, RetrievalConfig(hnsw_threshold=4096))
+    index.add(np.arange(n), vecs, rng.integers(1, 11, n), np.sort(rng.uniform(0, 2000, n)))
+    listed, sampled = [], []
+    for _ in range(20):
+        q = vecs[rng.integers(n)]
+        true_min = float((vecs @ q).min())
+        _, _, floor = index._search(q, 30)
+        assert floor is not None and floor >= true_min - 1e-5
+        listed.append(floor - true_min)
+        sampled.append(index._relevance_floor(q) - true_min)
+    assert np.mean(listed) < 0.5 * np.mean(sampled)
+
+
 def test_weights_and_decay_are_configurable():
     cfg = RetrievalConfig.released_code()
     assert (cfg.w_recency, cfg.w_relevance, cfg.w_importance) == (0.5, 3.0, 2.0)

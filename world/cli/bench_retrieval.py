@@ -134,7 +134,8 @@ def measure_size(n: int, pool: np.ndarray, queries: np.ndarray, importance: np.n
 def describe(config: RetrievalConfig, args: argparse.Namespace) -> dict:
     return {"k": args.k, "queries": args.queries, "embeddings": args.embeddings,
             "weights": [config.w_recency, config.w_importance, config.w_relevance], "decay": config.decay,
-            "index": f"flat below {config.hnsw_threshold}, else {config.ann} (nprobe {config.nprobe} / HNSW M "
+            "index": f"flat below {config.hnsw_threshold}, else {config.ann} (nprobe {config.nprobe}, floor lists "
+                     f"{config.floor_lists} / HNSW M "
                      f"{config.hnsw_m} efSearch {config.ef_search}); candidates {config.candidates} + "
                      f"{config.prior_candidates}",
             "sizes": {}}
