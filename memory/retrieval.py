@@ -6,7 +6,9 @@ since last access); relevance is the cosine of normalised embeddings.
 
 Three ways to find the top k, all with exactly that formula:
 
-- :meth:`RetrievalIndex.search` — the one the town uses. Candidates are the index's nearest
+- :meth:`RetrievalIndex.search` — the one the town uses. Up to ``scan_below`` memories (a
+  resident's first weeks) it scores every memory, exactly: faster there than any index. Past
+  that, candidates are the index's nearest
   memories by relevance (faiss: exact flat index for small streams, IVF-Flat — or HNSW with
   ``ann="hnsw"`` — past ``hnsw_threshold``) plus the memories with the best query-independent part
   (recency + importance, read off per-importance lists kept in last-access order, so the
@@ -64,6 +66,7 @@ class RetrievalConfig(BaseModel):
     ef_construction: int = Field(default=80, ge=8)
     ef_search: int = Field(default=96, ge=8)
     max_rounds: int = Field(default=1, ge=1, description=">1: double the candidates until the bound certifies the top k")
+    scan_below: int = Field(default=4096, ge=0, description="up to this many memories, score every one (exact, and faster than the index)")
 
     @classmethod
     def released_code(cls) -> "RetrievalConfig":
@@ -110,6 +113,7 @@ class RetrievalIndex:
         self._version = 0  # bumped by every write: keys the cached query-independent part
         self._prior_cache: tuple | None = None  # (now, version, f) -> best prior positions, bound, ranges
         self._ranges_cache: tuple | None = None  # (now, version) -> recency and importance ranges
+        self._scan_cache: tuple | None = None  # (now, version) -> every memory's recency, importance, partial score
 
     # -- building ---------------------------------------------------------------------------
 
@@ -299,6 +303,8 @@ class RetrievalIndex:
         cfg = self.config
         k = min(k or cfg.top_k, n)
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(-1)
+        if n <= cfg.scan_below:
+            return self._small_scan(q, now, k)
         ranges = self._cached_ranges(now)
         c = max(cfg.candidates, 2 * k)
         f = max(cfg.prior_candidates, k)
@@ -315,6 +321,26 @@ class RetrievalIndex:
             c *= 2
             f *= 2
         return hits
+
+    def _small_scan(self, q: np.ndarray, now: float, k: int) -> list[Hit]:
+        """:meth:`full_scan` for a stream small enough that scoring everyone beats any index (a
+        resident's first weeks): exact, with the query-independent part computed once per (time,
+        state) and the product on faiss's single-threaded kernel (at 1,000 memories 0.05 ms
+        against 0.16 ms through the index and the pool)."""
+        n, cfg = self._n, self.config
+        key = (now, self._version, n)
+        if self._scan_cache is None or self._scan_cache[0] != key:
+            rec = cfg.decay ** (now - self._last[:n])
+            imp = self._imp[:n].astype(np.float64)
+            part = cfg.w_recency * _norm_vec(rec, rec.min(), rec.max()) + cfg.w_importance * _norm_vec(
+                imp, imp.min(), imp.max())
+            self._scan_cache = (key, rec, imp, part)
+        _, rec, imp, part = self._scan_cache
+        rel = _dot_rows(self._emb[:n], q).astype(np.float64)
+        score = part + cfg.w_relevance * _norm_vec(rel, rel.min(), rel.max())
+        order = _top_order(score, k)
+        return [Hit(i, s, r, m, v) for i, s, r, m, v in zip(self._ids[order].tolist(), score[order].tolist(),
+                                                            rec[order].tolist(), imp[order].tolist(), rel[order].tolist())]
 
     def _relevance_floor(self, q: np.ndarray) -> float:
         """The lowest relevance over all memories (the min of min-max normalisation), where the

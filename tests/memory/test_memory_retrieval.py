@@ -61,6 +61,29 @@ def test_index_path_matches_full_scan_and_loop_on_clustered_vectors():
     assert [h.memory_id for h in small.search(q, 60.0, 10)] == [h.memory_id for h in small.full_scan(q, 60.0, 10)]
 
 
+def test_a_small_stream_is_scored_whole_and_exactly_even_as_memories_are_touched_and_added():
+    """Up to ``scan_below`` memories (a resident's first weeks) search scores every memory: it must
+    give the full scan's answer, with its cached recency and importance following every touch
+    and write."""
+    rng = np.random.default_rng(9)
+    dim = 48
+    vecs = rng.normal(size=(3200, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index = RetrievalIndex(dim)
+    index.add(np.arange(3000), vecs[:3000], rng.integers(1, 11, 3000), np.sort(rng.uniform(0, 300, 3000)))
+    now = 301.0
+    for step in range(20):
+        q = vecs[rng.integers(3000)]
+        fast = index.search(q, now, 10)
+        assert [h.memory_id for h in fast] == [h.memory_id for h in index.full_scan(q, now, 10)]
+        index.touch([h.memory_id for h in fast[:3]], now)
+        if step % 5 == 4:
+            new = 3000 + step * 10
+            index.add(np.arange(new, new + 10), vecs[new:new + 10], [9] * 10, [now] * 10)
+        if step % 4 == 3:  # mostly several retrievals in one game minute, as in a conversation
+            now += 0.5
+
+
 def test_the_ivf_path_finds_the_lowest_relevance_closer_than_a_sample_and_never_below_it():
     """Min-max normalisation needs the least relevant memory of all; past 2,048 memories the IVF
     path looks for it in the lists least like the query. It is a real memory's relevance (never
