@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import named_place, names_another_place, repeats, repeats_itself
+from agents.prompts.checks import named_place, names_another_place, repeats, repeats_itself, says_nothing
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
@@ -43,7 +43,7 @@ _STOP = frozenset(
 _INSTRUCTION = re.compile(
     r"\b(json|schema|respond (only )?with|answer (only )?with|return (only )?(a |the )?(json|list|object)|"
     r"output format|in the format|example:|worked example|as an ai|language model|instructions?\b|placeholder|"
-    r"in the (first|third) person|original sentence|"
+    r"in the (first|third) person|original sentence|usually:|"
     r"<[a-z_]+>|\{[a-z_]+\})",
     re.I,
 )
@@ -136,6 +136,8 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
         return "one word repeated"
     if repeats_itself(stripped):
         return "the same sentence twice"
+    if not activity and says_nothing(stripped):
+        return "a word or two that say nothing"
     bare_text = _LEADING_TIME.sub("", stripped)
     return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 

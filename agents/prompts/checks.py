@@ -58,6 +58,26 @@ def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
     return None
 
 
+# Words that make even a one- or two-word line speech: greetings, answers, interjections,
+# pronouns. A short line with none of them says nothing ('Lemonade', 'Santa Yarra').
+_SHORT_SPEECH = frozenset(
+    "yes no yeah yep nope sure ok okay alright thanks thank hi hello hey bye goodbye morning evening night "
+    "sorry please oh ah ha haha hmm huh wow great really right maybe indeed cheers welcome congratulations "
+    "good nice fine well absolutely definitely certainly exactly agreed true totally perfect lovely cool "
+    "course i me my you your we us it that this what why how when where who not".split()
+)
+
+
+def says_nothing(line: str) -> str | None:
+    """A problem when a chat line is a word or two that neither greet, answer nor say anything:
+    'Lemonade', 'Santa Yarra' and 'Mari-El' were SmolLM2's replies in the quickstart of
+    2026-11-25. Short speech ('Yes!', 'Me too', 'Morning, Lucy') holds one of :data:`_SHORT_SPEECH`."""
+    found = words(line)
+    if 0 < len(found) <= 2 and not any(w in _SHORT_SPEECH for w in found):
+        return "is a word or two that say nothing"
+    return None
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 

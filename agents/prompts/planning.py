@@ -79,12 +79,19 @@ DAY_PLAN_INSTRUCTION = (
 )
 
 
+# The prompt lists open parts as '8:00 breakfast (usually: have breakfast at home)'; SmolLM2 wrote
+# 'Morning breakfast (usually: have breakfast at Oak House)' back as a part (quickstart, 2026-11-25).
+_LAYOUT = re.compile(r"\(\s*usually\b", re.I)
+
+
 def part_words(text: str) -> tuple[str, str | None]:
     """A day-plan part's words and the problem with them (None when they read as an activity).
     A leading time is dropped, not refused: the skeleton sets the times, and a model that copies
     the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan) still wrote the
     words we asked for."""
     words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
+    if _LAYOUT.search(words):
+        return words, "copies the prompt's layout, '(usually: ...)'"
     try:
         words = require_action(words)
     except ValueError as exc:

@@ -56,6 +56,21 @@ def test_a_time_copied_before_a_part_is_dropped_and_the_skeleton_time_stands() -
     assert "19:00 go to the party" in plan and not any("7 pm" in line for line in plan)
 
 
+def test_a_part_that_copies_the_prompts_usually_layout_is_patched() -> None:
+    # SmolLM2 (quickstart 2026-11-25) wrote the prompt's open-part lines back as parts, and one
+    # became Tom's action at 07:00: 'morning breakfast (usually: have breakfast at Oak House),'
+    sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")
+    schema = day_plan_schema(sum(not p.fixed for p in sk))
+    answer = schema(currently="Tom is fine.", parts=["Morning breakfast (usually: have breakfast at Oak House)",
+                                                     "lunch with Maria", "cook pasta", "a jog in Willow Park"])
+    assert answer.parts[0] == "" and "layout" in answer.patches()[0]
+    with pytest.raises(ValidationError, match="most parts"):
+        schema(currently="Tom is fine.", parts=["Morning breakfast (usually: have breakfast at Oak House)",
+                                                "Lunch (usually: have lunch)", "Dinner (usually: have dinner)", "read"])
+    from agents.believability import degenerate_reason
+    assert degenerate_reason("morning breakfast (usually: have breakfast at Oak House),", ["Tom Alvarez"], True)
+
+
 def test_a_part_that_names_another_meal_is_patched_with_the_skeleton_words() -> None:
     # SmolLM2 (quickstart 2026-11-24) planned '12:00 dinner' and '17:00 lunch'
     sk = day_skeleton(7, 23, "Oak House", "Willow Cafe")

@@ -243,3 +243,19 @@ def test_a_chat_line_that_copies_a_persona_loops_or_is_only_a_label_is_refused()
         assert line(utterance=said).utterance == said
     assert degenerate_reason("I love you. I love you. I am a kind person.", ["Maria Alvarez"]) == "the same sentence twice"
 
+
+def test_a_chat_line_of_a_word_or_two_that_say_nothing_is_refused() -> None:
+    """SmolLM2's replies in the quickstart of 2026-11-25: 'Mari-El', 'Lemonade', 'Santa Yarra'.
+    Refused (retry, then the engine's line) and counted as degenerate by the believability check;
+    short speech that greets or answers passes."""
+    from agents.believability import degenerate_reason
+
+    line = line_schema("Maria Alvarez", "Lucy Alvarez", "Hi Maria! Have you heard? I want to apply to medical school.")
+    for said in ("Mari-El", "Lemonade", "Santa Yarra", "Lemonade."):
+        with pytest.raises(ValidationError, match="say nothing"):
+            line(utterance=said)
+        assert degenerate_reason(said, ["Maria Alvarez", "Lucy Alvarez"]) == "a word or two that say nothing"
+    for said in ("Yes!", "Me too.", "Morning, Lucy!", "Absolutely.", "Thanks, love.", "Medical school? Wonderful!"):
+        assert line(utterance=said).utterance == said
+        assert degenerate_reason(said, ["Maria Alvarez", "Lucy Alvarez"]) is None
+
