@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.schemas import GRAMMAR_ONLY
 from agents.prompts.checks import fits_place
 from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
 
@@ -74,8 +73,7 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
         __base__=ReactionAnswer,
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
         talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
-        action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting",
-                           json_schema_extra=GRAMMAR_ONLY)),
+        action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting")),
         place=(choice_type(places), Field(description="where the new action happens")),
         minutes=(int, Field(default=15, ge=5, le=60)),
         emoji=(str, Field(default="🙂", max_length=8)),
