@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import named_place, names_another_place, repeats, repeats_itself, says_nothing
+from agents.prompts.checks import (named_place, names_another_place, not_said_aloud, only_a_label, repeats, repeats_itself,
+                                   says_nothing)
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
@@ -136,8 +137,14 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
         return "one word repeated"
     if repeats_itself(stripped):
         return "the same sentence twice"
-    if not activity and says_nothing(stripped):
-        return "a word or two that say nothing"
+    if not activity:
+        if says_nothing(stripped):
+            return "a word or two that say nothing"
+        if only_a_label(stripped, tuple(names)):
+            return "a speaker's label, nothing said"
+        problem = not_said_aloud(stripped)
+        if problem:
+            return problem
     bare_text = _LEADING_TIME.sub("", stripped)
     return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 

@@ -52,9 +52,40 @@ def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
     """A problem when a chat line is a speaker's label and nothing said ('Maria Alvarez says,')."""
     bare = _bare_line(line)
     labels = {label for name in names for label in (name.lower(), *name.lower().split()[:1]) if label}
-    for label in labels:
-        if re.fullmatch(rf"{re.escape(label)}(?: (?:says|said|asks|asked|replies|replied))?", bare):
-            return "is a speaker's label, nothing said"
+    if not labels:
+        return None
+    label = "(?:" + "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True)) + ")"
+    # 'Maria Alvarez says,' and 'Lucy Alvarez says to Tom Alvarez,' (SmolLM2, 2026-11-25)
+    verb = "(?:says|said|asks|asked|replies|replied|tells|told)"
+    if re.fullmatch(rf"{label}(?: {verb}(?: to {label})?)?", bare):
+        return "is a speaker's label, nothing said"
+    return None
+
+
+def addresses_itself(line: str, name: str) -> str | None:
+    """A problem when the speaker calls itself by name ('What do you think, Tom Alvarez?' said by
+    Tom): a small model losing track of who is speaking."""
+    first = name.split()[0] if name.split() else ""
+    if not first:
+        return None
+    who = rf"(?:{re.escape(name)}|{re.escape(first)})"
+    if re.search(rf"(?:^|[,.!?]\s*){who}\s*[,!?]|,\s*{who}\s*[.!?]*\s*$", line.strip(), re.IGNORECASE):
+        return "addresses the speaker by its own name"
+    return None
+
+
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
+_ABOUT_THE_TALK = re.compile(r"\b(?:conversation is over|the last sentence|this conversation ends)\b", re.I)
+
+
+def not_said_aloud(line: str) -> str | None:
+    """A problem when a chat line is a schedule read out ('Dinner at Oak House kitchen, late to bed,
+    19:00, ..., 20:00, ...') or talk about the conversation rather than in it ('The conversation is
+    over.'), both SmolLM2 in the quickstart of 2026-11-25."""
+    if len(_CLOCK.findall(line)) >= 2:
+        return "reads out times like a schedule"
+    if _ABOUT_THE_TALK.search(line):
+        return "talks about the conversation instead of in it"
     return None
 
 
@@ -78,14 +109,14 @@ def says_nothing(line: str) -> str | None:
     return None
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?,;])\s+|\n+")  # clauses too: 'I will never be happy, I will never be happy, ...'
 
 
 LOOP_SHARE = 0.25  # share of a line's words in sentences it already said: past this, it loops
 
 
 def repeats_itself(line: str) -> str | None:
-    """A problem when a line loops: sentences of three words or more said again make up
+    """A problem when a line loops: sentences (or clauses) of three words or more said again make up
     :data:`LOOP_SHARE` of its words or more ('I love you. I love you. I am a kind person. I am a
     kind person.'); a phrase said twice in a long line ('Did you hear?') is not a loop."""
     seen: set[str] = set()

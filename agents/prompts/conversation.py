@@ -11,7 +11,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.prompts.checks import copied_from, just_a_name, only_a_label, repeats, repeats_itself, says_nothing
+from agents.prompts.checks import (addresses_itself, copied_from, just_a_name, not_said_aloud, only_a_label, repeats,
+                                   repeats_itself, says_nothing)
 from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
@@ -73,9 +74,9 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
             self.utterance = without_speaker_label(self.utterance, name)
             problem = (no_words(self.utterance) or just_a_name(self.utterance, (name, other))
                        or only_a_label(self.utterance, (name, other)) or says_nothing(self.utterance)
-                       or not_speech(self.utterance)
+                       or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
-                       or copied_from(self.utterance, instruction))
+                       or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self

@@ -236,11 +236,12 @@ def test_a_chat_line_that_copies_a_persona_loops_or_is_only_a_label_is_refused()
                           ("I will have a cup of tea tomorrow. I will have a cup of tea tomorrow.", "same sentence twice")):
         with pytest.raises(ValidationError, match=problem):
             line(utterance=said)
-    for said in ("Morning, Lucy! Coffee?", "Good. Good. Now eat your breakfast.", "Maria says the pie is great.",
-                 # the scripted stand-in's long lines say a short phrase twice: not a loop
-                 "Hi Sophie! Did you hear? I'm well, thank you, Maria. Did you hear? I moved in with Grandpa "
-                 "Arthur after Grandma Ellen died. You're welcome, Maria, thanks for listening."):
+    for said in ("Morning, Lucy! Coffee?", "Good. Good. Now eat your breakfast.", "Maria says the pie is great."):
         assert line(utterance=said).utterance == said
+    # the scripted stand-in's long lines say a short phrase twice: not a loop (said to Maria)
+    said = ("Hi Sophie! Did you hear? I'm well, thank you, Maria. Did you hear? I moved in with Grandpa "
+            "Arthur after Grandma Ellen died. You're welcome, Maria, thanks for listening.")
+    assert line_schema("Lucy Alvarez", "Maria Alvarez", "Hi!")(utterance=said).utterance == said
     assert degenerate_reason("I love you. I love you. I am a kind person.", ["Maria Alvarez"]) == "the same sentence twice"
 
 
@@ -259,3 +260,31 @@ def test_a_chat_line_of_a_word_or_two_that_say_nothing_is_refused() -> None:
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, ["Maria Alvarez", "Lucy Alvarez"]) is None
 
+
+
+def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_talk_is_refused() -> None:
+    """SmolLM2's second conversation in the quickstart of 2026-11-25, line by line: each is refused
+    (retry, then the engine's line) and read as degenerate by the believability check."""
+    from agents.believability import degenerate_reason
+
+    names = ("Lucy Alvarez", "Tom Alvarez")
+    line = line_schema("Tom Alvarez", "Lucy Alvarez", "Mate: You're going to have to pick a side!")
+    for said, problem in (
+        ("Lucy Alvarez says to Tom Alvarez,", "speaker's label"),
+        ("Tom Alvarez says to Lucy Alvarez,", "speaker's label"),
+        ("What do you think, Tom Alvarez?", "its own name"),
+        ("Tom, are you coming?", "its own name"),
+        ("Dinner at Oak House kitchen, late to bed, 19:00, Tom Alvarez is working, 20:00, Lucy is eating",
+         "like a schedule"),
+        ("The last sentence is the only one that has a room with a name. The conversation is over.",
+         "about the conversation"),
+        ("I will never be happy, I will never be happy, I will never be happy, I will never be", "same sentence"),
+    ):
+        with pytest.raises(ValidationError, match=problem):
+            line(utterance=said)
+        if "own name" not in problem:  # the bench does not know who spoke
+            assert degenerate_reason(said, list(names)), said
+    for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!",
+                 "Let's talk it over at dinner.", "Well, well, well. Good morning!"):
+        assert line(utterance=said).utterance == said
+        assert degenerate_reason(said, list(names)) is None
