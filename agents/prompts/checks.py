@@ -146,6 +146,23 @@ def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None
     mine, theirs = {w for w in a if w not in dropped}, {w for w in b if w not in dropped}
     if len(mine) >= 4 and len(theirs) >= 4 and len(mine & theirs) / len(mine | theirs) >= NEAR_REPEAT_OVERLAP:
         return "says the previous speaker's line again"
+    # a shorter line made of the partner's words ('Have you heard about the medical school application? How
+    # about the medical school application?' answered with its own first half, SmolLM2 2026-11-25)
+    if len(mine) >= ECHO_MIN_WORDS and len(mine & theirs) / len(mine) >= ECHO_SHARE:
+        return "echoes the previous speaker's line"
+    return None
+
+
+ECHO_MIN_WORDS = 6  # distinct words (names left out) a line needs before it can be called an echo
+ECHO_SHARE = 0.9  # share of them taken from the partner's previous line
+
+
+def speaks_as(line: str, other: str) -> str | None:
+    """A problem when a line is written as the partner's ('Lucy Alvarez: Hi Maria! ...' said by
+    Maria): the model carrying on the transcript instead of answering."""
+    first = other.split()[0] if other.split() else ""
+    if first and re.match(rf"\s*[\"'“]?(?:{re.escape(other)}|{re.escape(first)})\s*:", line, re.IGNORECASE):
+        return "is written as the partner's line"
     return None
 
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.prompts.checks import (addresses_itself, copied_from, just_a_name, not_said_aloud, only_a_label, repeats,
-                                   repeats_itself, says_nothing)
+                                   repeats_itself, says_nothing, speaks_as)
 from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
@@ -71,8 +71,9 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
 
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":
+            problem = speaks_as(self.utterance, other)
             self.utterance = without_speaker_label(self.utterance, name)
-            problem = (no_words(self.utterance) or just_a_name(self.utterance, (name, other))
+            problem = problem or (no_words(self.utterance) or just_a_name(self.utterance, (name, other))
                        or only_a_label(self.utterance, (name, other)) or says_nothing(self.utterance)
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.prompts.checks import fits_place
+from agents.prompts.checks import copied_from, fits_place
 from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
 
 NOBODY = "nobody"
@@ -34,13 +34,19 @@ class ReactionAnswer(Patched):
             return self
         try:
             require_action(self.action)
-            problem = fits_place(self.action, self.place)
+            problem = fits_place(self.action, self.place) or copied_from(self.action, REACT_WORDS, run=4)
         except ValueError as exc:
             problem = str(exc)
         if problem:
             self.decision, self.action = "continue", ""
             self._patches = [f"action {problem}"]
         return self
+
+
+# The fixed words of the reaction prompt: an action that copies four of them in a row ('picking one
+# of the people here (and last talk: never)', SmolLM2 2026-11-25) is the prompt said back.
+REACT_WORDS = ("People here (and last talk): Should continue, react by doing something else (give the action, "
+               "place and minutes), or talk to one of the people here? Only react or talk when it matters.")
 
 
 def talk_partner(answer: Any, people: list[str]) -> str | None:

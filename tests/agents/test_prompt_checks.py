@@ -203,6 +203,11 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
         {"decision": "react", "talk_to": "nobody", "action": "making tea", "place": "Oak House:bedroom",
          "minutes": 15, "emoji": "🍵"})
     assert kept.decision == "react" and patches_of(kept) == (0, "")
+    # SmolLM2 (quickstart 2026-11-25) said the prompt back as Lucy's action at breakfast
+    said_back = reaction_schema(("Bo Smith",), PLACES).model_validate(
+        {"decision": "react", "talk_to": "nobody", "action": "picking one of the people here (and last talk: never)",
+         "place": "Oak House:bedroom", "minutes": 15, "emoji": "🤯"})
+    assert (said_back.decision, said_back.action) == ("continue", "") and "copies the instruction" in patches_of(said_back)[1]
 
 
 def test_a_named_partner_is_talked_to_when_the_model_talks_or_carries_on_not_when_it_does_something_else() -> None:
@@ -288,3 +293,22 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
                  "Let's talk it over at dinner.", "Well, well, well. Good morning!"):
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, list(names)) is None
+
+
+def test_a_line_written_as_the_partner_or_echoing_the_partners_words_is_refused() -> None:
+    """The first conversation of the 2026-11-25 quickstart: Maria carried on the transcript as Lucy
+    ('Lucy Alvarez: Hi Maria! ...') and Lucy answered with the first half of Maria's line."""
+    previous = ("Have you heard about the medical school application? How about the medical school application? "
+                "I have heard about it. I would like to go to medical school.")
+    maria = line_schema("Maria Alvarez", "Lucy Alvarez", "Hi Maria! Have you heard? I want to apply to medical school.")
+    with pytest.raises(ValidationError, match="partner's line"):
+        maria(utterance="Lucy Alvarez: Hi Maria! Have you heard about the medical school application?")
+    lucy = line_schema("Lucy Alvarez", "Maria Alvarez", previous)
+    with pytest.raises(ValidationError, match="echoes"):
+        lucy(utterance="Hi Maria! Have you heard about the medical school application? How about the medical "
+                       "school application? I have heard about it.")
+    for said in ("Medical school? That is wonderful news, Lucy. When do applications close?",
+                 "Maria: not now, I'm busy.",  # her own label is dropped, not refused
+                 "I heard about it too, and I think you should go for it."):
+        maria(utterance=said)
+    assert lucy(utterance="Yes, I would like to go to medical school more than anything.").utterance
