@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.schemas import json_schema_of
+from agents.llm.schemas import FIRST_CHAR, json_schema_of
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
@@ -49,6 +49,7 @@ _PRIMITIVE_DEPS = {
 }
 
 _BAD_NAME = re.compile(r"[^a-zA-Z0-9-]+")
+_CHAR_CLASS = re.compile(r"\[\^?[a-zA-Z0-9 _-]+\]")
 
 
 class GrammarError(ValueError):
@@ -208,6 +209,12 @@ class _Converter:
         low = int(schema.get("minLength", 0))
         high = int(schema.get("maxLength", max(low, DEFAULT_MAX_STRING)))
         self.primitive("char")
+        first = schema.get(FIRST_CHAR)
+        if first is not None and high >= 1:
+            if not _CHAR_CLASS.fullmatch(first):
+                raise GrammarError(f"{FIRST_CHAR} must be a character class like [a-z], got {first!r}")
+            rest = f"{first} char{{{max(low - 1, 0)},{high - 1}}}"
+            return self.add(name, f'"\\"" ({rest}){"?" if low == 0 else ""} "\\""')
         if low == 0 and high == DEFAULT_MAX_STRING:
             return self.primitive("string")
         return self.add(name, f'"\\"" char{{{low},{high}}} "\\""')
@@ -230,5 +237,5 @@ def _cached(schema_json: str) -> str:
 
 def grammar_for(schema: type[BaseModel] | dict[str, Any]) -> str:
     """GBNF for a pydantic model class or a JSON schema dict (memoised)."""
-    json_schema = json_schema_of(schema) if isinstance(schema, type) else schema
+    json_schema = json_schema_of(schema, for_grammar=True) if isinstance(schema, type) else schema
     return _cached(json.dumps(json_schema))

@@ -13,15 +13,35 @@ from typing import Any
 
 from pydantic import BaseModel
 
-_CACHE: dict[type[BaseModel], dict[str, Any]] = {}
+_CACHE: dict[tuple[type[BaseModel], bool], dict[str, Any]] = {}
 _LOCK = threading.Lock()
 
+FIRST_CHAR = "x-first-char"
+"""A hint for the embedded model's grammar only: a GBNF character class the string's first
+character must match (``"[a-zA-Z]"`` for an activity: no '7:00', '2020-02-06 12:32' or '{').
+Not validated, and left out of the schema everyone else sees (servers, cache keys, prompts), so a
+remote model that writes 'Making coffee' is not refused for a capital."""
+GRAMMAR_ONLY = {FIRST_CHAR: "[a-zA-Z]"}  # json_schema_extra for an activity-like string field
 
-def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """``schema.model_json_schema()``, memoised per class (read-only result)."""
-    cached = _CACHE.get(schema)
+
+def json_schema_of(schema: type[BaseModel], *, for_grammar: bool = False) -> dict[str, Any]:
+    """``schema.model_json_schema()``, memoised per class (read-only result); grammar-only hints
+    (:data:`FIRST_CHAR`) are kept only ``for_grammar``."""
+    key = (schema, for_grammar)
+    cached = _CACHE.get(key)
     if cached is None:
         cached = schema.model_json_schema()
+        if not for_grammar:
+            cached = _without_hints(cached)
         with _LOCK:
-            _CACHE[schema] = cached
+            _CACHE[key] = cached
     return cached
+
+
+def _without_hints(node: Any) -> Any:
+    """A copy of a JSON schema without grammar-only keys."""
+    if isinstance(node, dict):
+        return {k: _without_hints(v) for k, v in node.items() if k != FIRST_CHAR}
+    if isinstance(node, list):
+        return [_without_hints(v) for v in node]
+    return node

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from agents.llm.schemas import GRAMMAR_ONLY
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
@@ -154,7 +155,7 @@ def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseMo
         __base__=DayPlanAnswer,
         currently=(Annotated[str, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[Annotated[str, Field(max_length=PART_MAX)]],
+        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=GRAMMAR_ONLY)]],
                Field(min_length=open_parts, max_length=open_parts,
                      description="what the resident does in each open part, in order")),
     )
@@ -223,7 +224,8 @@ class Schedule(BaseModel):
 def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
-                       activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)], Field(description="what, in a few words")))
+                       activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)],
+                                           Field(description="what, in a few words", json_schema_extra=GRAMMAR_ONLY)))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
@@ -354,7 +356,8 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas."""
     step = make_model(
         "Step",
-        action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'")),
+        action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
+                           json_schema_extra=GRAMMAR_ONLY)),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji")),

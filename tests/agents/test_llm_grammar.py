@@ -124,3 +124,32 @@ def test_base_model_prompt_reads_as_worked_examples_ending_on_an_open_output() -
     assert text.startswith("Answer in JSON.")
     assert text.index("### Input:\nRate: brushing teeth") < text.index('### Output:\n{"importance": 1}')
     assert text.endswith("### Input:\nRate: the cafe burned down\n\n### Output:\n")
+
+
+class Planned(BaseModel):
+    parts: list[Annotated[str, Field(max_length=60, json_schema_extra={"x-first-char": "[a-zA-Z]"})]] = Field(
+        min_length=3, max_length=3)
+
+
+def test_an_activity_starts_with_a_letter_in_the_grammar_only() -> None:
+    """Most of SmolLM2's refused plan parts and steps were a time, a date or JSON ('7:00', '2020-02-06
+    12:32:32', '{'): under the grammar an activity's first character is a letter. The hint stays out
+    of the schema servers, prompts and cache keys see, and is not validated."""
+    from agents.llm.grammar import GrammarError
+    from agents.llm.schemas import json_schema_of
+
+    assert 'parts-item ::= "\\"" ([a-zA-Z] char{0,59})? "\\""' in grammar_for(Planned)
+    assert "x-first-char" not in str(json_schema_of(Planned))
+    assert Planned(parts=["Making coffee", "7:00 lunch", ""]).parts[0] == "Making coffee"  # not validated
+    with pytest.raises(GrammarError, match="character class"):
+        schema_to_gbnf({"type": "string", "maxLength": 5, "x-first-char": "a|b"})
+
+
+@pytest.mark.slow
+def test_decoding_an_activity_list_starts_every_item_with_a_letter(smollm2) -> None:
+    messages = [{"role": "user", "content": "Monday 7:00. List three things Lucy Alvarez does this morning."}]
+    for seed in range(3):
+        text, _, _ = smollm2("smollm2", messages, grammar=grammar_for(Planned), temperature=1.0, max_tokens=200,
+                             seed=seed)
+        parts = Planned.model_validate_json(text).parts
+        assert all(p == "" or p[0].isalpha() for p in parts), parts
