@@ -132,6 +132,7 @@ class DayPlanAnswer(Patched):
 _MEALS_ALLOWED = {"breakfast": {"breakfast", "brunch"}, "lunch": {"lunch", "brunch"},
                   "dinner": {"dinner", "supper"}, "evening": {"dinner", "supper"}}
 _MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
+_BED_WORD = re.compile(r"\b(bed|sleep|sleeping|asleep|nap)\b", re.I)
 
 
 def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:
@@ -141,6 +142,8 @@ def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str
         wrong = [m.lower() for m in _MEAL_WORD.findall(words) if m.lower() not in allowed]
         if wrong:
             problem = f"{wrong[0]} in the {kind} part of the day"
+        elif kind != "evening" and _BED_WORD.search(words):  # 'late to bed' at 12:00 (SmolLM2, 2026-11-25)
+            problem = f"bed in the {kind} part of the day"
     return words, problem
 
 

@@ -88,6 +88,9 @@ def test_a_part_that_names_another_meal_is_patched_with_the_skeleton_words() -> 
     status = schema(currently="Today: Friday 13 February 2026", parts=["coffee and toast", "lunch", "cook", "read"])
     assert status.currently == "" and status.parts == ["coffee and toast", "lunch", "cook", "read"]
     assert [p.split(":")[0] for p in status.patches()] == ["currently"]
+    late = schema(currently="Ada is fine.", parts=["coffee and toast", "late to bed", "cook pasta", "read in bed"])
+    assert late.parts == ["coffee and toast", "", "cook pasta", "read in bed"]  # the evening may end in bed
+    assert "bed in the lunch part" in late.patches()[0]
     kept = schema(currently="Ada is fine.", parts=["brunch with Tom", "a quick lunch", "supper with Maria", "dinner party"])
     assert kept.patches() == []  # brunch may be breakfast or lunch; the evening may hold a dinner
     with pytest.raises(ValueError, match="3 kinds for 4 open parts"):
