@@ -132,7 +132,7 @@ class DayPlanAnswer(Patched):
 _MEALS_ALLOWED = {"breakfast": {"breakfast", "brunch"}, "lunch": {"lunch", "brunch"},
                   "dinner": {"dinner", "supper"}, "evening": {"dinner", "supper"}}
 _MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
-_BED_WORD = re.compile(r"\b(bed|sleep|sleeping|asleep|nap)\b", re.I)
+_BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )bed|sleep|sleeping|asleep|nap)\b", re.I)
 
 
 def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:
@@ -342,10 +342,12 @@ class DecompositionAnswer(Patched):
     bad the answer is refused (retry, then the fallback)."""
 
     steps: list[Any]
+    block_kind: ClassVar[str] = ""  # the skeleton kind of the block (breakfast, work, ...), when known
 
     @model_validator(mode="after")
     def _drop_bad_steps(self) -> "DecompositionAnswer":
-        problems = [_step_problem(step) for step in self.steps]
+        # a meal's block takes no other meal and no bed ('taking lunch', 'going to bed' at 07:30, SmolLM2)
+        problems = [_step_problem(step) or _part_for_kind(step.action, None, self.block_kind)[1] for step in self.steps]
         bad = [f"steps.{i}.action {p}" for i, p in enumerate(problems) if p]
         if mostly_bad(bad, len(self.steps)):
             raise ValueError(f"most steps are no activity ({'; '.join(bad[:2])})")
@@ -355,8 +357,9 @@ class DecompositionAnswer(Patched):
 
 
 @lru_cache(maxsize=256)
-def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
-    """Steps whose place is an enumeration of the resident's known arenas."""
+def decomposition_schema(places: tuple[str, ...], kind: str = "") -> type[BaseModel]:
+    """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
+    ``kind``, a step naming another meal or bed in a meal's block is dropped too."""
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
@@ -366,20 +369,25 @@ def decomposition_schema(places: tuple[str, ...]) -> type[BaseModel]:
         emoji=(str, Field(max_length=8, description="one emoji")),
         object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'")),
     )
-    return make_model(
+    model = make_model(
         "Decomposition",
         __base__=DecompositionAnswer,
         steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
     )
+    model.block_kind = kind
+    return model
 
 
-def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int) -> BaseModel:
+def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int,
+                           kind: str = "") -> BaseModel:
     """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``.
 
     Every text is clipped to the schema's bounds, so this is valid for any activity.
     """
-    schema = decomposition_schema(places)
+    schema = decomposition_schema(places, kind)
     action = fit_activity(activity, ACTION_MAX, "keeping busy")
+    if _part_for_kind(action, None, kind)[1]:
+        action = "keeping busy"
     n = min(MAX_STEPS, max(1, minutes // 15))
     place = place if place in places else places[0]
     if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy

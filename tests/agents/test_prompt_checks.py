@@ -194,6 +194,15 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
                    {**step, "action": "making the bed"}]})
     assert [s.action for s in answer.steps] == ["getting dressed", "making the bed"]
     assert "names Willowbrook College but is at Oak House:bedroom" in patches_of(answer)[1]
+    # SmolLM2 (quickstart 2026-11-25), breakfast block: 'taking lunch' at 07:19, 'going to bed' at 07:39
+    breakfast = decomposition_schema(PLACES, "breakfast").model_validate(
+        {"steps": [{**step, "action": "taking breakfast"}, {**step, "action": "taking lunch at the kitchen table"},
+                   {**step, "action": "going to bed"}, {**step, "action": "making the bed"},
+                   {**step, "action": "washing up"}]})
+    assert [s.action for s in breakfast.steps] == ["taking breakfast", "making the bed", "washing up"]
+    assert "lunch in the breakfast part" in patches_of(breakfast)[1]
+    assert [s.action for s in decomposition_fallback(PLACES, "late to bed", "Oak House:bedroom", 30, "lunch").steps] \
+        == ["keeping busy", "keeping busy"]
     reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
         {"decision": "react", "talk_to": "nobody", "action": "nope", "place": "Oak House:bedroom", "minutes": 15,
          "emoji": "🙂"})

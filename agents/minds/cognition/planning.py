@@ -252,12 +252,13 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     minutes = max(1, int((end - start).total_seconds() // 60))
     work = mind.work_arena()
     # work happens at the workplace, getting up and meals at home: the model picks rooms there
-    places = block_places(part_kind(mind, start), activity, mind.spatial.arenas(), mind.home_arena(), work)
+    kind = part_kind(mind, start)
+    places = block_places(kind, activity, mind.spatial.arenas(), mind.home_arena(), work)
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
     default_place = pick_place(activity, places, home, work)
-    schema = decomposition_schema(tuple(places))
-    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes)
+    schema = decomposition_schema(tuple(places), kind)
+    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes, kind)
     notes = list(context or [])
     if mind.state.currently:
         notes.insert(0, f"Status: {mind.state.currently}")
