@@ -356,10 +356,15 @@ class DecompositionAnswer(Patched):
         return self
 
 
-@lru_cache(maxsize=256)
 def decomposition_schema(places: tuple[str, ...], kind: str = "") -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
-    ``kind``, a step naming another meal or bed in a meal's block is dropped too."""
+    ``kind``, a step naming another meal or bed in a meal's block is dropped too. One class per
+    (places, kind), however it is called (the fallback must be an instance of the asked schema)."""
+    return _decomposition_schema(tuple(places), kind)
+
+
+@lru_cache(maxsize=256)
+def _decomposition_schema(places: tuple[str, ...], kind: str) -> type[BaseModel]:
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
