@@ -64,10 +64,13 @@ def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
 
 def addresses_itself(line: str, name: str) -> str | None:
     """A problem when the speaker calls itself by name ('What do you think, Tom Alvarez?' said by
-    Tom): a small model losing track of who is speaking."""
+    Tom) or speaks of itself in the third person ('Lucy Alvarez is idle' said by Lucy): a small
+    model losing track of who is speaking."""
     first = name.split()[0] if name.split() else ""
     if not first:
         return None
+    if len(name.split()) > 1 and re.match(rf"\s*{re.escape(name)}(?:'s)?\b", line, re.IGNORECASE):
+        return "speaks of the speaker in the third person"
     who = rf"(?:{re.escape(name)}|{re.escape(first)})"
     if re.search(rf"(?:^|[,.!?]\s*){who}\s*[,!?]|,\s*{who}\s*[.!?]*\s*$", line.strip(), re.IGNORECASE):
         return "addresses the speaker by its own name"
