@@ -105,7 +105,7 @@ def content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP}
 
 
-def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = False) -> str | None:
+def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = False, chat: bool = False) -> str | None:
     """Why a reader would reject this model text (None if they would not).
 
     Digit lists (``1. 1. 2. 3.``), numbered placeholders (``Zones 1 ... Zones 7``), JSON debris,
@@ -137,7 +137,7 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
         return "one word repeated"
     if repeats_itself(stripped):
         return "the same sentence twice"
-    if not activity:
+    if chat:  # a chat line, not an interview answer (which may read out the day's plan)
         if says_nothing(stripped):
             return "a word or two that say nothing"
         if only_a_label(stripped, tuple(names)):
@@ -153,7 +153,7 @@ def degenerate_check(texts: Iterable[str], names: Sequence[str], activities: Ite
     """``texts`` (chat lines) and ``activities`` (plan items, actions) that a reader would accept."""
     tally = _Tally()
     for text, activity in [(t, False) for t in texts] + [(t, True) for t in activities]:
-        reason = degenerate_reason(text, names, activity)
+        reason = degenerate_reason(text, names, activity, chat=not activity)
         tally.add(reason is None, f"{reason}: {text}")
     return tally.check()
 
@@ -288,7 +288,7 @@ def conversation_check(
     vecs = embed([t for p in pairs for t in p[:2]])
     for i, (prev, text, speaker) in enumerate(pairs):
         cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
-        reason = degenerate_reason(text, names) or degenerate_reason(prev, names)
+        reason = degenerate_reason(text, names, chat=True) or degenerate_reason(prev, names, chat=True)
         if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, tuple(names))):
             reason = "repeats the line before"
         elif reason is None and cosine < min_cosine:
