@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.prompts.checks import copied_from, just_a_name, words
+from agents.prompts.checks import addresses_itself, copied_from, just_a_name, words
 from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
@@ -53,7 +53,7 @@ def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[A
         def _answers(self) -> "CheckedAnswer":
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
-                       or copied_from(text, question, 6))
+                       or copied_from(text, question, 6) or addresses_itself(text, name))
             if problem is None and known and not content_words(text) & known:
                 problem = "mentions nothing the resident remembers"
             if problem:

@@ -132,7 +132,9 @@ def test_an_interview_echo_is_refused_and_the_engine_answers_from_memories() -> 
     assert interview_check([(name, text, memories)], [name]).score == 1.0
     assert interview_check([(name, echo, memories)], [name]).score == 0.0
     for bad in ("Maria Alvarez", "I went to the beach and swam all day long.",
-                f"What have you been doing today, and who have you seen, {name}?"):
+                f"What have you been doing today, and who have you seen, {name}?",
+                # SmolLM2 in the believability bench, 2026-11-25: the resident about itself, in the third person
+                "Maria Alvarez is talking with Maria Alvarez, eating breakfast at Oak House kitchen"):
         with pytest.raises(ValidationError):
             schema(answer=bad)
     schema(answer="I saw patients at the clinic this morning.")
