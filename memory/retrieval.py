@@ -113,7 +113,7 @@ class RetrievalIndex:
         self._version = 0  # bumped by every write: keys the cached query-independent part
         self._prior_cache: tuple | None = None  # (now, version, f) -> best prior positions, bound, ranges
         self._ranges_cache: tuple | None = None  # (now, version) -> recency and importance ranges
-        self._scan_cache: tuple | None = None  # (now, version) -> every memory's recency, importance, partial score
+        self._scan_cache: tuple | None = None  # ((now, version), recency, importance, partial score of every memory)
 
     # -- building ---------------------------------------------------------------------------
 
@@ -328,19 +328,23 @@ class RetrievalIndex:
         state) and the product on faiss's single-threaded kernel (at 1,000 memories 0.05 ms
         against 0.16 ms through the index and the pool)."""
         n, cfg = self._n, self.config
-        key = (now, self._version, n)
+        key = (now, self._version)
         if self._scan_cache is None or self._scan_cache[0] != key:
-            rec = cfg.decay ** (now - self._last[:n])
-            imp = self._imp[:n].astype(np.float64)
-            part = cfg.w_recency * _norm_vec(rec, rec.min(), rec.max()) + cfg.w_importance * _norm_vec(
-                imp, imp.min(), imp.max())
-            self._scan_cache = (key, rec, imp, part)
+            self._scan_cache = (key, *self._whole_part(now))
         _, rec, imp, part = self._scan_cache
         rel = _dot_rows(self._emb[:n], q).astype(np.float64)
         score = part + cfg.w_relevance * _norm_vec(rel, rel.min(), rel.max())
         order = _top_order(score, k)
         return [Hit(i, s, r, m, v) for i, s, r, m, v in zip(self._ids[order].tolist(), score[order].tolist(),
                                                             rec[order].tolist(), imp[order].tolist(), rel[order].tolist())]
+
+    def _whole_part(self, now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every memory's recency, importance and weighted partial score, normalised over all of
+        them (the scans' query-independent part)."""
+        n, cfg = self._n, self.config
+        rec = cfg.decay ** (now - self._last[:n])
+        imp = self._imp[:n].astype(np.float64)
+        return rec, imp, _weighted(cfg, rec, imp, rec.min(), rec.max(), imp.min(), imp.max())
 
     def _relevance_floor(self, q: np.ndarray) -> float:
         """The lowest relevance over all memories (the min of min-max normalisation), where the
@@ -361,30 +365,27 @@ class RetrievalIndex:
         and score it with one product over contiguous rows."""
         key = (now, self._version, f, ranges)
         if self._prior_cache is None or self._prior_cache[0] != key:
-            positions, bound = self._best_prior(f, now, *ranges)
-            _, _, part = self._partial(positions, now, *ranges)
+            positions, part, bound = self._best_prior(f, now, *ranges)
             member = np.zeros(self._n, dtype=bool)
             member[positions] = True
             prior = _Prior(positions, bound, np.ascontiguousarray(self._emb[positions]), part, member)
             self._prior_cache = (key, prior)
         return self._prior_cache[1]
 
-    def _partial(self, positions: np.ndarray, now: float, rec_lo, rec_hi, imp_lo, imp_hi):
-        """Recency, importance and their weighted normalised sum (the query-independent score)."""
+    def _partial(self, positions: np.ndarray, now: float, rec_lo, rec_hi, imp_lo, imp_hi) -> np.ndarray:
+        """The weighted normalised recency + importance of ``positions`` (the query-independent score)."""
         cfg = self.config
         rec = cfg.decay ** (now - self._last[positions])
-        imp = self._imp[positions].astype(np.float64)
-        part = cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi) + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
-        return rec, imp, part
+        return _weighted(cfg, rec, self._imp[positions].astype(np.float64), rec_lo, rec_hi, imp_lo, imp_hi)
 
-    def _best_prior(self, f: int, now, rec_lo, rec_hi, imp_lo, imp_hi) -> tuple[np.ndarray, float]:
-        """The f positions with the best recency+importance, and a bound on everyone else's.
+    def _best_prior(self, f: int, now, *ranges: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """The f positions with the best recency+importance, their partial scores, and a bound on
+        everyone else's.
 
         Within one importance level the order by last access is the order by prior, so the
         best f overall are among each level's f+1 most recent; anything outside that pool is
         bounded by its level's (f+1)-th, which is in the pool but not chosen.
         """
-        cfg = self.config
         parts = []
         for key, order in sorted(self._levels.items()):  # one order, however the levels came about
             arr = self._level_arrays.get(key)
@@ -392,14 +393,11 @@ class RetrievalIndex:
                 arr = self._level_arrays[key] = np.fromiter(order, dtype=np.int64, count=len(order))
             parts.append(arr[-(f + 1):])
         positions = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        rec = cfg.decay ** (now - self._last[positions])
-        prior = cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi) + cfg.w_importance * _norm_vec(
-            self._imp[positions].astype(np.float64), imp_lo, imp_hi
-        )
+        prior = self._partial(positions, now, *ranges)
         if len(positions) <= f:
-            return positions, -math.inf
+            return positions, prior, -math.inf
         part = np.argpartition(-prior, f - 1)
-        return positions[part[:f]], float(prior[part[f:]].max())
+        return positions[part[:f]], prior[part[:f]], float(prior[part[f:]].max())
 
     def _score(self, near: np.ndarray, near_rel: np.ndarray, prior: "_Prior", q: np.ndarray, now: float,
                ranges, k: int) -> tuple[list[Hit], float]:
@@ -412,7 +410,7 @@ class RetrievalIndex:
         rec_lo, rec_hi, imp_lo, imp_hi, rel_lo, rel_hi = ranges
         fresh = ~prior.member[near]
         near = near[fresh]
-        _, _, part_a = self._partial(near, now, rec_lo, rec_hi, imp_lo, imp_hi)
+        part_a = self._partial(near, now, rec_lo, rec_hi, imp_lo, imp_hi)
         positions = np.concatenate([near, prior.positions])
         rel = np.concatenate([near_rel[fresh], _dot_rows(prior.rows, q)]).astype(np.float64)
         if self._n > EXACT_FLOOR and len(rel):
@@ -437,13 +435,8 @@ class RetrievalIndex:
         k = min(k or cfg.top_k, n)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         rel = (self._emb[:n] @ q).astype(np.float64)
-        rec = cfg.decay ** (now - self._last[:n])
-        imp = self._imp[:n].astype(np.float64)
-        score = (
-            cfg.w_recency * _norm_vec(rec, rec.min(), rec.max())
-            + cfg.w_importance * _norm_vec(imp, imp.min(), imp.max())
-            + cfg.w_relevance * _norm_vec(rel, rel.min(), rel.max())
-        )
+        rec, imp, part = self._whole_part(now)
+        score = part + cfg.w_relevance * _norm_vec(rel, rel.min(), rel.max())
         order = _top_order(score, k)
         return [
             Hit(int(self._ids[i]), float(score[i]), float(rec[i]), float(imp[i]), float(rel[i]))
@@ -497,6 +490,11 @@ def _dot_rows(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     if len(rows):
         faiss.fvec_inner_products_ny(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(rows), rows.shape[1], len(rows))
     return out
+
+
+def _weighted(cfg: RetrievalConfig, rec: np.ndarray, imp: np.ndarray, rec_lo, rec_hi, imp_lo, imp_hi) -> np.ndarray:
+    """w_rec * normalised recency + w_imp * normalised importance: the query-independent score."""
+    return cfg.w_recency * _norm_vec(rec, rec_lo, rec_hi) + cfg.w_importance * _norm_vec(imp, imp_lo, imp_hi)
 
 
 def _norm_vec(values: np.ndarray, low: float, high: float) -> np.ndarray:
