@@ -163,8 +163,9 @@ class Rules:
                              r.address, records)
 
     def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
-        """wait / sleep: stop walking and let go of what one holds."""
-        self.release(r, records)
+        """wait / sleep: stop walking; a waiter lets go of what it holds, a sleeper keeps its bed."""
+        if intent.kind != "sleep":
+            self.release(r, records)
         r.path, r.path_i, r.dest, r.pending_use = (), 0, None, None
         if intent.kind == "sleep":
             r.asleep = True

@@ -295,7 +295,15 @@ class Resident:
 
     def _talking(self) -> Intent:
         """The intent of a resident in a conversation between its own lines."""
+        self._interrupt()
         return Intent(kind="wait", description=f"talking with {self.state.convo.partner}", emoji="💬")
+
+    def _interrupt(self) -> None:
+        """Standing still to talk ends the walk and lets go of the object in use (world rules), so
+        the current step must be taken up again afterwards: walked to, or its object used again.
+        Without this a resident stopped on the way to bed stood in the kitchen 'sleeping' all night."""
+        if self.state.phase in ("walking", "doing"):
+            self.state.phase = "interrupted"
 
     def _needs_decision(self, p: Perception) -> bool:
         if any(h.listener == self.name for h in p.heard):
@@ -315,7 +323,12 @@ class Resident:
 
     async def decide(self, perception: Perception) -> Intent:
         """A decision point: the model calls, then the Intent for this tick."""
-        p = perception
+        intent = await self._decide(perception)
+        if intent.kind in ("say", "wait"):
+            self._interrupt()
+        return intent
+
+    async def _decide(self, p: Perception) -> Intent:
         self._absorb(p)
         await self.flush()
         if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
@@ -390,7 +403,9 @@ class Resident:
         if step is None:
             return Intent(kind="wait", description="thinking about what to do next", emoji="🤔")
         base = {"description": step.description, "emoji": step.emoji, "event": step.event}
-        if self.state.current is None or (self.state.current.start, self.state.current.description) != (step.start, step.description):
+        current = self.state.current
+        if current is None or (current.start, current.description) != (step.start, step.description) \
+                or self.state.phase == "interrupted":
             self.state.current = step
             if self._at(p, step.arena):
                 self.state.phase = "doing"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from maps.contracts import MindOptions, Perception
+from maps.contracts import ChatLine, MindOptions, Perception
 from agents.llm.gateway import make_llm
 from agents.minds.generative import make_mind
 from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
@@ -95,3 +95,36 @@ def test_sleep_is_not_decomposed_and_costs_no_calls():
                               "address": f"{persona.home}:bedroom"})
     assert mind.decide_fast(p2).kind in ("use", "sleep")
     assert sum(mind.caller.counts.values()) == 0
+
+
+def test_a_walk_cut_short_by_a_conversation_is_taken_up_again():
+    """Talking stops the body (a 'wait' ends the walk), so afterwards the step must be walked to
+    again: a resident stopped on the way to bed used to stand in the kitchen 'sleeping' all night."""
+    persona, places = _town()
+    llm = make_llm("scripted")
+    start = datetime(2023, 2, 13, 23, 30)
+    mind = make_mind(persona, llm, None, MindOptions(places=places, start_time=start), embedder=get_embedder("hashing"))
+    kitchen = f"{persona.home}:kitchen"
+    p = Perception(resident=persona.name, tick=0, time=start, tile=(0, 0), address=kitchen, known_places=places)
+    first = mind.decide_fast(p)
+    assert first is not None and first.kind == "go" and "bed" in (first.target or "")
+    tick, now = 0, start
+
+    def perceive(**kw) -> Perception:
+        nonlocal tick, now
+        tick, now = tick + 1, now + timedelta(seconds=10)
+        return p.model_copy(update={"tick": tick, "time": now, "nearby": ["Maria Lopez"], **kw})
+
+    heard = [ChatLine(speaker="Maria Lopez", listener=persona.name, text="Klaus, did you lock the back door?")]
+    p1 = perceive(heard=heard)
+    assert mind.decide_fast(p1) is None
+    assert asyncio.run(mind.decide(p1)).kind in ("say", "wait")
+    for _ in range(4 * mind.tuning.reply_timeout_ticks):  # no answer comes: the talk times out
+        pk = perceive()
+        intent = mind.decide_fast(pk)
+        if intent is None:
+            intent = asyncio.run(mind.decide(pk))
+        if mind.state.convo is None and intent.kind != "wait":
+            break
+    assert mind.state.convo is None
+    assert intent.kind == "go" and "bed" in (intent.target or ""), intent

@@ -231,6 +231,25 @@ def test_using_an_object_sets_and_then_releases_its_state(town) -> None:
     assert any(r.kind == "object" and r.data["new_state"] == "off" for r in tr.records)
 
 
+def test_a_sleeper_keeps_its_bed_and_a_waiter_lets_go(town) -> None:
+    """Sleeping used to release the bed the tick after lying down: the bed read 'idle' all night."""
+    engine, minds = puppet_world(town, ["Sleeper"])
+    bed = next(a for a in town.objects if a.startswith("Oak House:") and a.endswith(":bed"))
+    minds["Sleeper"].next = [Intent(kind="use", target=bed, object_state="being slept in", description="sleeping")]
+    for _ in range(80):
+        step(engine)
+        if engine.objects[bed] == "being slept in":
+            break
+    assert engine.objects[bed] == "being slept in"
+    minds["Sleeper"].next = [Intent(kind="sleep", description="sleeping") for _ in range(5)]
+    for _ in range(5):
+        step(engine)
+    assert engine.residents["Sleeper"].asleep and engine.objects[bed] == "being slept in"
+    minds["Sleeper"].next = [Intent(kind="wait", description="waiting")]
+    step(engine)
+    assert engine.objects[bed] == town.objects[bed].default_state
+
+
 # --------------------------------------------------------------------------- injections
 
 
