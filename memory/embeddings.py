@@ -20,10 +20,13 @@ import hashlib
 import importlib
 import logging
 import os
+import queue
 import re
+import sys
 import threading
 import weakref
 from collections import OrderedDict
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Iterable, Protocol
 
@@ -34,6 +37,7 @@ log = logging.getLogger(__name__)
 DIM = 384  # all-MiniLM-L6-v2's width; the hashing embedder uses the same so indexes agree
 EMBEDDERS = ("minilm", "hashing")
 ENV_VAR = "TOWNSFOLK_EMBEDDER"
+TRACE_ENV = "TOWNSFOLK_MINILM_TRACE"  # 0: run MiniLM eagerly, not as a TorchScript trace
 
 
 def text_key(text: str) -> str:
@@ -141,6 +145,7 @@ class MiniLMEmbedder:
 
     name = "minilm"
     dim = DIM
+    background = True  # embedded on a worker thread (see CachedEmbedder): torch frees the GIL
     LENGTH_STEP = 8  # tokens: a text is padded to its own length rounded up to this
     MAX_ROWS = 64  # texts per model call at most (same padded length)
     PRECISION_ENV = "TOWNSFOLK_MINILM_PRECISION"  # auto (default) | float32 | bfloat16
@@ -184,7 +189,8 @@ class MiniLMEmbedder:
     def mode(self) -> str:
         """How vectors are computed here, for benchmark reports ('bfloat16, grouped')."""
         enc = self.encoder()
-        return f"{str(enc.dtype).replace('torch.', '')}, {'grouped' if enc.grouped else 'one text per call'}"
+        return (f"{str(enc.dtype).replace('torch.', '')}, {'traced' if enc.traced else 'eager'}, "
+                f"{'grouped' if enc.grouped else 'one text per call'}")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -199,11 +205,56 @@ class MiniLMEmbedder:
         return _normalise(out)
 
 
+def _pooled(transformer):
+    """``transformer`` followed by mean pooling in float32 (the model's own pooling), as a module."""
+    import torch
+
+    class Pooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids, attention_mask):
+            hidden = self.transformer(input_ids=input_ids, attention_mask=attention_mask,
+                                      return_dict=False)[0].float()
+            mask = attention_mask.unsqueeze(-1).float()
+            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+    return Pooled().eval()
+
+
+def _traced(module, tokenizer, step: int):
+    """``module`` as a TorchScript trace, or None where tracing fails (the eager module is used).
+
+    Why: the traced graph runs in C++ and takes Python's lock only to enter and leave, so the
+    embedding thread runs beside the town's Python instead of queueing for the lock at every
+    layer (eager: 10 ms a call alone, 680 ms beside a busy main thread). The same kernels run,
+    so the vectors are bit-identical to the eager module's; :func:`_same_as_eager` checks that
+    on probe texts before the trace is used."""
+    import warnings
+
+    import torch
+
+    features = tokenizer(_PROBES[:2], padding="max_length", truncation=True, max_length=2 * step,
+                         return_tensors="pt")
+    try:
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")
+            traced = torch.jit.trace(module, (features["input_ids"], features["attention_mask"]),
+                                     check_trace=False)
+    except Exception as exc:  # a transformers version the tracer cannot follow: eager it is
+        log.info("minilm: tracing failed (%s); running the eager model", exc)
+        return None
+    return traced
+
+
 class _Encoder:
-    """MiniLM's tokenizer and transformer with mean pooling in float32 (the model's own pooling)."""
+    """MiniLM's tokenizer and pooled transformer (traced where that gives the same vectors)."""
 
     def __init__(self, tokenizer, transformer, dtype, limit: int):
-        self.tokenizer, self.transformer, self.dtype, self.limit = tokenizer, transformer, dtype, limit
+        self.tokenizer, self.dtype, self.limit = tokenizer, dtype, limit
+        self.module = _pooled(transformer)
+        self.traced = False
         self.grouped = False
 
     def forward(self, texts: list[str], length: int) -> np.ndarray:
@@ -212,10 +263,19 @@ class _Encoder:
         features = self.tokenizer(texts, padding="max_length", truncation=True, max_length=length,
                                   return_tensors="pt")
         with torch.inference_mode():
-            hidden = self.transformer(input_ids=features["input_ids"],
-                                      attention_mask=features["attention_mask"]).last_hidden_state.float()
-            mask = features["attention_mask"].unsqueeze(-1).float()
-            return ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).numpy()
+            return self.module(features["input_ids"], features["attention_mask"]).numpy()
+
+    def use_trace(self, step: int) -> None:
+        """Run the traced module from now on if it gives the eager module's vectors bit for bit."""
+        traced = _traced(self.module, self.tokenizer, step)
+        if traced is None:
+            return
+        eager, self.module = self.module, traced
+        if _same_as_eager(self, eager, step):
+            self.traced = True
+        else:
+            self.module = eager
+            log.info("minilm: the traced model's vectors differ from the eager model's; running the eager model")
 
 
 def _build_encoder(model, precision: str, step: int) -> _Encoder:
@@ -235,6 +295,8 @@ def _build_encoder(model, precision: str, step: int) -> _Encoder:
     own = model[0].auto_model  # sentence-transformers' copy stays float32
     transformer = (own if dtype == torch.float32 else copy.deepcopy(own).to(dtype)).eval()
     enc = _Encoder(model.tokenizer, transformer, dtype, int(model.max_seq_length))
+    if os.environ.get(TRACE_ENV, "1").strip() != "0":
+        enc.use_trace(step)
     enc.grouped = _rows_independent(enc, step)
     if not enc.grouped:
         log.info("minilm: this machine's kernels round a row by its batch; one text per model call")
@@ -253,6 +315,22 @@ def _pooling_mode(model) -> str:
 
 _PROBES = ["Maria is cooking breakfast in the kitchen", "bed is idle", "Tom is talking to Lucy about the party",
            "sleeping", "the stove is on fire", "Isabella plans a Valentine's day party at Hobbs Cafe"]
+
+
+def _same_as_eager(enc: _Encoder, eager, step: int) -> bool:
+    """True when ``enc`` (traced) gives ``eager``'s vectors bit for bit on the probes, one at a
+    time at several padded lengths and all together."""
+    import torch
+
+    def run(module, texts: list[str], length: int) -> bytes:
+        features = enc.tokenizer(texts, padding="max_length", truncation=True, max_length=length,
+                                 return_tensors="pt")
+        with torch.inference_mode():
+            return module(features["input_ids"], features["attention_mask"]).numpy().tobytes()
+
+    shortest = -(-max(len(ids) for ids in enc.tokenizer(_PROBES)["input_ids"]) // step) * step
+    cases = [([t], n) for t in _PROBES for n in (shortest, shortest + step)] + [(_PROBES, 4 * step)]
+    return all(run(enc.module, texts, n) == run(eager, texts, n) for texts, n in cases)
 
 
 def _rows_independent(enc: _Encoder, step: int) -> bool:
@@ -294,6 +372,7 @@ class CachedEmbedder:
         self._waiting: dict[int, weakref.WeakSet] = {}
         self.batches = 0  # settle() calls that embedded something
         self._queued: dict[int, _Queue] = {}  # per event loop: texts awaited in this turn (aencode)
+        self._bg: _Worker | None = None  # the worker thread of a background embedder
 
     def encode(self, texts: list[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -309,18 +388,45 @@ class CachedEmbedder:
                     out[row] = vec
                     self.hits += 1
         if missing:
-            vectors = self.inner.encode(list(missing.values()))
-            fresh = dict(zip(missing.keys(), vectors))
-            with self._lock:
-                self.misses += len(missing)
-                for key, vec in fresh.items():
-                    self._cache[key] = vec
-                while len(self._cache) > self.capacity:
-                    self._cache.popitem(last=False)
+            fresh = self._embed(missing)
             for row, key in enumerate(keys):
                 if key in fresh:
                     out[row] = fresh[key]
         return out
+
+    def _embed(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
+        """Vectors for texts not in the cache (key -> text), computed here or by the worker."""
+        if getattr(self.inner, "background", False):
+            return self._worker().embed(missing)
+        return self._compute(missing)
+
+    def _compute(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
+        """Run the inner embedder on ``missing`` and keep the vectors in the cache."""
+        fresh = dict(zip(missing.keys(), self.inner.encode(list(missing.values()))))
+        with self._lock:
+            self.misses += len(fresh)
+            for key, vec in fresh.items():
+                self._cache[key] = vec
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+        return fresh
+
+    def _worker(self) -> "_Worker":
+        with self._lock:
+            if self._bg is None or not self._bg.alive():  # none yet, or this is a forked child
+                self._bg = _Worker(self)
+            return self._bg
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Start embedding ``texts`` on the worker thread without waiting (a background embedder
+        only): new memories are embedded while the town goes on, not when someone next retrieves.
+        A text's vector does not depend on its batch, so this changes timing, never results."""
+        if not getattr(self.inner, "background", False):
+            return
+        with self._lock:
+            todo = {k: t for t in texts if (k := text_key(t)) not in self._cache}
+        if todo:
+            self._worker().submit(todo)
 
     def warm(self) -> None:
         """Load the inner embedder's model now (residents call this when they are built)."""
@@ -363,11 +469,13 @@ class CachedEmbedder:
 
     # -- deferred embedding: one batch for every store that shares this embedder -----------------
 
-    def defer(self, owner: "DeferredOwner") -> None:
-        """``owner`` has texts waiting; they are embedded at the next :meth:`settle`, in one batch
-        with every other owner's (all residents who wrote memories since anyone last retrieved)."""
+    def defer(self, owner: "DeferredOwner", texts: Iterable[str] = ()) -> None:
+        """``owner`` has texts waiting; they are indexed at the next :meth:`settle`, embedded in one
+        batch with every other owner's (all residents who wrote memories since anyone last
+        retrieved), or already by then on the worker thread (:meth:`prefetch` of ``texts``)."""
         with self._lock:
             self._waiting.setdefault(threading.get_ident(), weakref.WeakSet()).add(owner)
+        self.prefetch(texts)
 
     def settle(self, extra: Iterable[str] = ()) -> None:
         """Embed the texts of every owner waiting in this thread, and ``extra``, in one batch; then
@@ -383,6 +491,61 @@ class CachedEmbedder:
 
 
 _MAX_TURNS = 8  # event-loop turns a flush waits for more coroutines to join
+_SWITCH_S = 0.0005  # Python's thread switch interval while a worker runs (default 0.005)
+
+
+class _Worker:
+    """The one thread that runs a background embedder, so its model runs on another core while
+    the town's Python goes on. Every job queued while it was busy is embedded in one call (bigger
+    batches); a caller that needs vectors waits for its job, a prefetch does not wait. Only this
+    thread calls the inner embedder, so its tokenizer and model are never used concurrently."""
+
+    def __init__(self, owner: CachedEmbedder):
+        self.owner = owner
+        self.pid = os.getpid()
+        self.jobs: queue.SimpleQueue[tuple[dict[str, str], Future | None]] = queue.SimpleQueue()
+        # The worker takes Python's lock a few times a call (tokenising, entering and leaving the
+        # model); by default it waits up to 5 ms each time for the busy main thread to let go.
+        if sys.getswitchinterval() > _SWITCH_S:
+            sys.setswitchinterval(_SWITCH_S)
+        self.thread = threading.Thread(target=self._run, name=f"embedder-{owner.name}", daemon=True)
+        self.thread.start()
+
+    def alive(self) -> bool:
+        return self.pid == os.getpid() and self.thread.is_alive()
+
+    def submit(self, texts: dict[str, str], done: Future | None = None) -> None:
+        self.jobs.put((texts, done))
+
+    def embed(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        done: Future = Future()
+        self.submit(texts, done)
+        return done.result()
+
+    def _run(self) -> None:
+        while True:
+            jobs = [self.jobs.get()]
+            while not self.jobs.empty():
+                jobs.append(self.jobs.get())
+            self._serve(jobs)
+
+    def _serve(self, jobs: list[tuple[dict[str, str], Future | None]]) -> None:
+        cache, lock = self.owner._cache, self.owner._lock
+        wanted: dict[str, str] = {}
+        for texts, _ in jobs:
+            wanted.update(texts)
+        with lock:
+            known = {k: cache[k] for k in wanted if k in cache}
+        try:
+            found = {**known, **self.owner._compute({k: t for k, t in wanted.items() if k not in known})}
+        except BaseException as exc:  # whoever waits sees the failure; a prefetch is retried then
+            for _, done in jobs:
+                if done is not None:
+                    done.set_exception(exc)
+            return
+        for texts, done in jobs:
+            if done is not None:
+                done.set_result({k: found[k] for k in texts})
 
 
 class _Queue:

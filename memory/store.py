@@ -214,10 +214,14 @@ class MemoryStore:
             self._records[rec.id] = rec
             self._order.append(rec.id)
         self._waiting.extend(out)
-        self.embedder.defer(self)
+        self.embedder.defer(self, [d.text for d in drafts])
         return out
 
     # -- deferred embedding (one batch across residents: memory.embeddings.CachedEmbedder.settle) --
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Texts about to be written: a background embedder starts on them now (changes no result)."""
+        self.embedder.prefetch(texts)
 
     def waiting_texts(self) -> list[str]:
         return [r.text for r in self._waiting]

@@ -165,6 +165,7 @@ class Resident:
     def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None) -> None:
         if self.memory_on and text.strip():
             self.state.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.state.tick, time=self.state.now, triple=triple))
+            self.memory.prefetch([text.strip()])  # embedded while it waits to be rated and written
 
     def remember_fixed(self, kind: str, text: str, importance: int, evidence: list[int] | None = None) -> int | None:
         """Write a memory whose importance is already known (no model call)."""

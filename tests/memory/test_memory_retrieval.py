@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -308,3 +310,53 @@ def test_a_bad_minilm_precision_setting_is_a_clear_error(monkeypatch):
 
     with pytest.raises(ValueError, match="TOWNSFOLK_MINILM_PRECISION='half': expected auto, float32 or bfloat16"):
         _build_encoder(object(), "half", 8)
+
+
+class _BackgroundEmbedder(HashingEmbedder):
+    """The hashing embedder run as a background one: records the threads it ran on, can be held
+    (``gate``) and fails on texts containing 'boom'."""
+
+    background = True
+
+    def __init__(self):
+        super().__init__()
+        self.threads: list[str] = []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def encode(self, texts):
+        self.gate.wait(timeout=10)
+        self.threads.append(threading.current_thread().name)
+        if any("boom" in t for t in texts):
+            raise RuntimeError("model failed")
+        return super().encode(texts)
+
+
+def test_a_background_embedder_embeds_new_memories_while_the_town_goes_on(tmp_path):
+    """MiniLM runs on a worker thread: a memory written (or about to be) is embedded there while
+    the main thread carries on, and retrieval gives exactly what the synchronous path gives."""
+    inner = _BackgroundEmbedder()
+    shared = CachedEmbedder(inner)
+    store = MemoryStore(tmp_path / "run.db", "Ann", embedder=shared)
+    inner.gate.clear()  # the worker is busy: writing must not wait for it
+    texts = [f"Ann sees the stove {j}" for j in range(3)] + ["Ann wants to bake bread"]
+    store.prefetch(texts[:1])
+    store.add_many([MemoryDraft(kind="observation", text=t, importance=3) for t in texts], 1, T0)
+    assert len(store) == 4 and inner.threads == []
+    inner.gate.set()
+    hits = store.retrieve("baking bread", T0 + timedelta(hours=1), 2, k=2)
+    assert inner.threads and set(inner.threads) == {"embedder-hashing"}
+    plain = MemoryStore(None, "Ann", embedder=CachedEmbedder(HashingEmbedder()))
+    plain.add_many([MemoryDraft(kind="observation", text=t, importance=3) for t in texts], 1, T0)
+    assert [h.id for h in hits] == [h.id for h in plain.retrieve("baking bread", T0 + timedelta(hours=1), 2, k=2)]
+    assert shared.encode(texts).tobytes() == HashingEmbedder().encode(texts).tobytes()
+    store.close()
+
+
+def test_a_background_embedder_failure_reaches_the_caller_and_the_worker_goes_on():
+    inner = _BackgroundEmbedder()
+    shared = CachedEmbedder(inner)
+    shared.prefetch(["a boom in the kitchen"])  # nobody waits for a prefetch: its failure is not lost ...
+    with pytest.raises(RuntimeError, match="model failed"):
+        shared.encode(["a boom in the kitchen"])  # ... the text is embedded again when needed, and fails there
+    assert shared.encode(["a quiet kitchen"]).shape == (1, shared.dim)  # the worker still serves
