@@ -373,6 +373,7 @@ class CachedEmbedder:
         self.batches = 0  # settle() calls that embedded something
         self._queued: dict[int, _Queue] = {}  # per event loop: texts awaited in this turn (aencode)
         self._bg: _Worker | None = None  # the worker thread of a background embedder
+        self.background = bool(getattr(inner, "background", False))
 
     def encode(self, texts: list[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -396,7 +397,7 @@ class CachedEmbedder:
 
     def _embed(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
         """Vectors for texts not in the cache (key -> text), computed here or by the worker."""
-        if getattr(self.inner, "background", False):
+        if self.background:
             return self._worker().embed(missing)
         return self._compute(missing)
 
@@ -421,7 +422,7 @@ class CachedEmbedder:
         """Start embedding ``texts`` on the worker thread without waiting (a background embedder
         only): new memories are embedded while the town goes on, not when someone next retrieves.
         A text's vector does not depend on its batch, so this changes timing, never results."""
-        if not getattr(self.inner, "background", False):
+        if not self.background:
             return
         with self._lock:
             todo = {k: t for t in texts if (k := text_key(t)) not in self._cache}
@@ -473,13 +474,23 @@ class CachedEmbedder:
         """``owner`` has texts waiting; they are indexed at the next :meth:`settle`, embedded in one
         batch with every other owner's (all residents who wrote memories since anyone last
         retrieved), or already by then on the worker thread (:meth:`prefetch` of ``texts``)."""
+        if self.background:
+            self.prefetch(texts)  # each owner indexes its own at its next retrieval; see settle()
+            return
         with self._lock:
             self._waiting.setdefault(threading.get_ident(), weakref.WeakSet()).add(owner)
-        self.prefetch(texts)
 
     def settle(self, extra: Iterable[str] = ()) -> None:
         """Embed the texts of every owner waiting in this thread, and ``extra``, in one batch; then
-        let each owner index its own (from the cache, no further model call)."""
+        let each owner index its own (from the cache, no further model call).
+
+        A background embedder embeds ``extra`` only: every owner's texts are already on the worker
+        (:meth:`defer`), and an owner indexes them when it next retrieves, so a retrieval waits
+        for its own memories and queries, not for everyone's."""
+        if self.background:
+            if extra:
+                self.encode(list(extra))
+            return
         with self._lock:
             owners = list(self._waiting.pop(threading.get_ident(), ()))
         texts = [t for owner in owners for t in owner.waiting_texts()] + list(extra)
@@ -523,11 +534,19 @@ class _Worker:
         return done.result()
 
     def _run(self) -> None:
+        waiting: list[tuple[dict[str, str], Future | None]] = []
         while True:
-            jobs = [self.jobs.get()]
+            if not waiting:
+                waiting.append(self.jobs.get())
             while not self.jobs.empty():
-                jobs.append(self.jobs.get())
-            self._serve(jobs)
+                waiting.append(self.jobs.get())
+            # someone waits on these: serve them first, and the prefetches in the next round
+            urgent = [job for job in waiting if job[1] is not None]
+            if urgent:
+                waiting = [job for job in waiting if job[1] is None]
+            else:
+                urgent, waiting = waiting, []
+            self._serve(urgent)
 
     def _serve(self, jobs: list[tuple[dict[str, str], Future | None]]) -> None:
         cache, lock = self.owner._cache, self.owner._lock

@@ -16,7 +16,7 @@ Everything a mind writes or plans is handed to the engine through :meth:`drain_r
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -98,7 +98,16 @@ class Resident:
         self.social = SocialMemory(persona, self.memory.conn)
         self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max)
         self._records: list[Record] = []
+        self._forget_tick_caches()
+
+    def _forget_tick_caches(self) -> None:
+        """Caches of per-tick answers that only change now and then (the fast path runs ~170k
+        times in a 25-resident day); all are derived from the state, so a restore drops them."""
         self._absorbed_tick: int | None = None
+        self._learned_address = ""  # the last address taken in by spatial memory
+        self._awake_at: tuple[datetime | None, bool, date | None] = (None, False, None)  # time, awake, day
+        self._step_span: tuple[list[Step], Step, datetime, datetime] | None = None  # steps list, step, start, end
+        self._steady: tuple[Step, str, Intent] | None = None  # the step's carry-on intent, built once
 
     # -- places ----------------------------------------------------------------------------------
 
@@ -221,7 +230,19 @@ class Resident:
         return last is None or now - last >= timedelta(minutes=self.tuning.talk_cooldown_min)
 
     def _awake(self, now: datetime) -> bool:
-        return is_awake(self.persona.wake_hour, self.persona.sleep_hour, now)
+        return self._clock(now)[1]
+
+    def _planning_day(self, now: datetime) -> date:
+        """The planning day ``now`` belongs to (days start at the wake hour)."""
+        return self._clock(now)[2]  # type: ignore[return-value]
+
+    def _clock(self, now: datetime) -> tuple[datetime | None, bool, date | None]:
+        """(now, awake, day), computed once per tick's time."""
+        clock = self._awake_at
+        if clock[0] is not now:
+            wake = self.persona.wake_hour
+            clock = self._awake_at = (now, is_awake(wake, self.persona.sleep_hour, now), day_key(wake, now))
+        return clock
 
     def _absorb(self, p: Perception) -> None:
         """Take in a perception once per tick (decide_fast and decide may both see it)."""
@@ -237,7 +258,8 @@ class Resident:
                     self.remember_pending("thought", text)
         if p.known_places:
             self.spatial.learn(p.known_places)
-        if p.address:
+        if p.address and p.address != self._learned_address:
+            self._learned_address = p.address
             self.spatial.learn([arena_of(p.address)])
         for whisper in p.whispers:
             # the inner voice is taken as the resident's own, high-importance thought
@@ -250,6 +272,14 @@ class Resident:
             self.state.triggers.append(f"Town announcement: {text}")
         for text in p.memories:
             self.remember_pending("encounter", text)
+        if p.events:
+            self._observe(p)
+        if len(self.state.seen) > 500:
+            cutoff = p.time - timedelta(minutes=self.tuning.seen_window_min)
+            self.state.seen = {t: w for t, w in self.state.seen.items() if w >= cutoff}
+
+    def _observe(self, p: Perception) -> None:
+        """The events in view become observations (unless just seen), and maybe triggers."""
         recent = {m.text for m in self.memory.recent(5)} | {m.text for m in self.state.pending[-5:]}
         awake = self._awake(p.time)
         for event in p.events:
@@ -264,9 +294,6 @@ class Resident:
                 self.remember_pending("observation", text, (event.subject, event.predicate, event.object))
             if self._worth_reacting(event, p, awake):
                 self.state.triggers.append(text)
-        if len(self.state.seen) > 500:
-            cutoff = p.time - timedelta(minutes=self.tuning.seen_window_min)
-            self.state.seen = {t: w for t, w in self.state.seen.items() if w >= cutoff}
 
     def _worth_reacting(self, event: PerceivedEvent, p: Perception, awake: bool) -> bool:
         lower = event.description.lower()
@@ -316,7 +343,7 @@ class Resident:
         if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
             return True
         if self._awake(p.time):
-            if self.state.day != day_key(self.persona.wake_hour, p.time) or self.state.replan_reason:
+            if self.state.day != self._planning_day(p.time) or self.state.replan_reason:
                 return True
             if self._step_at(p.time) is None:
                 return True
@@ -344,7 +371,7 @@ class Resident:
         if self.state.convo is not None:
             return self._talking()
         awake = self._awake(p.time)
-        if awake and self.state.day != day_key(self.persona.wake_hour, p.time):
+        if awake and self.state.day != self._planning_day(p.time):
             await plan_day(self, p.time)
         if self.state.triggers:
             observed, self.state.triggers = self.state.triggers[-3:], []
@@ -369,8 +396,13 @@ class Resident:
             if self.state.sleep is None or not (self.state.sleep.start <= now < self.state.sleep.end):
                 self.state.sleep = sleep_step(self, now)
             return self.state.sleep
-        for step in self.state.steps:
-            if step.start <= now < step.end:
+        steps, span = self.state.steps, self._step_span
+        if span is not None and span[0] is steps and span[2] <= now < span[3]:
+            return span[1]
+        for step in steps:
+            start, end = step.start, step.end
+            if start <= now < end:
+                self._step_span = (steps, step, start, end)
                 return step
         return None
 
@@ -417,8 +449,15 @@ class Resident:
             if p.arrived or self._at(p, step.arena):
                 self.state.phase = "doing"
                 return self._use(step, base)
-            return Intent(kind="continue", **base)
-        return Intent(kind="sleep" if step.sleep else "continue", **base)
+            return self._carry_on(step, "continue", base)
+        return self._carry_on(step, "sleep" if step.sleep else "continue", base)
+
+    def _carry_on(self, step: Step, kind: str, base: dict) -> Intent:
+        """The same intent every tick while a step goes on: built (and validated) once."""
+        steady = self._steady
+        if steady is None or steady[0] is not step or steady[1] != kind:
+            steady = self._steady = (step, kind, Intent(kind=kind, **base))
+        return steady[2]
 
     @staticmethod
     def _use(step: Step, base: dict) -> Intent:
@@ -445,7 +484,7 @@ class Resident:
         self.spatial.restore(snapshot.spatial)
         self.social.restore(snapshot.social)
         self.rater.known = dict(snapshot.rated)
-        self._absorbed_tick = None
+        self._forget_tick_caches()
         self._records, self.caller.records = [], []
 
 
