@@ -26,7 +26,6 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Iterable, Protocol
 
@@ -145,7 +144,7 @@ class MiniLMEmbedder:
 
     name = "minilm"
     dim = DIM
-    background = True  # embedded on a worker thread (see CachedEmbedder): torch frees the GIL
+    background = True  # new texts are embedded ahead on a worker thread (see CachedEmbedder.prefetch)
     LENGTH_STEP = 8  # tokens: a text is padded to its own length rounded up to this
     MAX_ROWS = 64  # texts per model call at most (same padded length)
     PRECISION_ENV = "TOWNSFOLK_MINILM_PRECISION"  # auto (default) | float32 | bfloat16
@@ -196,7 +195,7 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         enc = self.encoder()
-        lengths = [len(ids) for ids in enc.tokenizer(texts, truncation=True, max_length=enc.limit)["input_ids"]]
+        lengths = enc.lengths(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         rows = self.MAX_ROWS if enc.grouped else 1
         for length, members in _fixed_shape_groups(lengths, self.LENGTH_STEP, enc.limit, rows):
@@ -253,15 +252,33 @@ class _Encoder:
 
     def __init__(self, tokenizer, transformer, dtype, limit: int):
         self.tokenizer, self.dtype, self.limit = tokenizer, dtype, limit
+        self._own = threading.local()  # a tokenizer per thread: a fast tokenizer is not thread-safe
+        self._owner = threading.get_ident()
         self.module = _pooled(transformer)
         self.traced = False
         self.grouped = False
 
+    def thread_tokenizer(self):
+        """This thread's tokenizer (the model's own in the thread that loaded it, else a copy):
+        the prefetch worker and a caller embed at the same time, and a fast tokenizer that two
+        threads pad and truncate at once fails ('Already borrowed')."""
+        if threading.get_ident() == self._owner:
+            return self.tokenizer
+        own = getattr(self._own, "tokenizer", None)
+        if own is None:
+            with MiniLMEmbedder._lock:
+                own = self._own.tokenizer = copy.deepcopy(self.tokenizer)
+        return own
+
+    def lengths(self, texts: list[str]) -> list[int]:
+        """Each text's token count (truncated at the model's limit)."""
+        return [len(ids) for ids in self.thread_tokenizer()(texts, truncation=True, max_length=self.limit)["input_ids"]]
+
     def forward(self, texts: list[str], length: int) -> np.ndarray:
         import torch
 
-        features = self.tokenizer(texts, padding="max_length", truncation=True, max_length=length,
-                                  return_tensors="pt")
+        features = self.thread_tokenizer()(texts, padding="max_length", truncation=True, max_length=length,
+                                           return_tensors="pt")
         with torch.inference_mode():
             return self.module(features["input_ids"], features["attention_mask"]).numpy()
 
@@ -396,9 +413,11 @@ class CachedEmbedder:
         return out
 
     def _embed(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
-        """Vectors for texts not in the cache (key -> text), computed here or by the worker."""
-        if self.background:
-            return self._worker().embed(missing)
+        """Vectors for texts not in the cache (key -> text), computed on the calling thread.
+
+        A caller never queues behind the prefetch worker: it embeds what it needs itself, on
+        the core it would otherwise leave idle while waiting, and the worker goes on with its
+        batch. A text both happen to embed is embedded twice, to the same bits."""
         return self._compute(missing)
 
     def _compute(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
@@ -506,15 +525,13 @@ _SWITCH_S = 0.0005  # Python's thread switch interval while a worker runs (defau
 
 
 class _Worker:
-    """The one thread that runs a background embedder, so its model runs on another core while
-    the town's Python goes on. Every job queued while it was busy is embedded in one call (bigger
-    batches); a caller that needs vectors waits for its job, a prefetch does not wait. Only this
-    thread calls the inner embedder, so its tokenizer and model are never used concurrently."""
+    """The one thread that embeds prefetched texts, so the model runs on another core while the
+    town's Python goes on. Whatever queued up while it was busy is embedded in one call."""
 
     def __init__(self, owner: CachedEmbedder):
         self.owner = owner
         self.pid = os.getpid()
-        self.jobs: queue.SimpleQueue[tuple[dict[str, str], Future | None]] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[dict[str, str]] = queue.SimpleQueue()
         # The worker takes Python's lock a few times a call (tokenising, entering and leaving the
         # model); by default it waits up to 5 ms each time for the busy main thread to let go.
         if sys.getswitchinterval() > _SWITCH_S:
@@ -525,46 +542,26 @@ class _Worker:
     def alive(self) -> bool:
         return self.pid == os.getpid() and self.thread.is_alive()
 
-    def submit(self, texts: dict[str, str], done: Future | None = None) -> None:
-        self.jobs.put((texts, done))
-
-    def embed(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
-        done: Future = Future()
-        self.submit(texts, done)
-        return done.result()
+    def submit(self, texts: dict[str, str]) -> None:
+        self.jobs.put(texts)
 
     def _run(self) -> None:
-        waiting: list[tuple[dict[str, str], Future | None]] = []
         while True:
-            if not waiting:
-                waiting.append(self.jobs.get())
+            wanted = dict(self.jobs.get())
             while not self.jobs.empty():
-                waiting.append(self.jobs.get())
-            # someone waits on these: serve them first, and the prefetches in the next round
-            urgent = [job for job in waiting if job[1] is not None]
-            if urgent:
-                waiting = [job for job in waiting if job[1] is None]
-            else:
-                urgent, waiting = waiting, []
-            self._serve(urgent)
+                wanted.update(self.jobs.get())
+            self._serve(wanted)
 
-    def _serve(self, jobs: list[tuple[dict[str, str], Future | None]]) -> None:
-        cache, lock = self.owner._cache, self.owner._lock
-        wanted: dict[str, str] = {}
-        for texts, _ in jobs:
-            wanted.update(texts)
-        with lock:
-            known = {k: cache[k] for k in wanted if k in cache}
-        try:
-            found = {**known, **self.owner._compute({k: t for k, t in wanted.items() if k not in known})}
-        except BaseException as exc:  # whoever waits sees the failure; a prefetch is retried then
-            for _, done in jobs:
-                if done is not None:
-                    done.set_exception(exc)
+    def _serve(self, wanted: dict[str, str]) -> None:
+        """Embed what is not cached yet (a caller may have needed it meanwhile), in one call."""
+        with self.owner._lock:
+            todo = {k: t for k, t in wanted.items() if k not in self.owner._cache}
+        if not todo:
             return
-        for texts, done in jobs:
-            if done is not None:
-                done.set_result({k: found[k] for k in texts})
+        try:
+            self.owner._compute(todo)
+        except Exception as exc:  # nobody waits on a prefetch: the text is embedded (and fails) when needed
+            log.debug("embedder %s: prefetch failed (%s)", self.owner.name, exc)
 
 
 class _Queue:

@@ -24,9 +24,18 @@ remote model that writes 'Making coffee' is not refused for a capital."""
 GRAMMAR_ONLY = {FIRST_CHAR: "[a-zA-Z]"}  # json_schema_extra for an activity-like string field
 
 
+SAME_SCHEMA_AS = "same_json_schema_as"
+"""A class attribute (``ClassVar``) naming the model whose JSON schema a class shares: a subclass
+made per call only to add checks (a conversation line that must not repeat the previous one)
+has its parent's fields and title, so its schema is looked up, not generated again."""
+
+
 def json_schema_of(schema: type[BaseModel], *, for_grammar: bool = False) -> dict[str, Any]:
     """``schema.model_json_schema()``, memoised per class (read-only result); grammar-only hints
     (:data:`FIRST_CHAR`) are kept only ``for_grammar``."""
+    same = schema.__dict__.get(SAME_SCHEMA_AS)
+    if same is not None:
+        schema = same
     key = (schema, for_grammar)
     cached = _CACHE.get(key)
     if cached is None:

@@ -32,6 +32,7 @@ from agents.minds.cognition.planning import (
     decompose,
     is_awake,
     plan_day,
+    plans_query,
     sleep_step,
 )
 from agents.minds.cognition.reacting import react
@@ -99,6 +100,7 @@ class Resident:
         self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max)
         self._records: list[Record] = []
         self._forget_tick_caches()
+        self.memory.prefetch([plans_query(persona.name)])  # the first decision plans the day
 
     def _forget_tick_caches(self) -> None:
         """Caches of per-tick answers that only change now and then (the fast path runs ~170k

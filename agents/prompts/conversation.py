@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -68,6 +69,7 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
 
     class CheckedLine(Line):
         model_config = ConfigDict(title="Line")
+        same_json_schema_as: ClassVar[type[BaseModel]] = Line  # only checks added (see json_schema_of)
 
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -48,6 +49,7 @@ def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[A
 
     class CheckedAnswer(Answer):
         model_config = ConfigDict(title="Answer")
+        same_json_schema_as: ClassVar[type[BaseModel]] = Answer  # only checks added (see json_schema_of)
 
         @model_validator(mode="after")
         def _answers(self) -> "CheckedAnswer":

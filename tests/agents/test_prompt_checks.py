@@ -327,3 +327,20 @@ def test_a_line_written_as_the_partner_or_echoing_the_partners_words_is_refused(
                  "I heard about it too, and I think you should go for it."):
         maria(utterance=said)
     assert lucy(utterance="Yes, I would like to go to medical school more than anything.").utterance
+
+
+def test_a_checked_line_or_answer_shares_its_parents_json_schema():
+    """A conversation line's class is made per line (its checks know the previous line); its JSON
+    schema is the plain Line's, looked up instead of generated again for every line."""
+    from agents.llm.schemas import json_schema_of
+    from agents.prompts.conversation import Line
+    from agents.prompts.interview import Answer, answer_schema
+
+    line = line_schema("Ann Lee", "Bo Kim", "Did you hear about the party?")
+    assert line.model_json_schema() == Line.model_json_schema()
+    assert json_schema_of(line) is json_schema_of(Line)
+    with pytest.raises(ValidationError):  # the checks are still the per-line class's own
+        line.model_validate({"utterance": "Did you hear about the party?", "end": False})
+    answer = answer_schema("Ann Lee", "What did you do today?", ("I baked bread at the bakery",))
+    assert answer.model_json_schema() == Answer.model_json_schema()
+    assert json_schema_of(answer, for_grammar=True) is json_schema_of(Answer, for_grammar=True)

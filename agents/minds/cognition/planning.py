@@ -121,6 +121,11 @@ def event_triple(name: str, description: str, obj: str | None, arena: str) -> tu
 # ---------------------------------------------------------------------------------------------
 
 
+def plans_query(name: str) -> str:
+    """The retrieval query of the day plan (known from the start, so it is embedded early)."""
+    return f"{name}'s plans and commitments for today"
+
+
 async def plan_day(mind: "Resident", now: datetime) -> None:
     """New day: revise status, plan the day, make the hourly schedule, build the blocks."""
     p = mind.persona
@@ -133,6 +138,7 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
     else:
         entries = await _planned_hours(mind, start, hours)
     mind.state.blocks = blocks_from_entries(start, entries)
+    mind.memory.prefetch([b.activity for b in mind.state.blocks])  # each is decompose's query later
     mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
     mind.state.day = day_key(p.wake_hour, now)
     mind.state.steps = []
@@ -171,7 +177,7 @@ async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPa
     status = mind.state.currently or p.lifestyle
     fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work,
                                  kitchen=mind.meal_arena())
-    memories = [m.text for m in await mind.memory_for(f"{p.name}'s plans and commitments for today", 8)]
+    memories = [m.text for m in await mind.memory_for(plans_query(p.name), 8)]
     answer = await mind.caller.ask(
         "plan_day",
         day_plan_prompt(mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work, status, memories,
