@@ -471,9 +471,11 @@ class Resident:
 
     def snapshot(self) -> dict:
         """Everything but the memory rows (those are in the run file, cut back by tick)."""
-        return dump_snapshot(MindSnapshot(
+        # built without validation: the state is already valid (it is validated on restore),
+        # and a snapshot of 25 minds every 60 ticks was a tenth of a town day's time
+        return dump_snapshot(MindSnapshot.model_construct(
             **dict(self.state), name=self.name, spatial=self.spatial.to_dict(), social=self.social.to_dict(),
-            rated=self.rater.known,
+            rated=dict(self.rater.known),
         ))
 
     def restore(self, state: dict) -> None:
