@@ -37,6 +37,7 @@ DIM = 384  # all-MiniLM-L6-v2's width; the hashing embedder uses the same so ind
 EMBEDDERS = ("minilm", "hashing")
 ENV_VAR = "TOWNSFOLK_EMBEDDER"
 TRACE_ENV = "TOWNSFOLK_MINILM_TRACE"  # 0: run MiniLM eagerly, not as a TorchScript trace
+AHEAD_ENV = "TOWNSFOLK_EMBED_AHEAD"  # 0: no worker thread embedding new memories ahead
 
 
 def text_key(text: str) -> str:
@@ -390,7 +391,7 @@ class CachedEmbedder:
         self.batches = 0  # settle() calls that embedded something
         self._queued: dict[int, _Queue] = {}  # per event loop: texts awaited in this turn (aencode)
         self._bg: _Worker | None = None  # the worker thread of a background embedder
-        self.background = bool(getattr(inner, "background", False))
+        self.background = bool(getattr(inner, "background", False)) and os.environ.get(AHEAD_ENV, "1").strip() != "0"
 
     def encode(self, texts: list[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
