@@ -418,8 +418,22 @@ class CachedEmbedder:
 
         A caller never queues behind the prefetch worker: it embeds what it needs itself, on
         the core it would otherwise leave idle while waiting, and the worker goes on with its
-        batch. A text both happen to embed is embedded twice, to the same bits."""
-        return self._compute(missing)
+        batch. Only a text the worker is embedding right now is waited for (it started first),
+        after the caller's own; were that batch to fail, the caller embeds the text itself."""
+        worker = self._bg
+        inflight: dict[str, threading.Event] = {}
+        if worker is not None:
+            with self._lock:
+                inflight = {k: ev for k in missing if (ev := worker.inflight.get(k)) is not None}
+        fresh = self._compute({k: t for k, t in missing.items() if k not in inflight}) if len(inflight) < len(missing) else {}
+        for event in set(inflight.values()):
+            event.wait()
+        with self._lock:
+            done = {k: self._cache[k] for k in inflight if k in self._cache}
+        failed = {k: missing[k] for k in inflight if k not in done}
+        if failed:
+            fresh.update(self._compute(failed))
+        return {**fresh, **done}
 
     def _compute(self, missing: dict[str, str]) -> dict[str, np.ndarray]:
         """Run the inner embedder on ``missing`` and keep the vectors in the cache."""
@@ -533,6 +547,7 @@ class _Worker:
         self.owner = owner
         self.pid = os.getpid()
         self.jobs: queue.SimpleQueue[dict[str, str]] = queue.SimpleQueue()
+        self.inflight: dict[str, threading.Event] = {}  # texts being embedded now (owner's lock)
         # The worker takes Python's lock a few times a call (tokenising, entering and leaving the
         # model); by default it waits up to 5 ms each time for the busy main thread to let go.
         if sys.getswitchinterval() > _SWITCH_S:
@@ -555,14 +570,22 @@ class _Worker:
 
     def _serve(self, wanted: dict[str, str]) -> None:
         """Embed what is not cached yet (a caller may have needed it meanwhile), in one call."""
+        done = threading.Event()
         with self.owner._lock:
-            todo = {k: t for k, t in wanted.items() if k not in self.owner._cache}
+            todo = {k: t for k, t in wanted.items() if k not in self.owner._cache and k not in self.inflight}
+            for key in todo:
+                self.inflight[key] = done
         if not todo:
             return
         try:
             self.owner._compute(todo)
         except Exception as exc:  # nobody waits on a prefetch: the text is embedded (and fails) when needed
             log.debug("embedder %s: prefetch failed (%s)", self.owner.name, exc)
+        finally:
+            with self.owner._lock:
+                for key in todo:
+                    self.inflight.pop(key, None)
+            done.set()
 
 
 class _Queue:

@@ -313,8 +313,8 @@ def test_a_bad_minilm_precision_setting_is_a_clear_error(monkeypatch):
 
 
 class _BackgroundEmbedder(HashingEmbedder):
-    """The hashing embedder run as a background one: records the threads it ran on, can be held
-    (``gate``) and fails on texts containing 'boom'."""
+    """The hashing embedder run as a background one: records the threads it ran on, can hold the
+    worker (``gate``) and fails on texts containing 'boom'."""
 
     background = True
 
@@ -325,7 +325,8 @@ class _BackgroundEmbedder(HashingEmbedder):
         self.gate.set()
 
     def encode(self, texts):
-        self.gate.wait(timeout=10)
+        if threading.current_thread().name.startswith("embedder-"):
+            self.gate.wait(timeout=10)  # only the worker is held
         self.threads.append(threading.current_thread().name)
         if any("boom" in t for t in texts):
             raise RuntimeError("model failed")
@@ -367,3 +368,28 @@ def test_a_failed_prefetch_is_embedded_again_when_needed_and_fails_there():
         shared.encode(["a boom in the kitchen"])  # ... the text is embedded again when needed, and fails there
     shared.prefetch(["a quiet kitchen"])
     assert shared.encode(["a quiet kitchen"]).shape == (1, shared.dim)  # the worker still runs
+
+
+def test_a_caller_waits_for_a_text_the_worker_is_embedding_rather_than_embedding_it_again():
+    import time
+
+    from memory.embeddings import text_key
+
+    inner = _BackgroundEmbedder()
+    shared = CachedEmbedder(inner)
+    inner.gate.clear()
+    shared.prefetch(["Ann sees the stove"])
+    deadline = time.monotonic() + 10
+    while text_key("Ann sees the stove") not in shared._worker().inflight and time.monotonic() < deadline:
+        time.sleep(0.005)
+    got: list[np.ndarray] = []
+    caller = threading.Thread(target=lambda: got.append(shared.encode(["Ann sees the stove", "a new query"])),
+                              name="caller")
+    caller.start()
+    caller.join(timeout=0.2)
+    assert caller.is_alive()  # its own text is done; the stove waits for the worker
+    assert inner.threads == ["caller"]
+    inner.gate.set()
+    caller.join(timeout=10)
+    assert inner.threads == ["caller", "embedder-hashing"]  # the stove embedded once, by the worker
+    assert got[0].tobytes() == HashingEmbedder().encode(["Ann sees the stove", "a new query"]).tobytes()
