@@ -215,15 +215,20 @@ def test_invalid_intents_are_refused_and_change_nothing(town) -> None:
     assert after["objects"] == before["objects"]
 
 
+def use_until_set(engine: Engine, mind: Puppet, target: str, state: str, description: str, ticks: int = 80) -> None:
+    """Walk ``mind``'s resident to ``target`` and use it, until the object shows ``state``."""
+    mind.next = [Intent(kind="use", target=target, object_state=state, description=description)]
+    for _ in range(ticks):
+        step(engine)
+        if engine.objects[target] == state:
+            break
+    assert engine.objects[target] == state
+
+
 def test_using_an_object_sets_and_then_releases_its_state(town) -> None:
     engine, minds = puppet_world(town, ["Cook"])
     stove = "Oak House:kitchen:stove"
-    minds["Cook"].next = [Intent(kind="use", target=stove, object_state="cooking eggs", description="cooking")]
-    for _ in range(60):
-        step(engine)
-        if engine.objects[stove] == "cooking eggs":
-            break
-    assert engine.objects[stove] == "cooking eggs"
+    use_until_set(engine, minds["Cook"], stove, "cooking eggs", "cooking")
     assert engine.residents["Cook"].tile in town.objects[stove].tiles
     minds["Cook"].next = [Intent(kind="go", target="Oak House:living room")]
     tr = step(engine)
@@ -235,12 +240,7 @@ def test_a_sleeper_keeps_its_bed_and_a_waiter_lets_go(town) -> None:
     """Sleeping used to release the bed the tick after lying down: the bed read 'idle' all night."""
     engine, minds = puppet_world(town, ["Sleeper"])
     bed = next(a for a in town.objects if a.startswith("Oak House:") and a.endswith(":bed"))
-    minds["Sleeper"].next = [Intent(kind="use", target=bed, object_state="being slept in", description="sleeping")]
-    for _ in range(80):
-        step(engine)
-        if engine.objects[bed] == "being slept in":
-            break
-    assert engine.objects[bed] == "being slept in"
+    use_until_set(engine, minds["Sleeper"], bed, "being slept in", "sleeping")
     minds["Sleeper"].next = [Intent(kind="sleep", description="sleeping") for _ in range(5)]
     for _ in range(5):
         step(engine)
