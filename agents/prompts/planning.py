@@ -458,13 +458,17 @@ def emoji_for(text: str) -> str:
 AT_HOME = ("wake", "breakfast", "dinner", "bed")  # parts of the day spent at home unless the words say where
 
 
-def block_places(kind: str, activity: str, places: list[str], home: str, work: str) -> list[str]:
+def block_places(kind: str, activity: str, places: list[str], home: str, work: str, unit: str = "") -> list[str]:
     """The places a block's steps may be at, by the skeleton's ``kind`` of part: a work block at
     the workplace, getting up and the morning and evening meals at home (SmolLM2, free to
     choose, put 'working at Riverside Clinic' at home and breakfast in the pub cellar). A
     building the activity names wins ('dinner at The Crooked Pub with Lucy'). Other
     parts ('' when the day was not planned, as in the no-planning ablation) keep every known
-    place. The model still picks the room, the words and the lengths."""
+    place. The model still picks the room, the words and the lengths.
+
+    ``unit`` is a home that is one flat of a shared building ('Elm Apartments:apartment 2'): the
+    other flats there are someone else's home, kept only when the activity names one (Ben Okafor
+    woke up, ate and read in Priya Shah's flat all day, his own flat's name in every step)."""
     words = activity.lower()
     named = {p.split(":")[0] for p in places if p.split(":")[0].lower() in words}
     if named:
@@ -476,16 +480,27 @@ def block_places(kind: str, activity: str, places: list[str], home: str, work: s
     else:
         return places
     inside = [p for p in places if p.split(":")[0] in buildings]
+    if ":" in unit:
+        inside = [p for p in inside if not _someone_elses_flat(p, unit, words)] or inside
     return inside or places
+
+
+def _someone_elses_flat(place: str, unit: str, activity: str) -> bool:
+    """``place`` is in the building of the home ``unit`` but not in that flat, and ``activity``
+    (lower case) does not name it ('visit Priya at Elm Apartments apartment 1' does)."""
+    building = unit.split(":")[0]
+    if place.split(":")[0] != building or place == unit or place.startswith(unit + ":"):
+        return False
+    return " ".join(place.split(":")[:2]).lower() not in activity
 
 
 def pick_place(text: str, places: list[str], home: str, work: str) -> str:
     """The known place a block most plausibly happens at (words first, then home/work)."""
     lower = text.lower()
-    words = set(re.findall(r"[a-z]+", lower))
+    words = set(re.findall(r"[a-z0-9]+", lower))  # digits too: 'apartment 2' is not 'apartment 1'
     best, best_score = None, 0
     for place in places:
-        pwords = set(re.findall(r"[a-z]+", place.lower())) - {"the", "of", "a"}
+        pwords = set(re.findall(r"[a-z0-9]+", place.lower())) - {"the", "of", "a"}
         score = len(words & pwords)
         if score > best_score:
             best, best_score = place, score

@@ -175,6 +175,25 @@ def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_bloc
     assert block_places("work", "work", ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
 
 
+def test_a_resident_of_a_flat_stays_out_of_the_neighbours_flats() -> None:
+    """Ben Okafor lives in Elm Apartments:apartment 2; his home blocks were offered all four flats
+    of the building, and he woke, ate and read in Priya Shah's flat (apartment 1) all day."""
+    from agents.prompts.planning import block_places, pick_place
+
+    places = ["Elm Apartments:apartment 1", "Elm Apartments:apartment 2", "Elm Apartments:apartment 3",
+              "The Crooked Pub:bar room"]
+    own, work = "Elm Apartments:apartment 2", "The Crooked Pub:bar room"
+    assert block_places("wake", "wake up and get ready at Elm Apartments apartment 2", places, own, work, own) == [own]
+    assert block_places("dinner", "have dinner at Elm Apartments", places, own, work, own) == [own]
+    assert block_places("evening", "visit Priya at Elm Apartments apartment 1", places, own, work, own) == [
+        "Elm Apartments:apartment 1", own]  # a flat the activity names is allowed
+    assert block_places("work", "work at The Crooked Pub bar room", places, own, work, own) == [work]
+    # a house is one home: its rooms are all offered, as before
+    house = ["Oak House:kitchen", "Oak House:bedroom"]
+    assert block_places("wake", "wake up at Oak House", house, "Oak House:bedroom", work, "Oak House") == house
+    assert pick_place("relax and read at Elm Apartments apartment 2", places, own, work) == own
+
+
 def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
     from agents.prompts.reacting import reaction_places
 
