@@ -497,11 +497,15 @@ def _someone_elses_flat(place: str, unit: str, activity: str) -> bool:
 def pick_place(text: str, places: list[str], home: str, work: str) -> str:
     """The known place a block most plausibly happens at (words first, then home/work)."""
     lower = text.lower()
-    words = set(re.findall(r"[a-z0-9]+", lower))  # digits too: 'apartment 2' is not 'apartment 1'
+    words = set(re.findall(r"[a-z0-9]+", lower))
     best, best_score = None, 0
     for place in places:
         pwords = set(re.findall(r"[a-z0-9]+", place.lower())) - {"the", "of", "a"}
-        score = len(words & pwords)
+        shared = words & pwords
+        named = sum(not w.isdigit() for w in shared)
+        # a number only tells flats apart ('apartment 2' is not 'apartment 1'); alone ('lunch
+        # at 1') it names no place
+        score = 10 * named + (len(shared) - named) if named else 0
         if score > best_score:
             best, best_score = place, score
     if best is not None:

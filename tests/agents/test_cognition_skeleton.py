@@ -192,6 +192,7 @@ def test_a_resident_of_a_flat_stays_out_of_the_neighbours_flats() -> None:
     house = ["Oak House:kitchen", "Oak House:bedroom"]
     assert block_places("wake", "wake up at Oak House", house, "Oak House:bedroom", work, "Oak House") == house
     assert pick_place("relax and read at Elm Apartments apartment 2", places, own, work) == own
+    assert pick_place("have lunch at 1", places, own, work) == own  # a bare number names no flat
 
 
 def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
