@@ -375,7 +375,8 @@ def _fixed_shape_groups(lengths: list[int], step: int, limit: int, rows: int) ->
 
 
 class CachedEmbedder:
-    """Any embedder behind an LRU cache keyed by text hash; batches only the misses."""
+    """Any embedder behind an LRU cache keyed by text hash; batches only the misses. A background
+    embedder (MiniLM) also gets a worker thread that embeds new memories ahead (:meth:`prefetch`)."""
 
     def __init__(self, inner: Embedder, capacity: int = 50_000):
         self.inner = inner
@@ -425,7 +426,8 @@ class CachedEmbedder:
         if worker is not None:
             with self._lock:
                 inflight = {k: ev for k in missing if (ev := worker.inflight.get(k)) is not None}
-        fresh = self._compute({k: t for k, t in missing.items() if k not in inflight}) if len(inflight) < len(missing) else {}
+        own = {k: t for k, t in missing.items() if k not in inflight}
+        fresh = self._compute(own) if own else {}
         for event in set(inflight.values()):
             event.wait()
         with self._lock:
