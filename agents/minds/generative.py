@@ -130,6 +130,13 @@ class Resident:
     def home_arena(self) -> str:
         return self._arena_for(self.persona.home, prefer=("bed", "living", "kitchen"))
 
+    def own_flat(self) -> str:
+        """The home when it is a flat of a shared building ('Elm Apartments:apartment 2': no kitchen
+        outside it, so the other flats there are other people's homes), else ''. A room of a
+        family house ('Oak House:second bedroom') is not one: the house's kitchen is shared."""
+        home = self.persona.home
+        return home if ":" in home and self.meal_arena() == self.home_arena() else ""
+
     def meal_arena(self) -> str:
         """Where the home eats: its kitchen or dining room (a home may be one bedroom of a house)."""
         sector = split_address(self.persona.home)[0]

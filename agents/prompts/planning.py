@@ -466,9 +466,10 @@ def block_places(kind: str, activity: str, places: list[str], home: str, work: s
     parts ('' when the day was not planned, as in the no-planning ablation) keep every known
     place. The model still picks the room, the words and the lengths.
 
-    ``unit`` is a home that is one flat of a shared building ('Elm Apartments:apartment 2'): the
-    other flats there are someone else's home, kept only when the activity names one (Ben Okafor
-    woke up, ate and read in Priya Shah's flat all day, his own flat's name in every step)."""
+    ``unit`` is a home that is one flat of a shared building ('Elm Apartments:apartment 2'; not a
+    room of a family house, whose kitchen is shared): the other flats there are someone else's
+    home, kept only when the activity names one (Ben Okafor woke up, ate and read in Priya Shah's
+    flat all day, his own flat's name in every step)."""
     words = activity.lower()
     named = {p.split(":")[0] for p in places if p.split(":")[0].lower() in words}
     if named:

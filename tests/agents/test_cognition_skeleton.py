@@ -205,3 +205,23 @@ def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
         "Oak House:kitchen", "Riverside Clinic:exam room", "Willow Cafe:counter"]
     assert "The Crooked Pub:cellar" in reaction_places(places, here, home, work,
                                                        ["Lucy: party at The Crooked Pub tonight!"])
+
+
+def test_only_a_flat_of_a_shared_building_counts_as_ones_own_flat() -> None:
+    """Lucy Alvarez's home is a room of the family house: she eats in its kitchen, so her home
+    blocks keep the whole house; Ben Okafor's flat has everything in it, so it is his own."""
+    from datetime import datetime
+
+    from agents.llm.gateway import make_llm
+    from agents.minds.generative import make_mind
+    from maps.contracts import MindOptions
+    from maps.town import load_town
+    from memory.embeddings import get_embedder
+
+    town = load_town("default")
+    options = MindOptions(places=town.addresses(), start_time=datetime(2026, 2, 13, 7))
+    homes = {p.name: p for p in town.residents}
+    lucy = make_mind(homes["Lucy Alvarez"], make_llm("scripted"), None, options, embedder=get_embedder("hashing"))
+    ben = make_mind(homes["Ben Okafor"], make_llm("scripted"), None, options, embedder=get_embedder("hashing"))
+    assert homes["Lucy Alvarez"].home == "Oak House:second bedroom" and lucy.own_flat() == ""
+    assert ben.own_flat() == "Elm Apartments:apartment 2"

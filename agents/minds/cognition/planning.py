@@ -259,7 +259,7 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     work = mind.work_arena()
     # work happens at the workplace, getting up and meals at home: the model picks rooms there
     kind = part_kind(mind, start)
-    places = block_places(kind, activity, mind.spatial.arenas(), mind.home_arena(), work, mind.persona.home)
+    places = block_places(kind, activity, mind.spatial.arenas(), mind.home_arena(), work, mind.own_flat())
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
     default_place = pick_place(activity, places, home, work)
