@@ -15,6 +15,7 @@ per-call overhead, not sentence length, was most of MiniLM's cost in a town day.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import copy
 import hashlib
 import importlib
@@ -548,7 +549,7 @@ class _Worker:
     def __init__(self, owner: CachedEmbedder):
         self.owner = owner
         self.pid = os.getpid()
-        self.jobs: queue.SimpleQueue[dict[str, str]] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[dict[str, str] | None] = queue.SimpleQueue()
         self.inflight: dict[str, threading.Event] = {}  # texts being embedded now (owner's lock)
         # The worker takes Python's lock a few times a call (tokenising, entering and leaving the
         # model); by default it waits up to 5 ms each time for the busy main thread to let go.
@@ -556,6 +557,15 @@ class _Worker:
             sys.setswitchinterval(_SWITCH_S)
         self.thread = threading.Thread(target=self._run, name=f"embedder-{owner.name}", daemon=True)
         self.thread.start()
+        _WORKERS.add(self)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the call in progress, drop what is queued, end the thread. Run at exit: a
+        process that ended while the worker was inside torch aborted ('terminate called without
+        an active exception', exit -6) instead of exiting with its own code."""
+        if self.thread.is_alive():
+            self.jobs.put(None)
+            self.thread.join(timeout)
 
     def alive(self) -> bool:
         return self.pid == os.getpid() and self.thread.is_alive()
@@ -565,9 +575,15 @@ class _Worker:
 
     def _run(self) -> None:
         while True:
-            wanted = dict(self.jobs.get())
-            while not self.jobs.empty():
-                wanted.update(self.jobs.get())
+            job = self.jobs.get()
+            wanted: dict[str, str] = {}
+            while job is not None:
+                wanted.update(job)
+                if self.jobs.empty():
+                    break
+                job = self.jobs.get()
+            if job is None:  # stop(): nobody waits on prefetches
+                return
             self._serve(wanted)
 
     def _serve(self, wanted: dict[str, str]) -> None:
@@ -588,6 +604,17 @@ class _Worker:
                 for key in todo:
                     self.inflight.pop(key, None)
             done.set()
+
+
+_WORKERS: "weakref.WeakSet[_Worker]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_workers() -> None:
+    """Every embedding worker of this process ends before the interpreter does."""
+    for worker in list(_WORKERS):
+        if worker.pid == os.getpid():
+            worker.stop()
 
 
 class _Queue:

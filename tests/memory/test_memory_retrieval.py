@@ -393,3 +393,18 @@ def test_a_caller_waits_for_a_text_the_worker_is_embedding_rather_than_embedding
     caller.join(timeout=10)
     assert inner.threads == ["caller", "embedder-hashing"]  # the stove embedded once, by the worker
     assert got[0].tobytes() == HashingEmbedder().encode(["Ann sees the stove", "a new query"]).tobytes()
+
+
+def test_the_embedding_worker_ends_before_the_interpreter_does():
+    """At exit the worker finishes its call and ends: a run that exited while it was inside
+    torch aborted with 'terminate called without an active exception' (exit -6, not its own)."""
+    from memory import embeddings
+
+    inner = _BackgroundEmbedder()
+    shared = CachedEmbedder(inner)
+    inner.gate.clear()
+    shared.prefetch(["a text", "another text"])
+    worker = shared._worker()
+    threading.Timer(0.1, inner.gate.set).start()  # the call in progress ends a moment later
+    embeddings._stop_workers()  # what atexit runs
+    assert not worker.thread.is_alive()
