@@ -224,8 +224,8 @@ def _pooled(transformer):
     return Pooled().eval()
 
 
-def _traced(module, tokenizer, step: int):
-    """``module`` as a TorchScript trace, or None where tracing fails (the eager module is used).
+def _traced(enc: "_Encoder", step: int):
+    """``enc``'s module as a TorchScript trace, or None where tracing fails (the eager module is used).
 
     Why: the traced graph runs in C++ and takes Python's lock only to enter and leave, so the
     embedding thread runs beside the town's Python instead of queueing for the lock at every
@@ -236,12 +236,11 @@ def _traced(module, tokenizer, step: int):
 
     import torch
 
-    features = tokenizer(_PROBES[:2], padding="max_length", truncation=True, max_length=2 * step,
-                         return_tensors="pt")
+    features = enc.features(_PROBES[:2], 2 * step)
     try:
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")
-            traced = torch.jit.trace(module, (features["input_ids"], features["attention_mask"]),
+            traced = torch.jit.trace(enc.module, (features["input_ids"], features["attention_mask"]),
                                      check_trace=False)
     except Exception as exc:  # a transformers version the tracer cannot follow: eager it is
         log.info("minilm: tracing failed (%s); running the eager model", exc)
@@ -276,17 +275,22 @@ class _Encoder:
         """Each text's token count (truncated at the model's limit)."""
         return [len(ids) for ids in self.thread_tokenizer()(texts, truncation=True, max_length=self.limit)["input_ids"]]
 
-    def forward(self, texts: list[str], length: int) -> np.ndarray:
+    def features(self, texts: list[str], length: int):
+        """Token ids and attention mask of ``texts``, each padded to ``length`` tokens."""
+        return self.thread_tokenizer()(texts, padding="max_length", truncation=True, max_length=length,
+                                       return_tensors="pt")
+
+    def forward(self, texts: list[str], length: int, module=None) -> np.ndarray:
+        """Pooled vectors of ``texts`` padded to ``length``, by ``module`` (default: the one in use)."""
         import torch
 
-        features = self.thread_tokenizer()(texts, padding="max_length", truncation=True, max_length=length,
-                                           return_tensors="pt")
+        features = self.features(texts, length)
         with torch.inference_mode():
-            return self.module(features["input_ids"], features["attention_mask"]).numpy()
+            return (module or self.module)(features["input_ids"], features["attention_mask"]).numpy()
 
     def use_trace(self, step: int) -> None:
         """Run the traced module from now on if it gives the eager module's vectors bit for bit."""
-        traced = _traced(self.module, self.tokenizer, step)
+        traced = _traced(self, step)
         if traced is None:
             return
         eager, self.module = self.module, traced
@@ -339,23 +343,20 @@ _PROBES = ["Maria is cooking breakfast in the kitchen", "bed is idle", "Tom is t
 def _same_as_eager(enc: _Encoder, eager, step: int) -> bool:
     """True when ``enc`` (traced) gives ``eager``'s vectors bit for bit on the probes, one at a
     time at several padded lengths and all together."""
-    import torch
-
-    def run(module, texts: list[str], length: int) -> bytes:
-        features = enc.tokenizer(texts, padding="max_length", truncation=True, max_length=length,
-                                 return_tensors="pt")
-        with torch.inference_mode():
-            return module(features["input_ids"], features["attention_mask"]).numpy().tobytes()
-
-    shortest = -(-max(len(ids) for ids in enc.tokenizer(_PROBES)["input_ids"]) // step) * step
+    shortest = _probe_length(enc, step)
     cases = [([t], n) for t in _PROBES for n in (shortest, shortest + step)] + [(_PROBES, 4 * step)]
-    return all(run(enc.module, texts, n) == run(eager, texts, n) for texts, n in cases)
+    return all(enc.forward(texts, n).tobytes() == enc.forward(texts, n, eager).tobytes() for texts, n in cases)
+
+
+def _probe_length(enc: _Encoder, step: int) -> int:
+    """The padded length that fits every probe text."""
+    return -(-max(enc.lengths(_PROBES)) // step) * step
 
 
 def _rows_independent(enc: _Encoder, step: int) -> bool:
     """True when a text's vector is the same alone and among 2..MAX_ROWS others of its padded
     length (checked bit for bit on probe texts); grouping is only used when it changes nothing."""
-    length = -(-max(len(ids) for ids in enc.tokenizer(_PROBES)["input_ids"]) // step) * step
+    length = _probe_length(enc, step)
     alone = np.stack([enc.forward([t], length)[0] for t in _PROBES])
     for rows in (2, 3, 5, 8, 17, MiniLMEmbedder.MAX_ROWS):
         texts = [_PROBES[i % len(_PROBES)] for i in range(rows)]

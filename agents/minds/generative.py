@@ -107,7 +107,7 @@ class Resident:
         times in a 25-resident day); all are derived from the state, so a restore drops them."""
         self._absorbed_tick: int | None = None
         self._learned_address = ""  # the last address taken in by spatial memory
-        self._awake_at: tuple[datetime | None, bool, date | None] = (None, False, None)  # time, awake, day
+        self._clock_at: tuple[datetime | None, bool, date | None] = (None, False, None)  # time, awake, day
         self._step_span: tuple[list[Step], Step, datetime, datetime] | None = None  # steps list, step, start, end
         self._steady: tuple[Step, str, Intent] | None = None  # the step's carry-on intent, built once
 
@@ -247,10 +247,10 @@ class Resident:
 
     def _clock(self, now: datetime) -> tuple[datetime | None, bool, date | None]:
         """(now, awake, day), computed once per tick's time."""
-        clock = self._awake_at
+        clock = self._clock_at
         if clock[0] is not now:
             wake = self.persona.wake_hour
-            clock = self._awake_at = (now, is_awake(wake, self.persona.sleep_hour, now), day_key(wake, now))
+            clock = self._clock_at = (now, is_awake(wake, self.persona.sleep_hour, now), day_key(wake, now))
         return clock
 
     def _absorb(self, p: Perception) -> None:
