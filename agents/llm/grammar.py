@@ -20,14 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.schemas import FIRST_CHAR, json_schema_of
+from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, json_schema_of
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
 DEFAULT_MAX_ITEMS = 32  # for lists without maxItems: room for any batch, not for a runaway
 ENUMERATE_INT_RANGE = 200  # integer ranges up to this size become explicit alternatives
-
-SPACE = '" "?'
 
 _PRIMITIVES = {
     "char": r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
@@ -37,9 +35,8 @@ _PRIMITIVES = {
     "number": '"-"? ([0-9] | [1-9] [0-9]{0,15}) ("." [0-9]{1,6})?',
     "string": '"\\"" char{0,%d} "\\""' % DEFAULT_MAX_STRING,
     "value": 'object | array | string | number | boolean | null',
-    "object": '"{" ' + SPACE + ' (string ":" ' + SPACE + ' value ("," ' + SPACE
-    + ' string ":" ' + SPACE + ' value){0,15})? "}"',
-    "array": '"[" ' + SPACE + ' (value ("," ' + SPACE + ' value){0,15})? "]"',
+    "object": '"{" (string ":" value ("," string ":" value){0,15})? "}"',
+    "array": '"[" (value ("," value){0,15})? "]"',
 }
 _PRIMITIVE_DEPS = {
     "string": ["char"],
@@ -49,7 +46,7 @@ _PRIMITIVE_DEPS = {
 }
 
 _BAD_NAME = re.compile(r"[^a-zA-Z0-9-]+")
-_CHAR_CLASS = re.compile(r"\[\^?[a-zA-Z0-9 _-]+\]")
+_CHAR_CLASS = re.compile(r"\[\^?[a-zA-Z0-9\u00c0-\u00ff _,.'-]+\]")
 
 
 class GrammarError(ValueError):
@@ -181,40 +178,46 @@ class _Converter:
         parts = []
         for key, sub in props.items():
             value_rule = self.visit(sub, f"{name}-{key}")
-            parts.append(f'{_literal(key)} {SPACE} ":" {SPACE} {value_rule}')
-        body = '"{" ' + SPACE + " " + (' "," ' + SPACE + " ").join(parts) + " " + SPACE + ' "}"'
+            parts.append(f'{_literal(key)} ":" {value_rule}')
+        body = '"{" ' + ' "," '.join(parts) + ' "}"'
         return self.add(name or "root", body)
 
     def array_rule(self, schema: dict[str, Any], name: str) -> str:
-        sep = f'"," {SPACE}'
+        sep = '","'
         prefix = schema.get("prefixItems")
         if prefix:
             items = [self.visit(s, f"{name}-{i}") for i, s in enumerate(prefix)]
-            return self.add(name, f'"[" {SPACE} ' + f" {sep} ".join(items) + f' {SPACE} "]"')
+            return self.add(name, '"[" ' + f" {sep} ".join(items) + ' "]"')
         item = self.visit(schema.get("items", {}), f"{name}-item")
         low = int(schema.get("minItems", 0))
         high = int(schema.get("maxItems", max(low, DEFAULT_MAX_ITEMS)))
         if high == 0:
-            return self.add(name, f'"[" {SPACE} "]"')
+            return self.add(name, '"[" "]"')
         if low == 0:
             inner = f"({item} ({sep} {item}){{0,{high - 1}}})?"
         else:
             inner = f"{item} ({sep} {item}){{{low - 1},{high - 1}}}"
-        return self.add(name, f'"[" {SPACE} {inner} {SPACE} "]"')
+        return self.add(name, f'"[" {inner} "]"')
 
     def string_rule(self, schema: dict[str, Any], name: str) -> str:
-        if "pattern" in schema or "format" in schema:
-            # Not expressed; the gateway's validation judges the value.
-            pass
+        """A string of bounded length; the grammar-only hints (agents/llm/schemas.py) narrow it
+        to one of a few values (:data:`ONE_OF`) or to a character class (:data:`FIRST_CHAR` for
+        the first character, :data:`CHARS` for every other). ``pattern``/``format`` are not
+        expressed: the gateway's validation judges them."""
+        choices = schema.get(ONE_OF)
+        if choices:
+            return self.add(name, " | ".join(_literal(str(v)) for v in choices))
         low = int(schema.get("minLength", 0))
         high = int(schema.get("maxLength", max(low, DEFAULT_MAX_STRING)))
+        first, chars = schema.get(FIRST_CHAR), schema.get(CHARS)
+        for key, value in ((FIRST_CHAR, first), (CHARS, chars)):
+            if value is not None and not _CHAR_CLASS.fullmatch(value):
+                raise GrammarError(f"{key} must be a character class like [a-z], got {value!r}")
+        if (first or chars) and high >= 1:
+            rest = chars or self.primitive("char")
+            body = f"{first or chars} {rest}{{{max(low - 1, 0)},{high - 1}}}"
+            return self.add(name, f'"\\"" ({body}){"?" if low == 0 else ""} "\\""')
         self.primitive("char")
-        first = schema.get(FIRST_CHAR)
-        if first is not None and high >= 1:
-            if not _CHAR_CLASS.fullmatch(first):
-                raise GrammarError(f"{FIRST_CHAR} must be a character class like [a-z], got {first!r}")
-            rest = f"{first} char{{{max(low - 1, 0)},{high - 1}}}"
-            return self.add(name, f'"\\"" ({rest}){"?" if low == 0 else ""} "\\""')
         if low == 0 and high == DEFAULT_MAX_STRING:
             return self.primitive("string")
         return self.add(name, f'"\\"" char{{{low},{high}}} "\\""')

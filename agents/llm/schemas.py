@@ -23,6 +23,23 @@ Not validated, and left out of the schema everyone else sees (servers, cache key
 remote model that writes 'Making coffee' is not refused for a capital."""
 GRAMMAR_ONLY = {FIRST_CHAR: "[a-zA-Z]"}  # json_schema_extra for an activity-like string field
 
+CHARS = "x-chars"
+"""A grammar-only hint: a GBNF character class every character after the first must match
+(``"[a-zA-Z ,'-]"``: words, no digits or emoji). SmolLM2 filled an object's state with sixty
+pineapple emoji, hundreds of tokens at a few a character; under this class it writes words."""
+
+ONE_OF = "x-one-of"
+"""A grammar-only hint: the string is one of these values (a list). Validation keeps the field's
+own type, so a remote model's other choice is not refused; the embedded model picks one of a few
+emoji in two or three tokens instead of writing up to eight of them."""
+
+GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF})
+
+WORDS_ONLY = {FIRST_CHAR: "[a-zA-Z]", CHARS: "[a-zA-Z\u00c0-\u00ff ,'-]"}
+"""json_schema_extra for a short text a reader takes as words (a step's action, an object's
+state): letters (accented ones too), spaces, commas, apostrophes and hyphens; no digits, no
+underscores ('start_morning_breakfast'), no emoji, no JSON."""
+
 
 SAME_SCHEMA_AS = "same_json_schema_as"
 """A class attribute (``ClassVar``) naming the model whose JSON schema a class shares: a subclass
@@ -32,7 +49,7 @@ has its parent's fields and title, so its schema is looked up, not generated aga
 
 def json_schema_of(schema: type[BaseModel], *, for_grammar: bool = False) -> dict[str, Any]:
     """``schema.model_json_schema()``, memoised per class (read-only result); grammar-only hints
-    (:data:`FIRST_CHAR`) are kept only ``for_grammar``."""
+    (:data:`GRAMMAR_HINTS`) are kept only ``for_grammar``."""
     same = schema.__dict__.get(SAME_SCHEMA_AS)
     if same is not None:
         schema = same
@@ -50,7 +67,7 @@ def json_schema_of(schema: type[BaseModel], *, for_grammar: bool = False) -> dic
 def _without_hints(node: Any) -> Any:
     """A copy of a JSON schema without grammar-only keys."""
     if isinstance(node, dict):
-        return {k: _without_hints(v) for k, v in node.items() if k != FIRST_CHAR}
+        return {k: _without_hints(v) for k, v in node.items() if k not in GRAMMAR_HINTS}
     if isinstance(node, list):
         return [_without_hints(v) for v in node]
     return node

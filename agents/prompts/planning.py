@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.schemas import GRAMMAR_ONLY
+from agents.llm.schemas import GRAMMAR_ONLY, ONE_OF, WORDS_ONLY
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
@@ -368,11 +368,12 @@ def _decomposition_schema(places: tuple[str, ...], kind: str) -> type[BaseModel]
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
-                           json_schema_extra=GRAMMAR_ONLY)),
+                           json_schema_extra=WORDS_ONLY)),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
-        emoji=(str, Field(max_length=8, description="one emoji")),
-        object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'")),
+        emoji=(str, Field(max_length=8, description="one emoji", json_schema_extra=EMOJI_HINT)),
+        object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'",
+                                 json_schema_extra=WORDS_ONLY)),
     )
     model = make_model(
         "Decomposition",
@@ -433,16 +434,25 @@ _EMOJI = {
     "wash": "🚿", "ready": "🪥", "talk": "💬", "shop": "🛒", "bake": "🥐",
 }
 _EMOJI_PATTERNS = [(re.compile(rf"\b{stem}"), emoji) for stem, emoji in _EMOJI.items()]
+DEFAULT_EMOJI = "🙂"
+EMOJI_CHOICES = tuple(dict.fromkeys([*_EMOJI.values(), DEFAULT_EMOJI]))
+EMOJI_HINT = {ONE_OF: list(EMOJI_CHOICES)}
+"""The embedded model's grammar picks a step's or reaction's emoji from the engine's own (a few
+tokens); left free, SmolLM2 wrote up to eight of any kind ('🍍🍍🍍🍍🍍🍍' for breakfast)."""
 
 
 _ONE_EMOJI = re.compile(r"^(?:[\U0001F1E6-\U0001F1FF]{2}|[^\w\s](?:[\uFE0F\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*\uFE0F?)")
 
 
 def one_emoji(emoji: str, activity: str) -> str:
-    """The model's emoji cut to its first one (a tiny model writes '💡💡💡💡💡💡💡💡'), or the
-    activity's own when it wrote letters ('lucy_alv') or nothing usable."""
+    """The emoji shown for a step: the activity's own when its words name one (SmolLM2, choosing
+    among the engine's emoji, gave breakfast a stew and a reaction a sleeper), else the model's
+    cut to its first one (a model free of the grammar writes '💡💡💡💡💡💡💡💡'), else a smile."""
+    own = emoji_for(activity)
+    if own != DEFAULT_EMOJI:
+        return own
     match = _ONE_EMOJI.match(emoji.strip())
-    return match.group(0) if match else emoji_for(activity)
+    return match.group(0) if match else own
 
 
 def emoji_for(text: str) -> str:
@@ -452,7 +462,7 @@ def emoji_for(text: str) -> str:
     for pattern, emoji in _EMOJI_PATTERNS:
         if pattern.search(activity):
             return emoji
-    return "🙂"
+    return DEFAULT_EMOJI
 
 
 AT_HOME = ("wake", "breakfast", "dinner", "bed")  # parts of the day spent at home unless the words say where

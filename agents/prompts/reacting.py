@@ -11,8 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from agents.llm.schemas import WORDS_ONLY
 from agents.prompts.checks import copied_from, fits_place
 from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
+from agents.prompts.planning import EMOJI_HINT
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
@@ -79,10 +81,11 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
         __base__=ReactionAnswer,
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
         talk_to=(choice_type(people + (NOBODY,)), Field(default=NOBODY)),
-        action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting")),
+        action=(str, Field(default="", max_length=ACTION_MAX, description="the new action when reacting",
+                           json_schema_extra=WORDS_ONLY)),
         place=(choice_type(places), Field(description="where the new action happens")),
         minutes=(int, Field(default=15, ge=5, le=60)),
-        emoji=(str, Field(default="🙂", max_length=8)),
+        emoji=(str, Field(default="🙂", max_length=8, json_schema_extra=EMOJI_HINT)),
     )
 
 

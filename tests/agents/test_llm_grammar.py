@@ -7,12 +7,14 @@ model wants to say, the grammar must make it schema-valid.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal, Optional
 
 import pytest
 from pydantic import BaseModel, Field
 
 from agents.llm.grammar import DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, grammar_for, schema_to_gbnf
+from agents.llm.schemas import ONE_OF, WORDS_ONLY
 
 
 Word = Annotated[str, Field(max_length=16)]
@@ -60,12 +62,12 @@ def test_arrays_keep_their_bounds_and_unbounded_lists_get_a_generous_cap() -> No
     assert "{0,2}" in g["root-steps"]  # 1..3 items: one, then up to two more
     assert "ref-Step" in g["root-steps"] and '"\\"Hobbs Cafe\\""' in g["ref-Step-body-place"]
     m = rules(grammar_for(Mixed))
-    assert m["root-ratings"].endswith('{0,5})? " "? "]"')
+    assert m["root-ratings"].endswith('{0,5})? "]"')
 
     class Batch(BaseModel):
         ratings: list[int]
 
-    assert rules(grammar_for(Batch))["root-ratings"].endswith(f'{{0,{DEFAULT_MAX_ITEMS - 1}}})? " "? "]"')
+    assert rules(grammar_for(Batch))["root-ratings"].endswith(f'{{0,{DEFAULT_MAX_ITEMS - 1}}})? "]"')
 
 
 def test_negative_ranges_tuples_and_nullable() -> None:
@@ -153,3 +155,54 @@ def test_decoding_an_activity_list_starts_every_item_with_a_letter(smollm2) -> N
                              seed=seed)
         parts = Planned.model_validate_json(text).parts
         assert all(p == "" or p[0].isalpha() for p in parts), parts
+
+
+def test_json_is_written_compact_so_keys_and_punctuation_are_forced() -> None:
+    """No optional space anywhere: after a value closes, the next key (',"minutes":') is the only
+    text the grammar allows, so the forcing loop evaluates it in one batch instead of sampling a
+    space-or-not choice at every separator (SmolLM2 wrote '{ "ratings": [ 10 ] }' and '{"ratings":[1]}')."""
+    for schema in (Step, Decomposition, Mixed, Free):
+        assert '" "?' not in grammar_for(schema)  # the optional space there was before
+    assert rules(grammar_for(Step))["root"] == (
+        '"{" "\\"action\\"" ":" root-action "," "\\"minutes\\"" ":" root-minutes "," "\\"place\\"" ":" root-place "}"')
+
+
+class Worded(BaseModel):
+    action: str = Field(max_length=40, json_schema_extra=WORDS_ONLY)
+    emoji: str = Field(max_length=8, json_schema_extra={ONE_OF: ["🍳", "☕"]})
+
+
+def test_words_only_and_one_of_narrow_the_grammar_only() -> None:
+    """A step's action and an object's state are words (no digits, underscores or emoji), and an
+    emoji is one of the engine's: in the grammar. Servers, prompts and cache keys never see the
+    hints, and validation does not apply them (a remote model's '🥞' is not refused)."""
+    from agents.llm.grammar import GrammarError
+    from agents.llm.schemas import json_schema_of
+
+    g = rules(grammar_for(Worded))
+    assert g["root-action"] == '"\\"" ([a-zA-Z] [a-zA-ZÀ-ÿ ,\'-]{0,39})? "\\""'
+    assert g["root-emoji"] == '"\\"🍳\\"" | "\\"☕\\""'
+    assert "x-" not in str(json_schema_of(Worded))
+    assert Worded(action="start_work 9", emoji="🥞").emoji == "🥞"
+    with pytest.raises(GrammarError, match="x-chars must be a character class"):
+        schema_to_gbnf({"type": "string", "maxLength": 5, "x-chars": "[a-z]+"})
+
+
+@pytest.mark.slow
+def test_decoding_a_decomposition_writes_words_and_the_engines_emoji(smollm2) -> None:
+    """Under the real decomposition grammar SmolLM2 at temperature 1.0 can write neither an
+    identifier ('start_morning_breakfast') nor a string of emoji as an action or an object state."""
+    import re
+
+    from agents.prompts.planning import EMOJI_CHOICES, decomposition_schema
+
+    schema = decomposition_schema(("Oak House:kitchen", "Oak House:living room"), "breakfast")
+    words = re.compile(r"^(?:[a-zA-Z][a-zA-ZÀ-ÿ ,'-]*)?$")
+    messages = [{"role": "user", "content": "Lucy has breakfast at 07:00. Break it into steps as JSON."}]
+    for seed in range(3):
+        text, _, _ = smollm2("smollm2", messages, grammar=grammar_for(schema), temperature=1.0, max_tokens=400,
+                             seed=seed)
+        steps = json.loads(text)["steps"]
+        assert all(words.match(s["action"]) and words.match(s["object_state"]) for s in steps), steps
+        assert all(s["emoji"] in EMOJI_CHOICES for s in steps), steps
+        assert not re.search(r"\s", re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)), text  # compact outside strings
