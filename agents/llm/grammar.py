@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, json_schema_of
+from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, OPENING, json_schema_of
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
@@ -53,9 +53,12 @@ class GrammarError(ValueError):
     """The schema uses something this converter cannot express."""
 
 
-def _literal(value: Any) -> str:
-    """A GBNF string literal matching the JSON encoding of ``value``."""
+def _literal(value: Any, *, quoted: bool = True) -> str:
+    """A GBNF string literal matching the JSON encoding of ``value`` (a string's without its
+    quotes when not ``quoted``: the start of a longer JSON string)."""
     text = json.dumps(value, ensure_ascii=False)
+    if not quoted and isinstance(value, str):
+        text = text[1:-1]
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{escaped}"'
 
@@ -201,14 +204,20 @@ class _Converter:
 
     def string_rule(self, schema: dict[str, Any], name: str) -> str:
         """A string of bounded length; the grammar-only hints (agents/llm/schemas.py) narrow it
-        to one of a few values (:data:`ONE_OF`) or to a character class (:data:`FIRST_CHAR` for
-        the first character, :data:`CHARS` for every other). ``pattern``/``format`` are not
+        to one of a few values (:data:`ONE_OF`), to one of a few openings (:data:`OPENING`) or to
+        a character class (:data:`FIRST_CHAR` for the first character, :data:`CHARS` for every other). ``pattern``/``format`` are not
         expressed: the gateway's validation judges them."""
         choices = schema.get(ONE_OF)
         if choices:
             return self.add(name, " | ".join(_literal(str(v)) for v in choices))
         low = int(schema.get("minLength", 0))
         high = int(schema.get("maxLength", max(low, DEFAULT_MAX_STRING)))
+        openings = [str(v) for v in schema.get(OPENING) or ()]
+        if openings:  # the rest may be as long as the longest opening leaves
+            rest = max(high - max(len(o) for o in openings), 0)
+            alternatives = " | ".join(_literal(o, quoted=False) for o in openings)
+            self.primitive("char")
+            return self.add(name, f'"\\"" ({alternatives}) char{{0,{rest}}} "\\""')
         first, chars = schema.get(FIRST_CHAR), schema.get(CHARS)
         for key, value in ((FIRST_CHAR, first), (CHARS, chars)):
             if value is not None and not _CHAR_CLASS.fullmatch(value):

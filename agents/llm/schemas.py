@@ -21,7 +21,6 @@ FIRST_CHAR = "x-first-char"
 character must match (``"[a-zA-Z]"`` for an activity: no '7:00', '2020-02-06 12:32' or '{').
 Not validated, and left out of the schema everyone else sees (servers, cache keys, prompts), so a
 remote model that writes 'Making coffee' is not refused for a capital."""
-GRAMMAR_ONLY = {FIRST_CHAR: "[a-zA-Z]"}  # json_schema_extra for an activity-like string field
 
 CHARS = "x-chars"
 """A grammar-only hint: a GBNF character class every character after the first must match
@@ -33,7 +32,13 @@ ONE_OF = "x-one-of"
 own type, so a remote model's other choice is not refused; the embedded model picks one of a few
 emoji in two or three tokens instead of writing up to eight of them."""
 
-GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF})
+OPENING = "x-opening"
+"""A grammar-only hint: the string starts with one of these literal openings (a list). An interview
+answer starts 'I ', 'I'' or 'My ': SmolLM2 began every answer with the resident's own name and
+went on in the third person ('Lucy Alvarez has been working on a new project ...'), which the
+answer check refuses, so every interview ended in the engine's fallback."""
+
+GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF, OPENING})
 
 WORDS_ONLY = {FIRST_CHAR: "[a-zA-Z]", CHARS: "[a-zA-Z\u00c0-\u00ff ,'-]"}
 """json_schema_extra for a short text a reader takes as words (a step's action, an object's

@@ -75,6 +75,7 @@ _LIST_SEPARATORS = re.compile(r"[;,/…]+")
 _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
+_SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b")  # 'Moses Alvarez is idle'
 _JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"')  # 'reads in bed.},{': the answer's JSON leaking into its words
 _CUT_OFF = re.compile(r"…|\.\.\.")  # a line copied until the room ran out
 # Words of the instructions and schemas, not of a day: 'React, no' was a reaction's action.
@@ -96,7 +97,8 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
     list of single words ('Morning, breakfast; lunch; dinner', 'Bike, bike, bike'), one word that
     is no activity ('marc', 'nope', 'add'), a name ('Lucy Alvarez', 'Willow Cafe'), a
     description of a person ("Hannah Price's status: Current: Dead", "Tom Alvarez's work day
-    shifts ..."), a line cut off ('works at …') or only words of the instructions ('React, no').
+    shifts ..."), a statement about someone ('Moses Alvarez is idle', a plan part of SmolLM2's on
+    2026-11-25), a line cut off ('works at …') or only words of the instructions ('React, no').
     None when it reads as something a person does."""
     problem = not_an_activity(text)
     if problem:
@@ -115,6 +117,8 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a statement, not an activity"
     if _NAME_POSSESSIVE.match(stripped):
         return "a description of a person"
+    if _SOMEONE_IS.match(stripped):
+        return "a statement about someone"
     if _JSON_DEBRIS.search(stripped):
         return "JSON debris"
     if _TIME_LABEL.match(stripped):

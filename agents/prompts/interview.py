@@ -15,12 +15,17 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agents.llm.schemas import OPENING
 from agents.prompts.checks import addresses_itself, copied_from, just_a_name, words
 from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
+FIRST_PERSON = {OPENING: ["I ", "I'"]}  # the embedded model's answer opens in the first person
+
+
 class Answer(BaseModel):
-    answer: Sentence = Field(description="the answer, in the first person, in character")
+    answer: Sentence = Field(description="the answer, in the first person, in character",
+                             json_schema_extra=FIRST_PERSON)
 
 
 INSTRUCTION = ("Answer as {name}, in the first person, using only what {name} remembers. If {name} "

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.schemas import GRAMMAR_ONLY, ONE_OF, WORDS_ONLY
+from agents.llm.schemas import ONE_OF, WORDS_ONLY
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
@@ -158,7 +158,7 @@ def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseMo
         __base__=DayPlanAnswer,
         currently=(Annotated[str, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=GRAMMAR_ONLY)]],
+        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=WORDS_ONLY)]],
                Field(min_length=open_parts, max_length=open_parts,
                      description="what the resident does in each open part, in order")),
     )
@@ -228,7 +228,7 @@ def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
                        activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)],
-                                           Field(description="what, in a few words", json_schema_extra=GRAMMAR_ONLY)))
+                                           Field(description="what, in a few words", json_schema_extra=WORDS_ONLY)))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 

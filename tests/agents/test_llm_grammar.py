@@ -206,3 +206,42 @@ def test_decoding_a_decomposition_writes_words_and_the_engines_emoji(smollm2) ->
         assert all(words.match(s["action"]) and words.match(s["object_state"]) for s in steps), steps
         assert all(s["emoji"] in EMOJI_CHOICES for s in steps), steps
         assert not re.search(r"\s", re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)), text  # compact outside strings
+
+
+def test_an_opening_starts_the_string_in_the_grammar_only() -> None:
+    """An interview answer opens 'I ' or 'I'' under the grammar (the rest stays free, bounded so
+    the whole fits the cap); other views of the schema never see the hint."""
+    from agents.llm.schemas import json_schema_of
+    from agents.prompts.interview import Answer
+
+    g = rules(grammar_for(Answer))
+    assert g["root-answer"] == f'"\\"" ("I " | "I\'") char{{0,{DEFAULT_MAX_STRING - 2}}} "\\""'
+    assert "x-opening" not in str(json_schema_of(Answer))
+    assert rules(schema_to_gbnf({"type": "string", "maxLength": 10, "x-opening": ['a"b']}))["root"] == \
+        '"\\"" ("a\\\\\\"b") char{0,7} "\\""'
+
+
+@pytest.mark.slow
+def test_interview_answers_under_the_grammar_are_first_person_and_accepted(smollm2) -> None:
+    """Every SmolLM2 interview answer began with the resident's own name and went on in the third
+    person, so the answer check refused all of them (the bench's interviews were all fallbacks).
+    Opened in the first person by the grammar, the model's own answers pass the same check."""
+    from agents.prompts.interview import answer_schema, interview_prompt
+
+    name, question = "Tom Alvarez", "What have you been doing today, and who have you seen?"
+    memories = ("Tom Alvarez is having breakfast at Oak House kitchen", "Maria Alvarez is talking with Tom Alvarez",
+                "Tom Alvarez is working at Riverside Clinic exam room", "Lucy Alvarez is reading in the living room")
+    schema = answer_schema(name, question, memories)
+    prompt = interview_prompt("Tom Alvarez (46) is patient, dry humour, tired. Occupation: nurse at Riverside Clinic.",
+                              name, "Friday 08:59", "working", list(memories), question)
+    accepted = 0
+    for seed in range(4):
+        text, _, _ = smollm2("smollm2", prompt, grammar=grammar_for(schema), temperature=0.7, max_tokens=300,
+                             seed=seed)
+        assert json.loads(text)["answer"].startswith(("I ", "I'")), text
+        try:
+            schema.model_validate_json(text)
+            accepted += 1
+        except ValueError:
+            pass
+    assert accepted >= 3
