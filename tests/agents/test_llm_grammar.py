@@ -245,3 +245,29 @@ def test_interview_answers_under_the_grammar_are_first_person_and_accepted(smoll
         except ValueError:
             pass
     assert accepted >= 3
+
+
+@pytest.mark.slow
+def test_conversation_lines_under_the_grammar_open_as_speech_and_are_accepted(smollm2) -> None:
+    """SmolLM2 began most lines with a name or copied its partner's line, and the line checks
+    refused them; opened as speech by the grammar ('I ', 'Yes', 'Oh', ...), its own lines pass."""
+    from agents.prompts.conversation import SPEECH_OPENINGS, converse_prompt, line_schema
+
+    name, other = "Tom Alvarez", "Maria Alvarez"
+    summary = "Tom Alvarez (46) is patient, dry humour, tired. Occupation: nurse at Riverside Clinic. Lives at Oak House."
+    accepted = total = 0
+    for previous in ("Did you sleep well last night?", "Are you busy at work today?", "I might be home late tonight."):
+        schema = line_schema(name, other, previous)
+        prompt = converse_prompt(summary, name, other, "wife", "07:30", "having breakfast", "Oak House:kitchen",
+                                 ["Tom Alvarez is having breakfast at Oak House kitchen"], [f"{other}: {previous}"], 8)
+        for seed in range(2):
+            text, _, _ = smollm2("smollm2", prompt, grammar=grammar_for(schema), temperature=0.7, max_tokens=160,
+                                 seed=seed)
+            assert json.loads(text)["utterance"].startswith(tuple(SPEECH_OPENINGS["x-opening"])), text
+            total += 1
+            try:
+                schema.model_validate_json(text)
+                accepted += 1
+            except ValueError:
+                pass
+    assert accepted >= total - 1
