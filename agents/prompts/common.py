@@ -73,7 +73,9 @@ _WEB_ADDRESS = re.compile(r"https?://|\bwww\.|[\w-]\.(?:com|org|net|io|edu|gov|i
 _ANY_CLOCK = re.compile(r"\b\d{1,2}:\d\d\b")  # 'going to bed at Oak House 22:00' (a part's leading time is dropped first)
 _LIST_SEPARATORS = re.compile(r"[;,/…]+")
 _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
-_STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're)\b", re.I)  # 'I want to apply to ...'
+# 'I want to apply to ...'; 'Her status is currently', 'She does everything, she does it with her heart'
+_STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're|she|she's|he|he's|they|they're|her|his|their)\b",
+                        re.I)
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
 _SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b")  # 'Moses Alvarez is idle'
 _JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"')  # 'reads in bed.},{': the answer's JSON leaking into its words
@@ -127,6 +129,8 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
         return "a line cut off"
     if words and all(w.lower() in _INSTRUCTION_WORDS or w.lower() in _TIME_WORDS for w in words):
         return "words of the instructions"
+    if words and words[0].lower() in _TIME_WORDS and not any(_activity_word(w) for w in words):
+        return "a time, not an activity"  # 'Monday at a time' (SmolLM2's breakfast, 2026-11-25)
     if any(len(w) >= 24 for w in words):
         return "words run together"
     segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]

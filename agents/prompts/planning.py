@@ -129,10 +129,13 @@ class DayPlanAnswer(Patched):
 
 # The meals a part of each kind may name: 'dinner' at 12:00 or 'lunch' at 17:00 (SmolLM2, 2026-11-24)
 # is a plan no reader believes.
-_MEALS_ALLOWED = {"breakfast": {"breakfast", "brunch"}, "lunch": {"lunch", "brunch"},
+_MEALS_ALLOWED = {"wake": {"breakfast"}, "breakfast": {"breakfast", "brunch"}, "lunch": {"lunch", "brunch"},
                   "dinner": {"dinner", "supper"}, "evening": {"dinner", "supper"}}
 _MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
-_BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )bed|sleep|sleeping|asleep|nap)\b", re.I)
+# 'going to bed' at 07:13 and 'getting up at lunch' were SmolLM2's wake-up steps (2026-11-25);
+# getting out of bed and making it are what the morning is for
+_BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )(?<!out of )(?<!out of the )bed|sleep|sleeping|asleep|nap)\b",
+                       re.I)
 
 
 def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:

@@ -151,7 +151,8 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
             "going to bed at Oak House 22:00", "not today",
             "baking before any other other baking is up, reads in bed.},{",
             # the quickstart of 2026-11-25: an observation of someone as a plan part
-            "8:00 Moses Alvarez is idle", "Tom Alvarez is talking with Maria Alvarez"]
+            "8:00 Moses Alvarez is idle", "Tom Alvarez is talking with Maria Alvarez", "12:00 Her status is currently",
+            "She does everything, she does it with her heart", "7:00 Monday at a time"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):

@@ -203,6 +203,13 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
                    {**step, "action": "washing up"}]})
     assert [s.action for s in breakfast.steps] == ["taking breakfast", "making the bed", "washing up"]
     assert "lunch in the breakfast part" in patches_of(breakfast)[1]
+    # SmolLM2 (quickstart 2026-11-25, after the grammar's words-only actions), Lucy's wake-up block at 07:00
+    wake = decomposition_schema(PLACES, "wake").model_validate(
+        {"steps": [{**step, "action": "getting out of bed"}, {**step, "action": "going to bed"},
+                   {**step, "action": "going to lunch"}, {**step, "action": "getting up at lunch"},
+                   {**step, "action": "having breakfast"}, {**step, "action": "making the bed"}]})
+    assert [s.action for s in wake.steps] == ["getting out of bed", "having breakfast", "making the bed"]
+    assert "bed in the wake part" in patches_of(wake)[1]
     assert [s.action for s in decomposition_fallback(PLACES, "late to bed", "Oak House:bedroom", 30, "lunch").steps] \
         == ["keeping busy", "keeping busy"]
     reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
