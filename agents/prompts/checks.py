@@ -153,11 +153,16 @@ def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None
     # about the medical school application?' answered with its own first half, SmolLM2 2026-11-25)
     if len(mine) >= ECHO_MIN_WORDS and len(mine & theirs) / len(mine) >= ECHO_SHARE:
         return "echoes the previous speaker's line"
+    # the partner's line taken up word for word and carried on ('I am happy to share with you that the
+    # roof of the shed is leaking again ... I would l...', SmolLM2 under the speech openings, 2026-11-25)
+    if len(a) >= OPENS_WITH_WORDS and a[:OPENS_WITH_WORDS] == b[:OPENS_WITH_WORDS]:
+        return "opens with the previous speaker's words"
     return None
 
 
 ECHO_MIN_WORDS = 6  # distinct words (names left out) a line needs before it can be called an echo
 ECHO_SHARE = 0.9  # share of them taken from the partner's previous line
+OPENS_WITH_WORDS = 6  # a line whose first six words are the partner's first six took the line up
 
 
 def speaks_as(line: str, other: str) -> str | None:

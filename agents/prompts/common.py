@@ -7,6 +7,7 @@ responders read them back with :func:`fact`, so a scripted town follows its pers
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -106,27 +107,31 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
     if problem:
         return problem
     stripped = text.strip()
-    words = _LETTER_WORD.findall(stripped)
-    if _NUMBERED_ITEM.match(stripped):
-        return "a numbered list item"
-    if _WEB_ADDRESS.search(stripped):
-        return "a web address"
-    if _CLOCK_TIME.search(stripped) or _ANY_CLOCK.search(stripped):
-        return "a time (the day's times are set)"
-    if _GLUED_NUMBER.search(stripped):
-        return "a word with a number glued on"
-    if _STATEMENT.match(stripped):
-        return "a statement, not an activity"
-    if _NAME_POSSESSIVE.match(stripped):
-        return "a description of a person"
-    if _SOMEONE_IS.match(stripped):
-        return "a statement about someone"
-    if _JSON_DEBRIS.search(stripped):
-        return "JSON debris"
-    if _TIME_LABEL.match(stripped):
-        return "a day or time of day as a label"
-    if _CUT_OFF.search(stripped):
-        return "a line cut off"
+    for found, reason in _SHAPE_PROBLEMS:
+        if found(stripped):
+            return reason
+    return _word_problem(stripped, _LETTER_WORD.findall(stripped), names)
+
+
+# What a line's shape says it is, checked in this order (a regex's match at the start or search anywhere)
+_SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
+    (_NUMBERED_ITEM.match, "a numbered list item"),
+    (_WEB_ADDRESS.search, "a web address"),
+    (_CLOCK_TIME.search, "a time (the day's times are set)"),
+    (_ANY_CLOCK.search, "a time (the day's times are set)"),
+    (_GLUED_NUMBER.search, "a word with a number glued on"),
+    (_STATEMENT.match, "a statement, not an activity"),
+    (_NAME_POSSESSIVE.match, "a description of a person"),
+    (_SOMEONE_IS.match, "a statement about someone"),
+    (_JSON_DEBRIS.search, "JSON debris"),
+    (_TIME_LABEL.match, "a day or time of day as a label"),
+    (_CUT_OFF.search, "a line cut off"),
+)
+
+
+def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> str | None:
+    """What a line's words say it is: the instructions, a time, words run together, a list of
+    single words, one word that is no activity, or a name."""
     if words and all(w.lower() in _INSTRUCTION_WORDS or w.lower() in _TIME_WORDS for w in words):
         return "words of the instructions"
     if words and words[0].lower() in _TIME_WORDS and not any(_activity_word(w) for w in words):

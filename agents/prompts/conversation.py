@@ -96,10 +96,12 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
     return CheckedLine
 
 
-def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "") -> Line:
+def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
+                  said: tuple[str, ...] = ()) -> Line:
     """The typed fallback of ``converse``: the engine's ``topic`` (something remembered, see
     cognition.conversation.pick_topic) said plainly, else a greeting that ends the talk after the
-    first exchange.
+    first exchange; never a line the speaker ``said`` already in this talk (Maria answered
+    'Nice to see you, Tom.' twice in the quickstart of 2026-11-25).
 
     Valid against :func:`line_schema` by construction (it never repeats ``previous``)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
@@ -108,12 +110,13 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     news = clip(topic, 300).rstrip(".")
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
     for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]:
-        if not repeats(text, previous, (name, other)):
+        if not repeats(text, previous, (name, other)) and text not in said:
             try:
                 return schema(utterance=text, end=end and not text.startswith(("Hi ", "By the way")))
             except ValueError:  # a topic that copies the instruction: the plain greeting instead
                 continue
-    last = "Well, I should get going." if not repeats("Well, I should get going.", previous) else "Bye for now."
+    last = next((t for t in ("Well, I should get going.", "Bye for now.") if not repeats(t, previous) and t not in said),
+                "Bye for now.")
     return schema(utterance=last, end=True)
 
 

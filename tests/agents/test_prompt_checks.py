@@ -64,6 +64,21 @@ def test_fallbacks_pass_their_own_checks() -> None:
     fb = decomposition_fallback(PLACES, "sleep in", "Town Bank:counter", 30)
     assert all(s.place == "Oak House:bedroom" for s in fb.steps)  # moved where it fits
     assert line_fallback("Bo Smith", 3, "Ada Jones", "Nice to see you, Bo.").utterance != "Nice to see you, Bo."
+    # never the speaker's own earlier line again (Maria answered 'Nice to see you, Tom.' twice, 2026-11-25)
+    again = line_fallback("Tom Alvarez", 3, "Maria Alvarez", "I am glad.", said=("Nice to see you, Tom.",))
+    assert again.utterance == "Good to see you. Take care!" and again.end
+    every = ("Nice to see you, Tom.", "Good to see you. Take care!", "Well, I should get going.")
+    assert line_fallback("Tom Alvarez", 3, "Maria Alvarez", "I am glad.", said=every).utterance == "Bye for now."
+
+
+def test_a_line_that_takes_up_the_partners_line_is_no_answer() -> None:
+    """SmolLM2 under the speech openings took its partner's line up word for word and carried on;
+    six opening words in common make it a repeat (for the line check and the believability check)."""
+    previous = "I am happy to share with you that the roof of the shed is leaking again after the storm."
+    schema = line_schema("Maria Alvarez", "Tom Alvarez", previous)
+    with pytest.raises(ValidationError, match="opens with the previous speaker's words"):
+        schema(utterance=previous[:-1] + ". I would like to fix it with you tomorrow morning.")
+    assert schema(utterance="I am happy to hear it is not the house roof this time.").utterance
     texts = ["the chair is idle", "Bo died in a fire", "walking"]
     assert ratings_fallback(texts).ratings == [1, 10, 1]
 

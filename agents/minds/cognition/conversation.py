@@ -87,7 +87,8 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
         line_schema(mind.name, other, previous),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic,
+                      tuple(l.split(": ", 1)[1] for l in convo.lines if l.startswith(mind.name + ": "))),
         max_tokens=160,
     )
 
