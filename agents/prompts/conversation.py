@@ -70,10 +70,16 @@ def no_words(line: str) -> str | None:
     return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
 
 
-@lru_cache(maxsize=512)
-def line_schema(name: str, other: str, previous: str) -> type[Line]:
+def line_schema(name: str, other: str, previous: str, own: str = "") -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
-    instruction copied back (checked after parsing; the JSON shape is Line's)."""
+    speaker's ``own`` last line again (Tom said his opener twice, the second time with a clause
+    added), not the instruction copied back (checked after parsing; the JSON shape is Line's).
+    One class for the same four texts, however they are passed (the fallback must be an instance)."""
+    return _line_schema(name, other, previous, own)
+
+
+@lru_cache(maxsize=512)
+def _line_schema(name: str, other: str, previous: str, own: str) -> type[Line]:
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -88,12 +94,19 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
                        or only_a_label(self.utterance, (name, other)) or says_nothing(self.utterance)
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
+                       or _says_again(self.utterance, own, (name, other))
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
 
     return CheckedLine
+
+
+def _says_again(line: str, own: str, names: tuple[str, ...]) -> str | None:
+    """A problem when a line is the speaker's own last line again (the checks of :func:`repeats`)."""
+    problem = repeats(line, own, names) if own else None
+    return problem and problem.replace("the previous speaker's", "the speaker's own last")
 
 
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
@@ -103,21 +116,22 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     first exchange; never a line the speaker ``said`` already in this talk (Maria answered
     'Nice to see you, Tom.' twice in the quickstart of 2026-11-25).
 
-    Valid against :func:`line_schema` by construction (it never repeats ``previous``)."""
+    An instance of :func:`line_schema` for the same lines, its checks passed (the last resort,
+    when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous)
+    schema = line_schema(name, other, previous, said[-1] if said else "")
     news = clip(topic, 300).rstrip(".")
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
-    for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]:
-        if not repeats(text, previous, (name, other)) and text not in said:
-            try:
-                return schema(utterance=text, end=end and not text.startswith(("Hi ", "By the way")))
-            except ValueError:  # a topic that copies the instruction: the plain greeting instead
-                continue
-    last = next((t for t in ("Well, I should get going.", "Bye for now.") if not repeats(t, previous) and t not in said),
-                "Bye for now.")
-    return schema(utterance=last, end=True)
+    closing = ["Well, I should get going.", "Bye for now.", f"See you later, {first}."]
+    for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"] + closing:
+        if text in said:
+            continue
+        try:  # refused when it repeats a line, or a topic copies the instruction: the next one then
+            return schema(utterance=text, end=text in closing or (end and not text.startswith(("Hi ", "By the way"))))
+        except ValueError:
+            continue
+    return schema.model_construct(utterance="Take care.", end=True)  # every line above said already
 
 
 def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
