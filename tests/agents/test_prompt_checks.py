@@ -81,8 +81,8 @@ def test_a_line_that_takes_up_the_partners_line_is_no_answer() -> None:
     assert schema(utterance="I am happy to hear it is not the house roof this time.").utterance
     # nor the speaker's own last line again (Tom, quickstart 2026-11-25: his opener, then the same with a clause added)
     mine = "I'm glad to know that you have a caring and empathetic family at home."
-    again = line_schema("Tom Alvarez", "Maria Alvarez", "Nice to see you, Tom.", mine)
-    with pytest.raises(ValidationError, match="the speaker's own last"):
+    again = line_schema("Tom Alvarez", "Maria Alvarez", "Nice to see you, Tom.", (mine,))
+    with pytest.raises(ValidationError, match="an earlier line"):
         again(utterance=mine + " I'm glad to hear that you have a caring family.")
     assert again(utterance="I'm off to the clinic soon, see you tonight.").utterance
     texts = ["the chair is idle", "Bo died in a fire", "walking"]
@@ -185,6 +185,11 @@ def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
     later = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", party)
     assert later.utterance == f"By the way, {party}."
     assert line_fallback("Maria Lopez", 3, "Klaus Mueller", "", "").utterance == "Nice to see you, Maria."
+    # not the speaker's own description of themselves (Maria's fallback told Lucy 'Maria Alvarez is warm, organised')
+    myself = memory(6, "reflection", "Klaus Mueller is curious and kind, and works on his research paper", 9)
+    assert pick_topic([myself, *records], "Maria Lopez", [], speaker="Klaus Mueller") == party
+    news = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", "The bakery on Elm Street closed")
+    assert news.utterance == "By the way, the bakery on Elm Street closed."
 
 
 def test_a_chat_line_loses_the_speaker_label_a_small_model_puts_first_and_needs_words() -> None:

@@ -52,10 +52,12 @@ def about_partner(text: str, partner: str) -> bool:
     return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
 
 
-def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5) -> str:
+def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5,
+               speaker: str = "") -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
     choose): the most important one that is news (not a plan, an idle thing, anything naming the
-    partner — their own news — or this talk) and not yet said in this conversation; '' when nothing qualifies."""
+    partner — their own news —, the speaker's own description of themselves, or this talk) and not
+    yet said in this conversation; '' when nothing qualifies."""
     spoken = " ".join(transcript).lower()
     best: tuple[int, int, str] | None = None
     for rank, memory in enumerate(memories):
@@ -63,6 +65,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
         lower = text.lower()
         if (memory.importance < min_importance or not text or memory.kind == "plan"
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
+                or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...' 
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
                 or not re.search(r"[a-z]{3}", lower)):
             continue
@@ -76,19 +79,20 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     queries = [other, f"{other} news plans party events"]
     records = await mind.memory_for(queries, 6)
     memories = [m.text for m in records]
-    topic = pick_topic(records, other, convo.lines)
+    topic = pick_topic(records, other, convo.lines, speaker=mind.name)
     relation = mind.social.describe(other)
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if l.startswith(mind.name + ": "))
+    earlier = tuple(l.split(": ", 1)[-1] for l in convo.lines[:-1])  # every line before the partner's last
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous, said[-1] if said else ""),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said),
+        line_schema(mind.name, other, previous, earlier),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, earlier),
         max_tokens=160,
     )
 
