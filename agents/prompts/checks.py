@@ -137,7 +137,7 @@ def repeats_itself(line: str) -> str | None:
 NEAR_REPEAT_OVERLAP = 0.8  # share of distinct words two lines have in common (names left out)
 
 
-def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None:
+def repeats(line: str, previous: str, names: tuple[str, ...] = (), *, taken_up: bool = True) -> str | None:
     """A problem when a line says the partner's previous line again: word for word, or with
     only the names swapped or a word changed ('Hi, Maria! I just wanted to say ...' answered by
     'Hi, Lucy! I just wanted to say ...', seen from Qwen). Lines of 4+ words (names left out)
@@ -151,6 +151,8 @@ def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None
         return "says the previous speaker's line again"
     # a shorter line made of the partner's words ('Have you heard about the medical school application? How
     # about the medical school application?' answered with its own first half, SmolLM2 2026-11-25)
+    if not taken_up:  # only the line again, word for word or nearly (an earlier line of the talk)
+        return None
     if len(mine) >= ECHO_MIN_WORDS and len(mine & theirs) / len(mine) >= ECHO_SHARE:
         return "echoes the previous speaker's line"
     # the partner's line taken up word for word and carried on ('I am happy to share with you that the

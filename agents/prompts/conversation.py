@@ -105,11 +105,12 @@ def _line_schema(name: str, other: str, previous: str, earlier: tuple[str, ...])
 
 
 def _says_again(line: str, earlier: tuple[str, ...], names: tuple[str, ...]) -> str | None:
-    """A problem when a line is an earlier line of the talk again (the checks of :func:`repeats`)."""
+    """A problem when a line is an earlier line of the talk again, word for word or nearly. Not
+    the stricter echo and taken-up checks :func:`repeats` applies to the partner's last line: with
+    them SmolLM2's quickstart fell back on 7 of 9 lines and its health read 'degraded'."""
     for before in earlier:
-        problem = repeats(line, before, names)
-        if problem:
-            return problem.replace("the previous speaker's", "an earlier")
+        if repeats(line, before, names, taken_up=False):
+            return "says an earlier line of the talk again"
     return None
 
 
