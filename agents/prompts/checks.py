@@ -137,7 +137,7 @@ def repeats_itself(line: str) -> str | None:
 NEAR_REPEAT_OVERLAP = 0.8  # share of distinct words two lines have in common (names left out)
 
 
-def repeats(line: str, previous: str, names: tuple[str, ...] = (), *, taken_up: bool = True) -> str | None:
+def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None:
     """A problem when a line says the partner's previous line again: word for word, or with
     only the names swapped or a word changed ('Hi, Maria! I just wanted to say ...' answered by
     'Hi, Lucy! I just wanted to say ...', seen from Qwen). Lines of 4+ words (names left out)
@@ -151,20 +151,21 @@ def repeats(line: str, previous: str, names: tuple[str, ...] = (), *, taken_up: 
         return "says the previous speaker's line again"
     # a shorter line made of the partner's words ('Have you heard about the medical school application? How
     # about the medical school application?' answered with its own first half, SmolLM2 2026-11-25)
-    if not taken_up:  # only the line again, word for word or nearly (an earlier line of the talk)
-        return None
     if len(mine) >= ECHO_MIN_WORDS and len(mine & theirs) / len(mine) >= ECHO_SHARE:
         return "echoes the previous speaker's line"
     # the partner's line taken up word for word and carried on ('I am happy to share with you that the
     # roof of the shed is leaking again ... I would l...', SmolLM2 under the speech openings, 2026-11-25)
-    if len(a) >= OPENS_WITH_WORDS and a[:OPENS_WITH_WORDS] == b[:OPENS_WITH_WORDS]:
+    n = min(OPENS_WITH_WORDS, len(b))
+    if n >= ECHO_MIN_WORDS and len(a) >= n and a[:n] == b[:n]:
         return "opens with the previous speaker's words"
     return None
 
 
 ECHO_MIN_WORDS = 6  # distinct words (names left out) a line needs before it can be called an echo
 ECHO_SHARE = 0.9  # share of them taken from the partner's previous line
-OPENS_WITH_WORDS = 6  # a line whose first six words are the partner's first six took the line up
+# a line that opens with the partner's first eight words (or all of a shorter line of six or more) took
+# the line up; eight, not six, so two lines on one pattern ('Really? I had not heard that ...') differ
+OPENS_WITH_WORDS = 8
 
 
 def speaks_as(line: str, other: str) -> str | None:

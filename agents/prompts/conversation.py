@@ -70,17 +70,10 @@ def no_words(line: str) -> str | None:
     return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
 
 
-def line_schema(name: str, other: str, previous: str, earlier: tuple[str, ...] = ()) -> type[Line]:
-    """A Line that is speech: not a name, not the partner's ``previous`` line again, not any
-    ``earlier`` line of the talk again (Tom said his opener twice, the second time with a clause
-    added; Maria said Tom's opener back two lines later), not the instruction copied back
-    (checked after parsing; the JSON shape is Line's). One class for the same texts, however they
-    are passed (the fallback must be an instance)."""
-    return _line_schema(name, other, previous, tuple(earlier))
-
-
 @lru_cache(maxsize=512)
-def _line_schema(name: str, other: str, previous: str, earlier: tuple[str, ...]) -> type[Line]:
+def line_schema(name: str, other: str, previous: str) -> type[Line]:
+    """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
+    instruction copied back (checked after parsing; the JSON shape is Line's)."""
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -95,7 +88,6 @@ def _line_schema(name: str, other: str, previous: str, earlier: tuple[str, ...])
                        or only_a_label(self.utterance, (name, other)) or says_nothing(self.utterance)
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
-                       or _says_again(self.utterance, earlier, (name, other))
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name))
             if problem:
                 raise ValueError(f"utterance {problem}")
@@ -104,28 +96,18 @@ def _line_schema(name: str, other: str, previous: str, earlier: tuple[str, ...])
     return CheckedLine
 
 
-def _says_again(line: str, earlier: tuple[str, ...], names: tuple[str, ...]) -> str | None:
-    """A problem when a line is an earlier line of the talk again, word for word or nearly. Not
-    the stricter echo and taken-up checks :func:`repeats` applies to the partner's last line: with
-    them SmolLM2's quickstart fell back on 7 of 9 lines and its health read 'degraded'."""
-    for before in earlier:
-        if repeats(line, before, names, taken_up=False):
-            return "says an earlier line of the talk again"
-    return None
-
-
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
-                  said: tuple[str, ...] = (), earlier: tuple[str, ...] = ()) -> Line:
+                  said: tuple[str, ...] = ()) -> Line:
     """The typed fallback of ``converse``: the engine's ``topic`` (something remembered, see
     cognition.conversation.pick_topic) said plainly, else a greeting that ends the talk after the
     first exchange; never a line the speaker ``said`` already in this talk (Maria answered
-    'Nice to see you, Tom.' twice in the quickstart of 2026-11-25). ``earlier`` as for :func:`line_schema`.
+    'Nice to see you, Tom.' twice in the quickstart of 2026-11-25).
 
     An instance of :func:`line_schema` for the same lines, its checks passed (the last resort,
     when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous, earlier)
+    schema = line_schema(name, other, previous)
     news = clip(topic, 300).rstrip(".")
     news = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...' 
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []

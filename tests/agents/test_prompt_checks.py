@@ -73,18 +73,12 @@ def test_fallbacks_pass_their_own_checks() -> None:
 
 def test_a_line_that_takes_up_the_partners_line_is_no_answer() -> None:
     """SmolLM2 under the speech openings took its partner's line up word for word and carried on;
-    six opening words in common make it a repeat (for the line check and the believability check)."""
+    eight opening words in common (or a whole shorter line) make it a repeat (for the line check and the believability check)."""
     previous = "I am happy to share with you that the roof of the shed is leaking again after the storm."
     schema = line_schema("Maria Alvarez", "Tom Alvarez", previous)
     with pytest.raises(ValidationError, match="opens with the previous speaker's words"):
         schema(utterance=previous[:-1] + ". I would like to fix it with you tomorrow morning.")
     assert schema(utterance="I am happy to hear it is not the house roof this time.").utterance
-    # nor the speaker's own last line again (Tom, quickstart 2026-11-25: his opener, then the same with a clause added)
-    mine = "I'm glad to know that you have a caring and empathetic family at home."
-    again = line_schema("Tom Alvarez", "Maria Alvarez", "Nice to see you, Tom.", (mine,))
-    with pytest.raises(ValidationError, match="an earlier line"):
-        again(utterance=mine + " I'm glad to hear that you have a caring family.")
-    assert again(utterance="I'm off to the clinic soon, see you tonight.").utterance
     texts = ["the chair is idle", "Bo died in a fire", "walking"]
     assert ratings_fallback(texts).ratings == [1, 10, 1]
 
