@@ -205,8 +205,8 @@ class _Converter:
     def string_rule(self, schema: dict[str, Any], name: str) -> str:
         """A string of bounded length; the grammar-only hints (agents/llm/schemas.py) narrow it
         to one of a few values (:data:`ONE_OF`), to one of a few openings (:data:`OPENING`) or to
-        a character class (:data:`FIRST_CHAR` for the first character, :data:`CHARS` for every other). ``pattern``/``format`` are not
-        expressed: the gateway's validation judges them."""
+        a character class (:data:`FIRST_CHAR` for the first character, :data:`CHARS` for every
+        other). ``pattern``/``format`` are not expressed: the gateway's validation judges them."""
         choices = schema.get(ONE_OF)
         if choices:
             return self.add(name, " | ".join(_literal(str(v)) for v in choices))

@@ -34,7 +34,7 @@ emoji in two or three tokens instead of writing up to eight of them."""
 
 OPENING = "x-opening"
 """A grammar-only hint: the string starts with one of these literal openings (a list). An interview
-answer starts 'I ', 'I'' or 'My ': SmolLM2 began every answer with the resident's own name and
+answer starts 'I ' or 'I'': SmolLM2 began every answer with the resident's own name and
 went on in the third person ('Lucy Alvarez has been working on a new project ...'), which the
 answer check refuses, so every interview ended in the engine's fallback."""
 

@@ -109,8 +109,8 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     end = lines_so_far >= 2
     schema = line_schema(name, other, previous)
     news = clip(topic, 300).rstrip(".")
-    news = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...' 
-    told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {news}."] if news else []
+    aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
+    told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []
     closing = ["Well, I should get going.", "Bye for now.", f"See you later, {first}."]
     for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"] + closing:
         if text in said:

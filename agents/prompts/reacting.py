@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, model_validator
 from agents.llm.schemas import WORDS_ONLY
 from agents.prompts.checks import copied_from, fits_place
 from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
-from agents.prompts.planning import EMOJI_HINT
+from agents.prompts.planning import DEFAULT_EMOJI, EMOJI_HINT
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
@@ -85,7 +85,7 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
                            json_schema_extra=WORDS_ONLY)),
         place=(choice_type(places), Field(description="where the new action happens")),
         minutes=(int, Field(default=15, ge=5, le=60)),
-        emoji=(str, Field(default="🙂", max_length=8, json_schema_extra=EMOJI_HINT)),
+        emoji=(str, Field(default=DEFAULT_EMOJI, max_length=8, json_schema_extra=EMOJI_HINT)),
     )
 
 
@@ -94,7 +94,7 @@ def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: st
     schema = reaction_schema(people, places)
     return schema.model_validate(
         {"decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
-         "minutes": 15, "emoji": "🙂"}
+         "minutes": 15, "emoji": DEFAULT_EMOJI}
     )
 
 

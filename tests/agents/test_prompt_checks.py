@@ -184,6 +184,8 @@ def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
     assert pick_topic([myself, *records], "Maria Lopez", [], speaker="Klaus Mueller") == party
     news = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", "The bakery on Elm Street closed")
     assert news.utterance == "By the way, the bakery on Elm Street closed."
+    opener = line_fallback("Maria Lopez", 0, "Klaus Mueller", "", "The bakery on Elm Street closed")
+    assert opener.utterance == "Hi Maria! Have you heard? The bakery on Elm Street closed."
 
 
 def test_a_chat_line_loses_the_speaker_label_a_small_model_puts_first_and_needs_words() -> None:

@@ -65,7 +65,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
         lower = text.lower()
         if (memory.importance < min_importance or not text or memory.kind == "plan"
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
-                or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...' 
+                or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...'
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
                 or not re.search(r"[a-z]{3}", lower)):
             continue
