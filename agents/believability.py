@@ -325,6 +325,17 @@ HELD_OUT_PAIRS: tuple[tuple[str, str], ...] = (
     ("My brother was arrested last night", "I sharpened a pencil"),
     ("Sam and Priya are getting divorced", "I wiped the counter"),
     ("A child went missing near the river", "The radio played a song"),
+    # added 2026-11-26, written and committed before the embedding prior was built or scored
+    ("The doctor says the tumour is benign after all", "I rinsed a mug"),
+    ("My wife left me for another man", "I checked the mailbox"),
+    ("Our landlord is evicting us at the end of the month", "I changed a lightbulb"),
+    ("Dad had a heart attack at the office", "I stirred my tea"),
+    ("A storm tore the roof off the school", "I buttered some toast"),
+    ("My son graduated from university with honours", "I closed the curtains"),
+    ("Priya confessed she has been stealing from the till", "The fridge hummed"),
+    ("Our dog was hit by a truck and killed", "I emptied the bin"),
+    ("I finally paid off the mortgage", "I fed the goldfish"),
+    ("The factory is closing and everyone will be laid off", "I hung up my coat"),
 )
 
 
