@@ -326,7 +326,7 @@ HELD_OUT_PAIRS: tuple[tuple[str, str], ...] = (
     ("Sam and Priya are getting divorced", "I wiped the counter"),
     ("A child went missing near the river", "The radio played a song"),
     # added 2026-11-26, written and committed before the embedding prior was built or scored
-    ("The doctor says the tumour is benign after all", "I rinsed a mug"),
+    ("The doctor says the tumour is benign", "I rinsed a mug"),
     ("My wife left me for another man", "I checked the mailbox"),
     ("Our landlord is evicting us at the end of the month", "I changed a lightbulb"),
     ("Dad had a heart attack at the office", "I stirred my tea"),
@@ -373,7 +373,7 @@ def importance_from_memories(memories: Sequence[tuple[str, str, int]]) -> Check:
 
 async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Occupation: teacher.",
                            name: str = "Alex Smith", stored: bool = True,
-                           pairs: Sequence[tuple[str, str]] = HELD_OUT_PAIRS) -> Check:
+                           pairs: Sequence[tuple[str, str]] = HELD_OUT_PAIRS, events: Any = None) -> Check:
     """Rate probe pairs (by default the held-out ones) through the model's ``importance`` purpose,
     one memory per call.
 
@@ -382,16 +382,20 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
     (issue 11: 0.00 measured the list order, not the model). ``stored`` (the default) judges the
     importance a resident's memory would be stored with (the model's rating combined with the
     keyword prior, as cognition.importance does); ``stored=False`` judges the model's own ratings
-    (BENCHMARKS reports both). The fallback is a flat 3, so a model that fails scores 0 alone."""
+    (BENCHMARKS reports both). ``events`` is the residents' life-event prior
+    (cognition.life_events.prior_for the run's embedder; None: keywords only). The fallback is a
+    flat 3, so a model that fails scores 0 alone."""
     from agents.prompts.importance import combined_importance, importance_prompt, ratings_schema
 
     schema = ratings_schema(1)
     scores: dict[str, int] = {}
-    for text in dict.fromkeys(t for pair in pairs for t in pair):
+    texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+    nearest = events.of_texts(texts) if events is not None and stored else [None] * len(texts)
+    for text, event in zip(texts, nearest):
         answer = await llm.acomplete("importance", importance_prompt(summary, name, [text]), schema,
                                      schema(ratings=[3]), temperature=0.0, max_tokens=20)
         rating = int(answer.ratings[0])
-        scores[text] = combined_importance(rating, text) if stored else rating
+        scores[text] = combined_importance(rating, text, event) if stored else rating
     return importance_pairs_check((high, scores[high], low, scores[low]) for high, low in pairs)
 
 

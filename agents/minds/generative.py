@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
+from agents.minds.cognition.life_events import prior_for
 from agents.minds.cognition.planning import (
     Block,
     Step,
@@ -97,7 +98,8 @@ class Resident:
         self.memory.register_resident(persona.model_dump_json(), options.model_dump_json())
         self.spatial = SpatialMemory(options.places, self._initial_places(options.places))
         self.social = SocialMemory(persona, self.memory.conn)
-        self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max)
+        self.rater = ImportanceRater(self.caller, self.summary, self.name, self.tuning.importance_batch_max,
+                                     events=prior_for(embedder))
         self._records: list[Record] = []
         self._forget_tick_caches()
         self.memory.prefetch([plans_query(persona.name)])  # the first decision plans the day

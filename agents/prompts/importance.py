@@ -35,14 +35,29 @@ ANCHORS = (
     (9, "life-changing (a death, an accident, a fire, a proposal)"),
     (10, "extremely poignant (a break up, a college acceptance)"),
 )
-PRIOR_WEIGHT = 2  # the keyword prior counts twice the model's rating
+PRIOR_WEIGHT = 2  # the engine's prior counts twice the model's rating
+DEFAULT_IMPORTANCE = 3  # what the keyword prior says of a memory with none of its words
 
 
-def combined_importance(model_rating: int, text: str) -> int:
-    """The importance a memory is stored with: the model's rating and the keyword prior, weighted
-    PRIOR_WEIGHT:1. A model that agrees with the prior changes nothing (the scripted backend);
-    one that rates at random moves a memory by at most a third of the distance."""
-    prior = heuristic_importance(text)
+def engine_prior(text: str, event: int | None = None) -> int:
+    """The engine's reading of a memory: the keyword prior, told what the nearest life event says
+    (``event``, cognition.life_events; None when near none or with no semantic embedder). An event
+    can raise a memory (a death worded without any listed word) and can place one the keywords
+    know nothing of, but it never lowers a listed word's rating."""
+    keyword = heuristic_importance(text)
+    if event is None:
+        return keyword
+    if event >= 6:
+        return max(keyword, event)
+    return event if keyword == DEFAULT_IMPORTANCE else keyword
+
+
+def combined_importance(model_rating: int, text: str, event: int | None = None) -> int:
+    """The importance a memory is stored with: the model's rating and the engine's prior
+    (:func:`engine_prior`), weighted PRIOR_WEIGHT:1. A model that agrees with the prior changes
+    nothing (the scripted backend); one that rates at random moves a memory by at most a third of
+    the distance."""
+    prior = engine_prior(text, event)
     value = (PRIOR_WEIGHT * prior + int(model_rating)) / (PRIOR_WEIGHT + 1)
     return min(10, max(1, int(value + 0.5)))
 
@@ -126,4 +141,4 @@ def heuristic_importance(text: str) -> int:
     for score, pattern in _HIGH_RE:
         if pattern.search(text):
             return score
-    return 3
+    return DEFAULT_IMPORTANCE

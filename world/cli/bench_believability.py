@@ -137,6 +137,8 @@ def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any
 def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: Any) -> dict[str, Any]:
     """Run the town, then ask its model the importance probe and one interview question per
     resident, and read the run's texts back; the run folder is gone after this returns."""
+    from agents.minds.cognition.life_events import prior_for
+    from memory.embeddings import get_embedder
     from world.runner import RunOptions, build_engine
 
     options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
@@ -148,7 +150,8 @@ def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: 
     engine.store.close()
     llm = engine.llm  # type: ignore[attr-defined]
     t1 = time.perf_counter()
-    probe = asyncio.run(importance_probe(llm))
+    events = prior_for(get_embedder())  # what the residents' rater used (none with the hashing embedder)
+    probe = asyncio.run(importance_probe(llm, events=events))
     model_alone = asyncio.run(importance_probe(llm, stored=False))  # reported, not in the overall
     answers = _interviews(run_dir, llm)
     conn = connect_readonly(RunStore.db_path(run_dir))

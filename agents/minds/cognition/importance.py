@@ -4,7 +4,9 @@ Memories wait in a small queue; when the mind next decides anything (or the queu
 or old) each waiting memory is rated in its own ``importance`` call. Texts rated before
 reuse their rating, and idle-object observations are 1 without asking (as in the original
 code), so a resident watching a quiet room costs nothing. What is stored is the model's rating
-combined with a keyword prior (prompts.importance.combined_importance): a tiny model cannot rank.
+combined with the engine's prior (prompts.importance.combined_importance): the keyword prior,
+told the importance of the nearest life event when the residents' embedder reads meaning
+(cognition.life_events). A tiny model cannot rank.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
+from agents.minds.cognition.life_events import LifeEventPrior
 from agents.prompts.importance import combined_importance, importance_prompt, ratings_fallback, ratings_schema_for
 
 
@@ -39,8 +42,10 @@ def obvious_importance(text: str) -> int | None:
 class ImportanceRater:
     """Rates pending memories in batches; remembers what it has rated."""
 
-    def __init__(self, caller: Caller, summary: str, name: str, batch_max: int = 12):
+    def __init__(self, caller: Caller, summary: str, name: str, batch_max: int = 12,
+                 events: LifeEventPrior | None = None):
         self.caller = caller
+        self.events = events
         self.summary = summary
         self.name = name
         self.batch_max = batch_max
@@ -62,7 +67,10 @@ class ImportanceRater:
         One memory per call, not a numbered batch: SmolLM2 rates a numbered list 1, 2, 3, ... by
         position (issue 11), so a batch stored importances that depended on the order."""
         unrated = self.settle(pending)
-        for text in dict.fromkeys(item.text for item in unrated):
+        texts = list(dict.fromkeys(item.text for item in unrated))
+        # embedded ahead by the memory store's prefetch, so this is mostly a cache read
+        events = self.events.of_texts(texts) if self.events is not None and texts else [None] * len(texts)
+        for text, event in zip(texts, events):
             answer = await self.caller.ask(
                 "importance",
                 importance_prompt(self.summary, self.name, [text]),
@@ -71,6 +79,6 @@ class ImportanceRater:
                 temperature=0.0,
                 max_tokens=20,
             )
-            self.known[text] = combined_importance(answer.ratings[0], text)  # the model's rating and the keyword prior
+            self.known[text] = combined_importance(answer.ratings[0], text, event)  # the model's rating and the prior
         for item in unrated:
             item.importance = self.known[item.text]
