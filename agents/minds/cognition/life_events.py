@@ -7,9 +7,10 @@ sentence embedding knows that "Grandma passed away" is a death and "we had to le
 is a disaster without either word being listed. The anchors are not written for any test or
 bench text:
 
-- the 43 life events of Holmes and Rahe's Social Readjustment Rating Scale (1967), in our own
-  words, less the ones that are changes of habit rather than events (vacations, sleeping or
-  eating habits), in three bands by the scale's life change units;
+- 27 of the 43 life events of Holmes and Rahe's Social Readjustment Rating Scale (1967), in our
+  own words: those of 25 life change units or more (below that they are changes of habit rather
+  than events: vacations, sleeping or eating habits), less sexual difficulties; in three bands by
+  the scale's units;
 - the examples the importance prompt itself gives for each step of the paper's 1-10 scale
   (prompts.importance.ANCHORS), so everyday memories have something near them too.
 
