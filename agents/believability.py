@@ -22,15 +22,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import (named_place, names_another_place, not_said_aloud, only_a_label, repeats, repeats_itself,
-                                   says_nothing)
+from agents.prompts.checks import (ANSWER_MIN_COSINE, help_desk, named_place, names_another_place, not_said_aloud,
+                                   only_a_label, repeats, repeats_itself, says_nothing)
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
-# a reply at least this similar to the line before it answers it (MiniLM: unrelated sentences ~0.05,
-# a reply ~0.3-0.6; the hashing stand-in only sees shared words, so one shared word must do)
-ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
 ECHO_MAX_COSINE = 0.97  # ... and this similar is a repeat, not an answer
 MAX_CHAT_PAIRS = 400  # bound the embedding work of a long run's summary
 
@@ -137,6 +134,8 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
         return "one word repeated"
     if repeats_itself(stripped):
         return "the same sentence twice"
+    if problem := help_desk(stripped):
+        return problem
     if chat:  # a chat line, not an interview answer (which may read out the day's plan)
         if says_nothing(stripped):
             return "a word or two that say nothing"
@@ -404,15 +403,19 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
 # ---------------------------------------------------------------------------------------------
 
 OPENER = "Good morning, {first}! What are you up to today?"
+PROBE_PAIRS = 3  # residents the reply probe greets
 
 
 async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: Sequence[tuple[str, str, int]],
-                      start: datetime, pairs: int = 3) -> tuple[list[list[tuple[str, str]]], float | None]:
+                      start: datetime, pairs: int = PROBE_PAIRS, similarity: Any = None,
+                      embedder: str = "minilm") -> tuple[list[list[tuple[str, str]]], float | None]:
     """Each of up to ``pairs`` residents greets the next (a fixed opener, the engine's words) and
     the other answers through the model's ``converse`` purpose, with the prompt, schema and
     fallback a resident's mind uses. Returns the exchanges whose reply is the model's own (for
     ``conversation_check``) and the share of replies that were the engine's fallback (None with
-    fewer than two residents): a fallback line is not the model's, so it is not scored."""
+    fewer than two residents): a fallback line is not the model's, so it is not judged as one (the
+    bench counts it as a failure). ``similarity`` and ``embedder`` are the residents' embedder's
+    (CachedEmbedder.similarity and name): a reply must answer the opener, as in a resident's talk."""
     from agents.prompts.conversation import converse_prompt, line_fallback, line_schema
     from maps.contracts import Persona
 
@@ -425,12 +428,12 @@ async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: S
         remembered = [t for n, t, _ in memories if n == listener][-6:]
         persona = Persona(**personas[listener])
         relation = next((r.relation for r in persona.relationships if r.name == speaker), "an acquaintance")
-        fallback = line_fallback(speaker, 1, listener, opener)
+        fallback = line_fallback(speaker, 1, listener, opener, similarity=similarity, embedder=embedder)
         line = await llm.acomplete(
             "converse",
             converse_prompt(persona.summary(), listener, speaker, relation, f"{start:%H:%M}", "nothing in particular",
                             str(persona.home), remembered, [f"{speaker}: {opener}"], 8),
-            line_schema(listener, speaker, opener), fallback, max_tokens=160)
+            line_schema(listener, speaker, opener, similarity, embedder), fallback, max_tokens=160)
         if line.utterance == fallback.utterance:
             fallbacks += 1
         else:
@@ -457,11 +460,23 @@ def interview_check(answers: Iterable[tuple[str, str, Sequence[str]]], names: Se
     return tally.check()
 
 
+def with_fallbacks(check: Check, fallbacks: int, what: str) -> Check:
+    """``check`` with ``fallbacks`` more items judged, each a failure: where the model's every
+    attempt was refused and the engine answered for it, the model did not answer believably, and
+    a check that left those out would score a model higher the more of its answers were refused."""
+    if fallbacks <= 0:
+        return check
+    judged = check.judged + fallbacks
+    passed = (check.score or 0.0) * check.judged
+    failures = (check.failures + [f"{fallbacks} {what} the engine's fallback, not the model's"])[:3]
+    return Check(score=passed / judged, judged=judged, failures=failures)
+
+
 def model_answers(answers: Iterable[tuple[str, str, bool]]) -> tuple[list[tuple[str, str]], float | None]:
     """(resident, answer, from_fallback) -> the model's own answers, and the share that were the
     engine's memory-built fallback (None with no answers). A fallback is made of the resident's
-    memories, so it always mentions them: scored as the model's it would hide a model that
-    never answers."""
+    memories, so it always mentions them: judged as the model's it would hide a model that never
+    answers; the bench counts each as a failure instead (:func:`with_fallbacks`)."""
     answers = list(answers)
     own = [(name, text) for name, text, fallback in answers if not fallback]
     return own, (1 - len(own) / len(answers)) if answers else None

@@ -14,6 +14,11 @@ import re
 
 _WORD = re.compile(r"[a-z0-9']+")
 
+# A reply at least this similar to the line before it answers it (cosine of normalised embeddings;
+# MiniLM: unrelated sentences ~0.05, a reply ~0.3-0.6; the hashing stand-in only sees shared words,
+# so one shared word must do). The converse validator and the believability check share it.
+ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
+
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
@@ -81,15 +86,32 @@ _CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
 _ABOUT_THE_TALK = re.compile(r"\b(?:conversation is over|the last sentence|this conversation ends)\b", re.I)
 
 
+# A help desk's phrases, not a neighbour's: an instruction-tuned small model falls back on them
+# ('I am really sorry for the inconvenience you've experienced. I'll be happy to help you resolve
+# the situation', 'I'm here to support you in any way I can': SmolLM2 at breakfast, 2026-11-26).
+_HELP_DESK = re.compile(
+    r"\b(sorry for (the|any) inconvenience|here to (help|assist|support) you|in any way i can|"
+    r"resolve (the|this|your) (situation|issue|concern)|further assistance|(how|what) (can|may) i assist|"
+    r"thank you for (reaching out|contacting|your patience))\b",
+    re.I,
+)
+
+
 def not_said_aloud(line: str) -> str | None:
     """A problem when a chat line is a schedule read out ('Dinner at Oak House kitchen, late to bed,
     19:00, ..., 20:00, ...') or talk about the conversation rather than in it ('The conversation is
-    over.'), both SmolLM2 in the quickstart of 2026-11-25."""
+    over.'), both SmolLM2 in the quickstart of 2026-11-25, or a help desk's phrase
+    (:data:`_HELP_DESK`) where a resident would just talk."""
     if len(_CLOCK.findall(line)) >= 2:
         return "reads out times like a schedule"
     if _ABOUT_THE_TALK.search(line):
         return "talks about the conversation instead of in it"
-    return None
+    return help_desk(line)
+
+
+def help_desk(text: str) -> str | None:
+    """A problem when a resident's line or answer uses a help desk's phrase (:data:`_HELP_DESK`)."""
+    return "sounds like a help desk, not a resident" if _HELP_DESK.search(text) else None
 
 
 # Words that make even a one- or two-word line speech: greetings, answers, interjections,
@@ -219,4 +241,12 @@ def flat_ratings(ratings: list[int], spread: int) -> str | None:
     all got the same rating (the model rated nothing, it repeated a number)."""
     if len(ratings) >= 3 and len(set(ratings)) == 1 and spread >= 4:
         return "gives the same rating to very different memories"
+    return None
+
+
+def unanswered(cosine: float, embedder: str) -> str | None:
+    """A problem when a reply is further from the line it answers than ANSWER_MIN_COSINE allows
+    for that embedder ('I'm glad you have a caring family' to 'What are you up to today?')."""
+    if cosine < ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"]):
+        return f"does not answer the line before (similarity {cosine:.2f})"
     return None

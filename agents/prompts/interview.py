@@ -16,7 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import addresses_itself, copied_from, just_a_name, words
+from agents.prompts.checks import addresses_itself, copied_from, help_desk, just_a_name, words
 from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
@@ -35,6 +35,11 @@ _STOP = frozenset("about after again also been before being could does doing fro
                   "today very were what when where which while who will with would your".split())
 
 
+# an answer names at least this many words of what the resident remembers: with one, SmolLM2's
+# 'I have been doing a lot of work, but I have also been thinking about the past.' passed on "work"
+MIN_REMEMBERED = 2
+
+
 def content_words(text: str) -> set[str]:
     """Words that carry meaning (4+ letters, not a stop word): what grounding is judged on."""
     return {w for w in words(text) if len(w) > 3 and w not in _STOP}
@@ -48,7 +53,8 @@ def answer_fallback() -> Answer:
 @lru_cache(maxsize=64)
 def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[Answer]:
     """An Answer that answers: not a name, not the instruction or the question copied back, and
-    (when there are memories) sharing a content word with them besides the resident's name."""
+    (when there are memories) sharing MIN_REMEMBERED content words with them besides the
+    resident's name."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
 
@@ -60,9 +66,9 @@ def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[A
         def _answers(self) -> "CheckedAnswer":
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
-                       or copied_from(text, question, 6) or addresses_itself(text, name))
-            if problem is None and known and not content_words(text) & known:
-                problem = "mentions nothing the resident remembers"
+                       or copied_from(text, question, 6) or addresses_itself(text, name) or help_desk(text))
+            if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
+                problem = "mentions less than two things the resident remembers"
             if problem:
                 raise ValueError(f"answer {problem}")
             return self

@@ -373,3 +373,66 @@ def test_a_checked_line_or_answer_shares_its_parents_json_schema():
     answer = answer_schema("Ann Lee", "What did you do today?", ("I baked bread at the bakery",))
     assert answer.model_json_schema() == Answer.model_json_schema()
     assert json_schema_of(answer, for_grammar=True) is json_schema_of(Answer, for_grammar=True)
+
+
+def test_an_interview_answer_names_two_things_the_resident_remembers() -> None:
+    from agents.prompts.interview import answer_schema
+
+    memories = ["Maria Alvarez is seeing patients at Riverside Clinic", "Lucy invited me to a party on Friday"]
+    schema = answer_schema("Maria Alvarez", "What have you been doing today?", tuple(memories))
+    with pytest.raises(ValidationError, match="less than two things"):
+        # SmolLM2 in the believability bench, 2026-11-26: one remembered word ("patients") is not an answer
+        schema(answer="I have been doing a lot of work with patients, and thinking about the past.")
+    schema(answer="I saw patients at the clinic, and Lucy invited me to her party.")
+
+
+def test_a_reply_must_answer_the_line_before_when_the_residents_embedder_is_given() -> None:
+    from memory.embeddings import get_embedder
+
+    minilm = get_embedder("minilm")
+    opener = "Good morning, Maria! What are you up to today?"
+    schema = line_schema("Maria Alvarez", "Lucy Alvarez", opener, minilm.similarity, minilm.name)
+    with pytest.raises(ValidationError, match="does not answer the line before"):
+        # SmolLM2's line in the believability bench, 2026-11-26 (MiniLM cosine to the opener 0.12)
+        schema(utterance="I'm glad to know that you have a caring and empathetic family that I am sure will make "
+                         "your life as a nurse at Riverside Clinic a little bit easier.")
+    schema(utterance="Good morning! Today I am working at the cafe until four.")
+    # the opener answers nothing, and without the embedder only the speech checks apply
+    line_schema("Maria Alvarez", "Lucy Alvarez", "", minilm.similarity)(utterance="I'm glad you have a family.")
+    line_schema("Maria Alvarez", "Lucy Alvarez", opener)(utterance="I'm glad to know you have a caring family.")
+    # the engine's own fallback line is typed for the answering schema, though it answers nothing
+    fallback = line_fallback("Lucy Alvarez", 1, "Maria Alvarez", opener, similarity=minilm.similarity)
+    assert isinstance(fallback, schema) and fallback.utterance == "Nice to see you, Lucy."
+    assert line_schema("Maria Alvarez", "Lucy Alvarez", opener, minilm.similarity, minilm.name) is schema  # cached
+
+
+def test_a_fallback_counts_as_a_failure_in_the_bench() -> None:
+    from agents.believability import Check, with_fallbacks
+
+    judged = with_fallbacks(Check(score=1.0, judged=2), 1, "interview answer(s)")
+    assert judged.judged == 3 and judged.score == pytest.approx(2 / 3)
+    assert judged.failures == ["1 interview answer(s) the engine's fallback, not the model's"]
+    assert with_fallbacks(Check(), 2, "probe reply(ies)").score == 0.0
+    unchanged = Check(score=0.5, judged=4, failures=["x"])
+    assert with_fallbacks(unchanged, 0, "x") is unchanged
+
+
+def test_a_help_desks_phrases_are_not_a_residents() -> None:
+    from agents.believability import degenerate_reason
+    from agents.prompts.checks import help_desk
+    from agents.prompts.interview import answer_schema
+
+    # SmolLM2 at breakfast in the believability bench, 2026-11-26
+    lines = ["I am really sorry for the inconvenience you've experienced.",
+             "I'm here to support you in any way I can.",
+             "I'll be happy to help you resolve the situation as soon as possible."]
+    for line in lines:
+        assert help_desk(line), line
+        assert degenerate_reason(line, chat=True) == "sounds like a help desk, not a resident"
+        with pytest.raises(ValidationError, match="help desk"):
+            line_schema("Maria Alvarez", "Lucy Alvarez", "")(utterance=line)
+    with pytest.raises(ValidationError, match="help desk"):
+        answer_schema("Maria Alvarez", "How are you?", ())(answer="I'm here to support you in any way I can.")
+    for said in ["Sorry I'm late!", "Let me know if you want to come to the party.", "I'm happy to help you move.",
+                 "How can I help you today? A latte?"]:  # a barista may ask it
+        assert help_desk(said) is None, said

@@ -4,12 +4,12 @@ The run's own checks (agents.believability: plans at work, actions in fitting pl
 degenerate text, replies that answer, importance of salient memories), plus the two that need
 the model: the importance probe on held-out pairs (never the pairs the keyword prior was tuned
 on) and one interview question per resident, judged against what that resident remembers; an
-answer that is the engine's memory-built fallback is not the model's: it is counted in
-``interview_fallback_share`` and not scored. The default town is three residents of one house
-at breakfast; whether they talk is the model's choice, so after the run each resident also
-answers a fixed greeting from the next (agents.believability.reply_probe) and
-``conversation_answers`` judges those replies with the run's conversations (``probe_replies``;
-fallback replies are counted in ``reply_fallback_share``, not scored). Every check reports how many items it judged,
+answer that is the engine's memory-built fallback is not the model's, so it counts as a failure
+(and in ``interview_fallback_share``). The default town is three residents of one house at
+breakfast; whether they talk is the model's choice, so after the run each resident also answers a
+fixed greeting from the next (agents.believability.reply_probe) and ``conversation_answers``
+judges those replies with the run's conversations (``probe_replies``); a fallback reply counts as
+a failure too (and in ``reply_fallback_share``). Every check reports how many items it judged,
 and ``unjudged`` names those that judged nothing (their score is n/a, not perfect).
 """
 
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.believability import (Check, importance_probe, interview_check, model_answers, read_run, reply_probe,
-                                  score_texts)
+from agents.believability import (PROBE_PAIRS, Check, combine, importance_probe, interview_check, model_answers,
+                                  read_run, reply_probe, score_texts, with_fallbacks)
 from memory.runfile import RunStore, connect_readonly
 from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
@@ -106,13 +106,15 @@ def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any
     own, fallback_share = model_answers(answers)
     run_conversations = len(texts.conversations)
     texts.conversations += measured["replies"]  # judged with the run's own, by the same check
+    interviews = interview_check(((name, answer, memories_of.get(name, [])) for name, answer in own),
+                                 list(texts.personas))
     checks: dict[str, Check] = {
         "importance_order": measured["probe"],
-        "interview_answers": interview_check(
-            ((name, answer, memories_of.get(name, [])) for name, answer in own), list(texts.personas)
-        ),
+        "interview_answers": with_fallbacks(interviews, len(answers) - len(own), "interview answer(s)"),
     }
     score = score_texts(texts, embedder.encode, extra=checks, embedder=embedder.name)
+    score = combine({**score.checks, "conversation_answers": with_fallbacks(
+        score.checks["conversation_answers"], measured["reply_fallbacks"], "probe reply(ies)")})
     return {
         "model": args.model,
         "agents": args.agents,
@@ -159,10 +161,14 @@ def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: 
         texts = read_run(conn)
     finally:
         conn.close()
-    replies, reply_fallback = asyncio.run(reply_probe(llm, texts.personas, texts.memories, start + duration))
+    run_embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
+    replies, reply_fallback = asyncio.run(reply_probe(llm, texts.personas, texts.memories, start + duration,
+                                                      similarity=run_embedder.similarity,
+                                                      embedder=run_embedder.name))
+    asked = min(PROBE_PAIRS, len(texts.personas)) if reply_fallback is not None else 0
     model_s = time.perf_counter() - t1
     return {"probe": probe, "model_alone": model_alone, "answers": answers, "texts": texts,
-            "replies": replies, "reply_fallback": reply_fallback,
+            "replies": replies, "reply_fallback": reply_fallback, "reply_fallbacks": asked - len(replies),
             "run_s": round(run_s, 1), "model_s": round(model_s, 1)}
 
 
