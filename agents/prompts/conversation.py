@@ -125,22 +125,34 @@ def _speech_schema(name: str, other: str, previous: str) -> type[Line]:
 
 
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
-                  said: tuple[str, ...] = (), similarity: Similarity | None = None, embedder: str = "minilm") -> Line:
-    """The typed fallback of ``converse``: the engine's ``topic`` (something remembered, see
-    cognition.conversation.pick_topic) said plainly, else a greeting that ends the talk after the
-    first exchange; never a line the speaker ``said`` already in this talk (Maria answered
-    'Nice to see you, Tom.' twice in the quickstart of 2026-11-25).
+                  said: tuple[str, ...] = (), similarity: Similarity | None = None, embedder: str = "minilm",
+                  doing: str = "") -> Line:
+    """The typed fallback of ``converse``: a question in ``previous`` answered with what the
+    speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
+    else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
+    said plainly, else a greeting that ends the talk after the first exchange; never a line the
+    speaker ``said`` already in this talk (Maria answered 'Nice to see you, Tom.' twice in the
+    quickstart of 2026-11-25).
 
     An instance of :func:`line_schema` for the same lines, its checks passed (the last resort,
     when every line here was said, is built without them). The engine's own line is not asked to
     answer ``previous`` (``similarity``): it is typed as the answering schema, checked as the plain one."""
     typed = line_schema(name, other, previous, similarity, embedder)
-    line = _plain_fallback(other, lines_so_far, name, previous, topic, said)
+    line = _plain_fallback(other, lines_so_far, name, previous, topic, said, doing)
     return line if type(line) is typed else typed.model_construct(**line.model_dump())
 
 
+def _answer_doing(previous: str, doing: str) -> list[str]:
+    """'Right now I'm having breakfast.' when ``previous`` asks something and ``doing`` is an
+    activity worth saying (not the talk itself, not the engine's 'nothing in particular')."""
+    activity = " ".join(doing.split()).rstrip(".")
+    if "?" not in previous or not activity or activity.lower().startswith(("talking with", "nothing in particular")):
+        return []
+    return [f"Right now I'm {activity[0].lower() + activity[1:]}."]
+
+
 def _plain_fallback(other: str, lines_so_far: int, name: str, previous: str, topic: str,
-                    said: tuple[str, ...]) -> Line:
+                    said: tuple[str, ...], doing: str = "") -> Line:
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
     schema = line_schema(name, other, previous)
@@ -148,7 +160,8 @@ def _plain_fallback(other: str, lines_so_far: int, name: str, previous: str, top
     aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []
     closing = ["Well, I should get going.", "Bye for now.", f"See you later, {first}."]
-    for text in told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"] + closing:
+    answer = _answer_doing(previous, clip(doing, 120))
+    for text in answer + told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"] + closing:
         if text in said:
             continue
         try:  # refused when it repeats a line, or a topic copies the instruction: the next one then

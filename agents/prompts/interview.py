@@ -16,7 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import addresses_itself, copied_from, help_desk, just_a_name, words
+from agents.prompts.checks import addresses_itself, copied_from, help_desk, just_a_name, repeats_itself, words
 from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
@@ -66,7 +66,8 @@ def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[A
         def _answers(self) -> "CheckedAnswer":
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
-                       or copied_from(text, question, 6) or addresses_itself(text, name) or help_desk(text))
+                       or copied_from(text, question, 6) or addresses_itself(text, name) or help_desk(text)
+                       or repeats_itself(text))
             if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
                 problem = "mentions less than two things the resident remembers"
             if problem:

@@ -436,3 +436,28 @@ def test_a_help_desks_phrases_are_not_a_residents() -> None:
     for said in ["Sorry I'm late!", "Let me know if you want to come to the party.", "I'm happy to help you move.",
                  "How can I help you today? A latte?"]:  # a barista may ask it
         assert help_desk(said) is None, said
+
+
+def test_the_engine_answers_a_question_with_what_the_speaker_is_doing() -> None:
+    opener = "Good morning, Tom! What are you up to today?"
+    line = line_fallback("Maria Alvarez", 1, "Tom Alvarez", opener, doing="Having breakfast at Oak House kitchen")
+    assert line.utterance == "Right now I'm having breakfast at Oak House kitchen."
+    # not the talk itself, not the engine's placeholder, and never said twice
+    for doing in ("talking with Maria Alvarez", "nothing in particular", ""):
+        assert line_fallback("Maria Alvarez", 1, "Tom Alvarez", opener, doing=doing).utterance == "Nice to see you, Maria."
+    again = line_fallback("Maria Alvarez", 3, "Tom Alvarez", opener, said=(line.utterance,),
+                          doing="having breakfast at Oak House kitchen")
+    assert again.utterance != line.utterance
+    # a statement is not a question: the engine does not volunteer what it is doing
+    assert line_fallback("Maria Alvarez", 1, "Tom Alvarez", "Lovely weather.", doing="reading").utterance \
+        == "Nice to see you, Maria."
+
+
+def test_an_interview_answer_that_loops_is_refused() -> None:
+    from agents.prompts.interview import answer_schema
+
+    memories = ["Lucy Alvarez is having breakfast at Oak House kitchen"]
+    loop = ("I'm going to have breakfast at Oak House kitchen. I'm going to have breakfast at Oak House kitchen. "
+            "I'm going to have breakfast at Oak House kitchen")  # SmolLM2, believability bench 2026-11-26
+    with pytest.raises(ValidationError, match="same sentence twice"):
+        answer_schema("Lucy Alvarez", "What have you been doing today?", tuple(memories))(answer=loop)

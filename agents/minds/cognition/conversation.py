@@ -94,7 +94,8 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
         line_schema(mind.name, other, previous, embedder.similarity, embedder.name),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, embedder.similarity, embedder.name),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, embedder.similarity, embedder.name,
+                      current),
         max_tokens=160,
     )
 
