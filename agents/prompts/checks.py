@@ -138,21 +138,38 @@ _SENTENCE_END = re.compile(r"(?<=[.!?,;])\s+|\n+")  # clauses too: 'I will never
 
 
 LOOP_SHARE = 0.25  # share of a line's words in sentences it already said: past this, it loops
+LOOP_OVERLAP = 0.75  # share of a sentence's distinct words found in an earlier one: said again
+# words two sentences share without saying the same thing ('I went to the cafe, then I went to the pub')
+_LOOP_STOP = frozenset("a an the to of and or but i i'm i've i'll me my you you're your we our it it's is am are "
+                       "was were be so too at in on for with that this just very really then there here".split())
+
+
+def _said_before(sentence: set[str], before: set[str]) -> bool:
+    """Whether a sentence's words (stop words left out) are an earlier sentence's, nearly all."""
+    if sentence == before:
+        return True
+    shared = len(sentence & before)
+    return shared >= 3 and shared >= LOOP_OVERLAP * min(len(sentence), len(before))
 
 
 def repeats_itself(line: str) -> str | None:
     """A problem when a line loops: sentences (or clauses) of three words or more said again make up
     :data:`LOOP_SHARE` of its words or more ('I love you. I love you. I am a kind person. I am a
-    kind person.'); a phrase said twice in a long line ('Did you hear?') is not a loop."""
-    seen: set[str] = set()
+    kind person.'); a phrase said twice in a long line ('Did you hear?') is not a loop. Again
+    means nearly word for word too (:data:`LOOP_OVERLAP` of the shorter sentence's words):
+    SmolLM2 rambled 'I'm so glad you're enjoying the work at Oak House kitchen. I'm so glad
+    you're enjoying the work there, too. I'm just glad you're enjoying the work there, too.'"""
+    seen: list[set[str]] = []
     total = again = 0
     for sentence in _SENTENCE_END.split(line):
         words = re.findall(r"[^\W\d_]+", sentence.lower())
         total += len(words)
-        key = " ".join(words)
-        if len(words) >= 3 and key in seen:
+        if len(words) < 3:
+            continue
+        distinct = set(words) - _LOOP_STOP or set(words)
+        if any(_said_before(distinct, before) for before in seen):
             again += len(words)
-        seen.add(key)
+        seen.append(distinct)
     return "says the same sentence twice" if total and again >= LOOP_SHARE * total else None
 
 

@@ -461,3 +461,18 @@ def test_an_interview_answer_that_loops_is_refused() -> None:
             "I'm going to have breakfast at Oak House kitchen")  # SmolLM2, believability bench 2026-11-26
     with pytest.raises(ValidationError, match="same sentence twice"):
         answer_schema("Lucy Alvarez", "What have you been doing today?", tuple(memories))(answer=loop)
+
+
+def test_a_line_that_says_nearly_the_same_sentence_again_loops() -> None:
+    from agents.prompts.checks import repeats_itself
+
+    # SmolLM2 in the believability bench, 2026-11-26: no sentence word for word twice, yet a loop
+    rambling = ["I'm so glad you're enjoying the work at Oak House kitchen. I'm so glad you're enjoying the work "
+                "there, too. I'm just glad you're enjoying the work there, too. I just love working here.",
+                "I've been working, and I've seen some things. I've seen a lot of things. I'm glad to have a caring "
+                "and empathetic family. I've seen a lot of things. I'm happy to have a caring and empathetic family."]
+    for line in rambling:
+        assert repeats_itself(line) == "says the same sentence twice", line
+    for line in ["I went to the cafe, then I went to the pub.", "I saw patients at the clinic. Then I saw Lucy at the cafe.",
+                 "Yes, I'm working at the cafe today. Are you working at the clinic today?"]:
+        assert repeats_itself(line) is None, line
