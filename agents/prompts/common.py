@@ -113,6 +113,9 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
     return _word_problem(stripped, _LETTER_WORD.findall(stripped), names)
 
 
+# one hyphenated token of three or more parts: 'last-talk-to' (SmolLM2's action, quickstart 2026-11-26)
+_IDENTIFIER = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
+
 # What a line's shape says it is, checked in this order (a regex's match at the start or search anywhere)
 _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_NUMBERED_ITEM.match, "a numbered list item"),
@@ -126,6 +129,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_JSON_DEBRIS.search, "JSON debris"),
     (_TIME_LABEL.match, "a day or time of day as a label"),
     (_CUT_OFF.search, "a line cut off"),
+    (_IDENTIFIER.fullmatch, "an identifier"),
 )
 
 

@@ -182,6 +182,8 @@ def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
     # not the speaker's own description of themselves (Maria's fallback told Lucy 'Maria Alvarez is warm, organised')
     myself = memory(6, "reflection", "Klaus Mueller is curious and kind, and works on his research paper", 9)
     assert pick_topic([myself, *records], "Maria Lopez", [], speaker="Klaus Mueller") == party
+    # not an object's state, however highly a model rated it ('By the way, stove is off.', quickstart 2026-11-26)
+    assert pick_topic([memory(7, "observation", "stove is off", 9), *records], "Maria Lopez", []) == party
     news = line_fallback("Maria Lopez", 3, "Klaus Mueller", "Oh, hello.", "The bakery on Elm Street closed")
     assert news.utterance == "By the way, the bakery on Elm Street closed."
     opener = line_fallback("Maria Lopez", 0, "Klaus Mueller", "", "The bakery on Elm Street closed")
@@ -476,3 +478,10 @@ def test_a_line_that_says_nearly_the_same_sentence_again_loops() -> None:
     for line in ["I went to the cafe, then I went to the pub.", "I saw patients at the clinic. Then I saw Lucy at the cafe.",
                  "Yes, I'm working at the cafe today. Are you working at the clinic today?"]:
         assert repeats_itself(line) is None, line
+
+
+def test_a_hyphenated_identifier_is_no_activity() -> None:
+    from agents.prompts.common import not_an_action
+
+    assert not_an_action("last-talk-to") == "an identifier"  # SmolLM2, quickstart 2026-11-26
+    assert not_an_action("catching up face-to-face with Tom") is None

@@ -52,6 +52,9 @@ def about_partner(text: str, partner: str) -> bool:
     return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
 
 
+_OBJECT_STATE = re.compile(r"[a-z ]+\bis [a-z ]+$")  # an object's state as observed: 'stove is off', 'tv is on'
+
+
 def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5,
                speaker: str = "") -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
@@ -67,6 +70,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...'
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
+                or _OBJECT_STATE.match(text)  # 'stove is off': a thing seen, no news to bring up
                 or not re.search(r"[a-z]{3}", lower)):
             continue
         if best is None or (memory.importance, -rank) > (best[0], -best[1]):
