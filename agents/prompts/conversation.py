@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
 from agents.prompts.checks import (addresses_itself, copied_from, just_a_name, not_said_aloud, only_a_label, repeats,
-                                   repeats_itself, says_nothing, speaks_as, unanswered)
+                                   repeats_itself, says_nothing, speaks_as, unanswered, words)
 from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
@@ -89,15 +89,32 @@ def line_schema(name: str, other: str, previous: str, similarity: Similarity | N
 
 @lru_cache(maxsize=512)
 def _answering_schema(name: str, other: str, previous: str, similarity: Similarity, embedder: str) -> type[Line]:
+    # a reply that takes up a word of the line (not a name) answers it without embedding anything:
+    # embedding every line on the tick's thread cost the 25-resident scripted day a quarter of its time
+    taken_up = _topic_words(previous) - _topic_words(f"{name} {other}")
+
     class AnsweringLine(_speech_schema(name, other, previous)):  # type: ignore[misc]
         @model_validator(mode="after")
         def _answers(self) -> "AnsweringLine":
+            if _topic_words(self.utterance) & taken_up:
+                return self
             problem = unanswered(similarity(self.utterance, previous), embedder)
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
 
     return AnsweringLine
+
+
+_PLAIN = frozenset("about after again also been before being could does doing from have just know more much only "
+                   "other over really same some such than that their them then there these they thing things "
+                   "this those very well were what when where which while will with would your good nice "
+                   "glad great sure yeah okay hello morning today".split())
+
+
+def _topic_words(text: str) -> set[str]:
+    """Words of four letters or more that say what a line is about (not 'really', 'morning')."""
+    return {w for w in words(text) if len(w) >= 4 and w not in _PLAIN}
 
 
 @lru_cache(maxsize=512)

@@ -88,9 +88,7 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if l.startswith(mind.name + ": "))
-    embedder = mind.memory.embedder
-    if previous:
-        await embedder.aencode([previous])  # embedded with the tick's other queries; a reply must answer it
+    embedder = mind.memory.embedder  # a reply must answer ``previous``: the validator embeds both
     return await mind.caller.ask(
         "converse",
         converse_prompt(

@@ -68,8 +68,8 @@ class ImportanceRater:
         position (issue 11), so a batch stored importances that depended on the order."""
         unrated = self.settle(pending)
         texts = list(dict.fromkeys(item.text for item in unrated))
-        # embedded ahead by the memory store's prefetch, so this is mostly a cache read
-        events = self.events.of_texts(texts) if self.events is not None and texts else [None] * len(texts)
+        # embedded ahead by the memory store's prefetch, and awaited with the tick's other texts
+        events = await self.events.aof_texts(texts) if self.events is not None else [None] * len(texts)
         for text, event in zip(texts, events):
             answer = await self.caller.ask(
                 "importance",

@@ -21,7 +21,7 @@ embedder can do this: the hashing stand-in compares shared words, so it gives no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from threading import Lock
 from weakref import WeakKeyDictionary
 
@@ -92,8 +92,10 @@ class LifeEventPrior:
     """The nearest anchor's importance for embedded memories. ``embed`` maps texts to normalised
     vectors (the residents' own embedder, so a memory's vector is the one retrieval uses)."""
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], min_cosine: float = MIN_COSINE):
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], min_cosine: float = MIN_COSINE,
+                 aembed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None):
         self.embed = embed
+        self.aembed = aembed
         self.min_cosine = min_cosine
         self._anchors: np.ndarray | None = None
         self._lock = Lock()
@@ -117,6 +119,15 @@ class LifeEventPrior:
     def of_texts(self, texts: Sequence[str]) -> list[int | None]:
         return self.of_vectors(self.embed(list(texts))) if texts else []
 
+    async def aof_texts(self, texts: Sequence[str]) -> list[int | None]:
+        """:meth:`of_texts`, the texts embedded with everyone else's in this tick (``aembed``:
+        CachedEmbedder.aencode), not one resident at a time on the event loop's thread."""
+        if not texts:
+            return []
+        if self.aembed is None:
+            return self.of_texts(texts)
+        return self.of_vectors(await self.aembed(list(texts)))
+
     def nearest(self, text: str) -> tuple[str, float]:
         """The nearest anchor and its cosine, for a reader asking why a memory rated as it did."""
         cosines = self.anchors() @ np.asarray(self.embed([text])[0], dtype=np.float32)
@@ -134,5 +145,6 @@ def prior_for(embedder: object) -> LifeEventPrior | None:
         return None
     prior = _PRIORS.get(embedder)
     if prior is None:
-        prior = _PRIORS[embedder] = LifeEventPrior(embedder.encode)  # type: ignore[attr-defined]
+        prior = _PRIORS[embedder] = LifeEventPrior(embedder.encode,  # type: ignore[attr-defined]
+                                                   aembed=getattr(embedder, "aencode", None))
     return prior
