@@ -407,15 +407,13 @@ PROBE_PAIRS = 3  # residents the reply probe greets
 
 
 async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: Sequence[tuple[str, str, int]],
-                      start: datetime, pairs: int = PROBE_PAIRS, similarity: Any = None,
-                      embedder: str = "minilm") -> tuple[list[list[tuple[str, str]]], float | None]:
+                      start: datetime, pairs: int = PROBE_PAIRS) -> tuple[list[list[tuple[str, str]]], float | None]:
     """Each of up to ``pairs`` residents greets the next (a fixed opener, the engine's words) and
     the other answers through the model's ``converse`` purpose, with the prompt, schema and
     fallback a resident's mind uses. Returns the exchanges whose reply is the model's own (for
     ``conversation_check``) and the share of replies that were the engine's fallback (None with
     fewer than two residents): a fallback line is not the model's, so it is not judged as one (the
-    bench counts it as a failure). ``similarity`` and ``embedder`` are the residents' embedder's
-    (CachedEmbedder.similarity and name): a reply must answer the opener, as in a resident's talk."""
+    bench counts it as a failure)."""
     from agents.prompts.conversation import converse_prompt, line_fallback, line_schema
     from maps.contracts import Persona
 
@@ -428,12 +426,12 @@ async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: S
         remembered = [t for n, t, _ in memories if n == listener][-6:]
         persona = Persona(**personas[listener])
         relation = next((r.relation for r in persona.relationships if r.name == speaker), "an acquaintance")
-        fallback = line_fallback(speaker, 1, listener, opener, similarity=similarity, embedder=embedder)
+        fallback = line_fallback(speaker, 1, listener, opener)
         line = await llm.acomplete(
             "converse",
             converse_prompt(persona.summary(), listener, speaker, relation, f"{start:%H:%M}", "nothing in particular",
                             str(persona.home), remembered, [f"{speaker}: {opener}"], 8),
-            line_schema(listener, speaker, opener, similarity, embedder), fallback, max_tokens=160)
+            line_schema(listener, speaker, opener), fallback, max_tokens=160)
         if line.utterance == fallback.utterance:
             fallbacks += 1
         else:

@@ -474,11 +474,6 @@ class CachedEmbedder:
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
-    def similarity(self, a: str, b: str) -> float:
-        """Cosine similarity of two texts (the vectors are normalised), both through the cache."""
-        vecs = self.encode([a, b])
-        return float(np.dot(vecs[0], vecs[1]))
-
     async def aencode(self, texts: list[str]) -> np.ndarray:
         """:meth:`encode`, batched with every coroutine of this event loop that asks at about the
         same time: the residents who decide in one tick (the engine gathers their ``decide``)

@@ -16,7 +16,7 @@ _WORD = re.compile(r"[a-z0-9']+")
 
 # A reply at least this similar to the line before it answers it (cosine of normalised embeddings;
 # MiniLM: unrelated sentences ~0.05, a reply ~0.3-0.6; the hashing stand-in only sees shared words,
-# so one shared word must do). The converse validator and the believability check share it.
+# so one shared word must do): the believability check's bar.
 ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
 
 
@@ -260,10 +260,3 @@ def flat_ratings(ratings: list[int], spread: int) -> str | None:
         return "gives the same rating to very different memories"
     return None
 
-
-def unanswered(cosine: float, embedder: str) -> str | None:
-    """A problem when a reply is further from the line it answers than ANSWER_MIN_COSINE allows
-    for that embedder ('I'm glad you have a caring family' to 'What are you up to today?')."""
-    if cosine < ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"]):
-        return f"does not answer the line before (similarity {cosine:.2f})"
-    return None

@@ -7,7 +7,6 @@ memory of the conversation, its importance, and a planning thought it leads to).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import ClassVar
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
 from agents.prompts.checks import (addresses_itself, copied_from, just_a_name, not_said_aloud, only_a_label, repeats,
-                                   repeats_itself, says_nothing, speaks_as, unanswered, words)
+                                   repeats_itself, says_nothing, speaks_as)
 from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
@@ -71,54 +70,10 @@ def no_words(line: str) -> str | None:
     return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
 
 
-# (line, previous) -> their cosine similarity, and the embedder's name (its threshold)
-Similarity = Callable[[str, str], float]
-
-
-def line_schema(name: str, other: str, previous: str, similarity: Similarity | None = None,
-                embedder: str = "minilm") -> type[Line]:
+@lru_cache(maxsize=512)
+def line_schema(name: str, other: str, previous: str) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
-    instruction copied back (checked after parsing; the JSON shape is Line's). With
-    ``similarity`` (the residents' embedder), a reply must also answer ``previous``: SmolLM2
-    answered 'What are you up to today?' with 'I'm glad you have a caring family ...'.
-    One class per set of lines, cached."""
-    if similarity is None or not previous:
-        return _speech_schema(name, other, previous)
-    return _answering_schema(name, other, previous, similarity, embedder)
-
-
-@lru_cache(maxsize=512)
-def _answering_schema(name: str, other: str, previous: str, similarity: Similarity, embedder: str) -> type[Line]:
-    # a reply that takes up a word of the line (not a name) answers it without embedding anything:
-    # embedding every line on the tick's thread cost the 25-resident scripted day a quarter of its time
-    taken_up = _topic_words(previous) - _topic_words(f"{name} {other}")
-
-    class AnsweringLine(_speech_schema(name, other, previous)):  # type: ignore[misc]
-        @model_validator(mode="after")
-        def _answers(self) -> "AnsweringLine":
-            if _topic_words(self.utterance) & taken_up:
-                return self
-            problem = unanswered(similarity(self.utterance, previous), embedder)
-            if problem:
-                raise ValueError(f"utterance {problem}")
-            return self
-
-    return AnsweringLine
-
-
-_PLAIN = frozenset("about after again also been before being could does doing from have just know more much only "
-                   "other over really same some such than that their them then there these they thing things "
-                   "this those very well were what when where which while will with would your good nice "
-                   "glad great sure yeah okay hello morning today".split())
-
-
-def _topic_words(text: str) -> set[str]:
-    """Words of four letters or more that say what a line is about (not 'really', 'morning')."""
-    return {w for w in words(text) if len(w) >= 4 and w not in _PLAIN}
-
-
-@lru_cache(maxsize=512)
-def _speech_schema(name: str, other: str, previous: str) -> type[Line]:
+    instruction copied back (checked after parsing; the JSON shape is Line's)."""
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -141,24 +96,6 @@ def _speech_schema(name: str, other: str, previous: str) -> type[Line]:
     return CheckedLine
 
 
-def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
-                  said: tuple[str, ...] = (), similarity: Similarity | None = None, embedder: str = "minilm",
-                  doing: str = "") -> Line:
-    """The typed fallback of ``converse``: a question in ``previous`` answered with what the
-    speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
-    else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
-    said plainly, else a greeting that ends the talk after the first exchange; never a line the
-    speaker ``said`` already in this talk (Maria answered 'Nice to see you, Tom.' twice in the
-    quickstart of 2026-11-25).
-
-    An instance of :func:`line_schema` for the same lines, its checks passed (the last resort,
-    when every line here was said, is built without them). The engine's own line is not asked to
-    answer ``previous`` (``similarity``): it is typed as the answering schema, checked as the plain one."""
-    typed = line_schema(name, other, previous, similarity, embedder)
-    line = _plain_fallback(other, lines_so_far, name, previous, topic, said, doing)
-    return line if type(line) is typed else typed.model_construct(**line.model_dump())
-
-
 def _answer_doing(previous: str, doing: str) -> list[str]:
     """'Right now I'm having breakfast.' when ``previous`` asks something and ``doing`` is an
     activity worth saying (not the talk itself, not the engine's 'nothing in particular')."""
@@ -168,8 +105,17 @@ def _answer_doing(previous: str, doing: str) -> list[str]:
     return [f"Right now I'm {activity[0].lower() + activity[1:]}."]
 
 
-def _plain_fallback(other: str, lines_so_far: int, name: str, previous: str, topic: str,
-                    said: tuple[str, ...], doing: str = "") -> Line:
+def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
+                  said: tuple[str, ...] = (), doing: str = "") -> Line:
+    """The typed fallback of ``converse``: a question in ``previous`` answered with what the
+    speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
+    else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
+    said plainly, else a greeting that ends the talk after the first exchange; never a line the
+    speaker ``said`` already in this talk (Maria answered 'Nice to see you, Tom.' twice in the
+    quickstart of 2026-11-25).
+
+    An instance of :func:`line_schema` for the same lines, its checks passed (the last resort,
+    when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
     schema = line_schema(name, other, previous)

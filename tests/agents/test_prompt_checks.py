@@ -388,26 +388,6 @@ def test_an_interview_answer_names_two_things_the_resident_remembers() -> None:
     schema(answer="I saw patients at the clinic, and Lucy invited me to her party.")
 
 
-def test_a_reply_must_answer_the_line_before_when_the_residents_embedder_is_given() -> None:
-    from memory.embeddings import get_embedder
-
-    minilm = get_embedder("minilm")
-    opener = "Good morning, Maria! What are you up to today?"
-    schema = line_schema("Maria Alvarez", "Lucy Alvarez", opener, minilm.similarity, minilm.name)
-    with pytest.raises(ValidationError, match="does not answer the line before"):
-        # SmolLM2's line in the believability bench, 2026-11-26 (MiniLM cosine to the opener 0.12)
-        schema(utterance="I'm glad to know that you have a caring and empathetic family that I am sure will make "
-                         "your life as a nurse at Riverside Clinic a little bit easier.")
-    schema(utterance="Good morning! Today I am working at the cafe until four.")
-    # the opener answers nothing, and without the embedder only the speech checks apply
-    line_schema("Maria Alvarez", "Lucy Alvarez", "", minilm.similarity)(utterance="I'm glad you have a family.")
-    line_schema("Maria Alvarez", "Lucy Alvarez", opener)(utterance="I'm glad to know you have a caring family.")
-    # the engine's own fallback line is typed for the answering schema, though it answers nothing
-    fallback = line_fallback("Lucy Alvarez", 1, "Maria Alvarez", opener, similarity=minilm.similarity)
-    assert isinstance(fallback, schema) and fallback.utterance == "Nice to see you, Lucy."
-    assert line_schema("Maria Alvarez", "Lucy Alvarez", opener, minilm.similarity, minilm.name) is schema  # cached
-
-
 def test_a_fallback_counts_as_a_failure_in_the_bench() -> None:
     from agents.believability import Check, with_fallbacks
 

@@ -161,10 +161,7 @@ def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: 
         texts = read_run(conn)
     finally:
         conn.close()
-    run_embedder = get_embedder(texts.embedder) if texts.embedder else get_embedder()
-    replies, reply_fallback = asyncio.run(reply_probe(llm, texts.personas, texts.memories, start + duration,
-                                                      similarity=run_embedder.similarity,
-                                                      embedder=run_embedder.name))
+    replies, reply_fallback = asyncio.run(reply_probe(llm, texts.personas, texts.memories, start + duration))
     asked = min(PROBE_PAIRS, len(texts.personas)) if reply_fallback is not None else 0
     model_s = time.perf_counter() - t1
     return {"probe": probe, "model_alone": model_alone, "answers": answers, "texts": texts,

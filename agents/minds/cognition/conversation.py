@@ -88,16 +88,14 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if l.startswith(mind.name + ": "))
-    embedder = mind.memory.embedder  # a reply must answer ``previous``: the validator embeds both
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous, embedder.similarity, embedder.name),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, embedder.similarity, embedder.name,
-                      current),
+        line_schema(mind.name, other, previous),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current),
         max_tokens=160,
     )
 
