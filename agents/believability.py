@@ -559,11 +559,14 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
 
 
 def score_run_db(conn: sqlite3.Connection) -> Believability:
-    """The run summary's score: every check that needs no model, with the run's own embedder."""
+    """The run summary's score: every check that needs no model, with the run's own embedder. A run
+    that recorded none (the routine mind keeps no memory) is judged with the hashing embedder and
+    its own bar: loading MiniLM for it took over the stop signal's 10 s on a slow machine, and the
+    summary of a stopped run was lost."""
     from memory.embeddings import get_embedder
 
     run = read_run(conn)
-    embedder = get_embedder(run.embedder) if run.embedder else get_embedder()
+    embedder = get_embedder(run.embedder or "hashing")
     return score_texts(run, embedder.encode, embedder=embedder.name)
 
 
