@@ -259,4 +259,3 @@ def flat_ratings(ratings: list[int], spread: int) -> str | None:
     if len(ratings) >= 3 and len(set(ratings)) == 1 and spread >= 4:
         return "gives the same rating to very different memories"
     return None
-
