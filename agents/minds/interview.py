@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from maps.contracts import Persona
-from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt
+from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt, worth_telling
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -113,11 +113,11 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     tick, now = _moment(db, at)
     memory = MemoryStore(db, name, embedder=get_embedder(embedder or None), as_of_tick=tick)
     try:
-        hits = memory.retrieve(question, now, tick, k=k, touch=False)
+        hits = memory.retrieve(question, now, tick, k=2 * k, touch=False)  # room for what worth_telling drops
         status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
-    texts = [m.text for m in hits]
+    texts = worth_telling([m.text for m in hits], name)[:k]
     fallback = answer_from_memories(texts, name, question.strip())  # an echo is refused, retried, then this
     answer = llm.complete(
         "interview",

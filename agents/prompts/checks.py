@@ -109,6 +109,15 @@ def not_said_aloud(line: str) -> str | None:
     return help_desk(line)
 
 
+# an object's state as observed: 'stove is off', 'tv is on' (lower case: residents' names are capitalised)
+_OBJECT_STATE = re.compile(r"[a-z ]+\bis [a-z ]+$")
+
+
+def object_state(text: str) -> bool:
+    """Whether a memory is only an object's state as seen ('stove is off'): nothing to tell."""
+    return bool(_OBJECT_STATE.match(text.strip().rstrip(".")))
+
+
 def help_desk(text: str) -> str | None:
     """A problem when a resident's line or answer uses a help desk's phrase (:data:`_HELP_DESK`)."""
     return "sounds like a help desk, not a resident" if _HELP_DESK.search(text) else None

@@ -13,9 +13,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import (addresses_itself, copied_from, just_a_name, not_said_aloud, only_a_label, repeats,
-                                   repeats_itself, says_nothing, speaks_as)
-from agents.prompts.common import Words, clip, fit_words, bullet, facts, messages, not_an_activity
+from agents.prompts.checks import (addresses_itself, copied_from, help_desk, just_a_name, not_said_aloud, only_a_label,
+                                   repeats, repeats_itself, says_nothing, speaks_as, words)
+from agents.prompts.common import Patched, Words, clip, fit_words, bullet, facts, messages, not_an_activity
 
 
 # How the embedded model's line may open (grammar only, agents/llm/schemas.OPENING): SmolLM2 began
@@ -35,6 +35,47 @@ class ChatSummary(BaseModel):
     summary: Words = Field(description="one or two sentences: what was said, from my point of view")
     importance: int = Field(ge=1, le=10, description="1 mundane .. 10 extremely poignant")
     thought: str = Field(default="", max_length=120, description="what I mean to do about it, if anything")
+
+
+# A summary needs this many words: SmolLM2 summed up a talk as 'Maria Alvarez' (bench seed 2, 2026-11-26)
+SUMMARY_MIN_WORDS = 4
+THOUGHT_MIN_WORDS = 3  # a thought is a sentence: 'worthless,' was SmolLM2's
+
+
+def thought_problem(thought: str, names: tuple[str, ...]) -> str | None:
+    """Why a summary's planning thought is no thought (None when it is one, or empty)."""
+    if not thought.strip():
+        return None
+    if len(words(thought)) < THOUGHT_MIN_WORDS:
+        return "is a word or two, not a thought"
+    return just_a_name(thought, names) or repeats_itself(thought) or help_desk(thought) or not_speech(thought)
+
+
+@lru_cache(maxsize=256)
+def summary_schema(name: str, other: str) -> type[ChatSummary]:
+    """A ChatSummary that sums up: not a name ('Maria Alvarez'), not a line looping ('I am curious
+    about the life of my family.' five times), not a help desk; refused, retried, then the
+    transcript (:func:`chat_summary_fallback`). A thought that is no thought ('worthless,') is
+    dropped and counted as a patch: the summary is still worth keeping."""
+
+    class CheckedSummary(ChatSummary, Patched):
+        model_config = ConfigDict(title="ChatSummary")
+        same_json_schema_as: ClassVar[type[BaseModel]] = ChatSummary  # only checks added (see json_schema_of)
+
+        @model_validator(mode="after")
+        def _sums_up(self) -> "CheckedSummary":
+            text = self.summary
+            problem = (just_a_name(text, (name, other)) or repeats_itself(text) or help_desk(text)
+                       or ("is a word or two, not a summary" if len(words(text)) < SUMMARY_MIN_WORDS else None))
+            if problem:
+                raise ValueError(f"summary {problem}")
+            bad_thought = thought_problem(self.thought, (name, other))
+            if bad_thought:
+                self._patches = [f"thought: {bad_thought}"]
+                self.thought = ""
+            return self
+
+    return CheckedSummary
 
 
 CONVERSE_INSTRUCTION = ("What does {name} say next to {other}? Keep it short and in character; share what "
@@ -70,10 +111,17 @@ def no_words(line: str) -> str | None:
     return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
 
 
+def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = ()) -> type[Line]:
+    """A Line that is speech: not a name, not the partner's ``previous`` line again, not a line
+    the speaker ``said`` already in this talk (SmolLM2's Tom said 'I am pleased to report that
+    Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the instruction
+    copied back (checked after parsing; the JSON shape is Line's). One class per set of lines,
+    however they are passed (the fallback is checked to be an instance of the call's schema)."""
+    return _line_schema(name, other, previous, tuple(said))
+
+
 @lru_cache(maxsize=512)
-def line_schema(name: str, other: str, previous: str) -> type[Line]:
-    """A Line that is speech: not a name, not the partner's ``previous`` line again, not the
-    instruction copied back (checked after parsing; the JSON shape is Line's)."""
+def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...]) -> type[Line]:
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -88,12 +136,22 @@ def line_schema(name: str, other: str, previous: str) -> type[Line]:
                        or only_a_label(self.utterance, (name, other)) or says_nothing(self.utterance)
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
-                       or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name))
+                       or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name)
+                       or said_again(self.utterance, said, (name, other)))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
 
     return CheckedLine
+
+
+def said_again(line: str, said: tuple[str, ...], names: tuple[str, ...]) -> str | None:
+    """A problem when a line says again one of the speaker's own earlier lines (word for word or
+    nearly: the same tests as :func:`repeats` applies to the partner's line)."""
+    for earlier in said:
+        if repeats(line, earlier, names):
+            return "says again what the speaker said earlier in this talk"
+    return None
 
 
 def _answer_doing(previous: str, doing: str) -> list[str]:
@@ -118,7 +176,7 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous)
+    schema = line_schema(name, other, previous, said)
     news = clip(topic, 300).rstrip(".")
     aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []
@@ -134,10 +192,18 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     return schema.model_construct(utterance="Take care.", end=True)  # every line above said already
 
 
-def chat_summary_fallback(partner: str, lines: list[str]) -> ChatSummary:
-    """The typed fallback of ``chat_summary``: the transcript itself, clipped."""
-    summary = fit_words(f"I talked with {partner}: " + " / ".join(lines), 300, f"I talked with {partner}.")
-    return ChatSummary(summary=summary if summary != "keeping busy" else "I had a talk with someone.", importance=4)
+def chat_summary_fallback(partner: str, lines: list[str], name: str = "") -> ChatSummary:
+    """The typed fallback of ``chat_summary``: the transcript itself, clipped, as an instance of
+    :func:`summary_schema`; a transcript that fails its checks (a line looping) is kept as 'I
+    talked with <partner>.' only."""
+    schema = summary_schema(name, partner)
+    transcript = fit_words(f"I talked with {partner}: " + " / ".join(lines), 300, "")
+    for text in (transcript, f"I talked with {partner}.", "I had a talk with someone."):
+        try:
+            return schema(summary=text, importance=4)
+        except ValueError:
+            continue
+    return schema.model_construct(summary="I had a talk with someone.", importance=4, thought="")
 
 
 def converse_prompt(

@@ -16,7 +16,8 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import addresses_itself, copied_from, help_desk, just_a_name, repeats_itself, words
+from agents.prompts.checks import (addresses_itself, copied_from, help_desk, just_a_name, object_state,
+                                   repeats_itself, words)
 from agents.prompts.common import Sentence, bullet, clip, facts, messages
 
 
@@ -43,6 +44,22 @@ MIN_REMEMBERED = 2
 def content_words(text: str) -> set[str]:
     """Words that carry meaning (4+ letters, not a stop word): what grounding is judged on."""
     return {w for w in words(text) if len(w) > 3 and w not in _STOP}
+
+
+def worth_telling(memories: list[str], name: str) -> list[str]:
+    """The retrieved memories an answer may draw on, in retrieval order: without an object's
+    state ('tv is off'), someone idle, or model text a reader would reject (a line looping, a
+    help desk's phrase, a bare name, a word or two: SmolLM2's chat summary 'I am curious about
+    the life of my family.' five times, and its thought 'worthless,', were copied into every
+    interview answer of bench seed 2 on 2026-11-26). A tiny model copies what it is shown."""
+    kept = []
+    for memory in memories:
+        text = memory.split(": ", 1)[1] if memory.startswith(name + ": ") else memory  # a chat line's label
+        if (object_state(text) or text.lower().rstrip(". ").endswith(" is idle") or len(words(text)) < 3
+                or repeats_itself(text) or help_desk(text) or just_a_name(text, (name,))):
+            continue
+        kept.append(memory)
+    return kept
 
 
 def answer_fallback() -> Answer:

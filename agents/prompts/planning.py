@@ -83,6 +83,27 @@ DAY_PLAN_INSTRUCTION = (
 # The prompt lists open parts as '8:00 breakfast (usually: have breakfast at home)'; SmolLM2 wrote
 # 'Morning breakfast (usually: have breakfast at Oak House)' back as a part (quickstart, 2026-11-25).
 _LAYOUT = re.compile(r"\(\s*usually\b", re.I)
+# The prompt's own field words as a part: 'Current status of today' and 'Futures of today' were
+# SmolLM2's (bench seed 2, 2026-11-26); a person's day has no 'status' in it
+_PROMPT_WORDS = re.compile(r"\bstatus\b|\bof today\b", re.I)
+# a part copying this many words in a row of one memory is the memory, not an activity: 'The clinic's
+# records computer keeps asking for a new password' was a plan part, twice (bench seed 2, 2026-11-26)
+MEMORY_COPY_RUN = 5
+
+
+_SEEN_DOING = re.compile(r"^[A-Z][\w'-]*(?: [A-Z][\w'-]*)* is ")  # 'Tom Alvarez is having lunch ...'
+
+
+def copies_a_memory(words: str, memories: tuple[str, ...]) -> str | None:
+    """A problem when a part is one of the prompt's thoughts or talks copied. Plans, the status
+    and what someone was seen doing are left out: a day may well repeat yesterday's plan or what
+    a neighbour did ('have lunch at Oak House kitchen')."""
+    for memory in memories:
+        if memory.startswith(("My plan for", "Currently:")) or _SEEN_DOING.match(memory):
+            continue
+        if copied_from(words, memory, run=MEMORY_COPY_RUN):
+            return "copies a memory, not an activity"
+    return None
 
 
 def part_words(text: str) -> tuple[str, str | None]:
@@ -93,6 +114,8 @@ def part_words(text: str) -> tuple[str, str | None]:
     words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
     if _LAYOUT.search(words):
         return words, "copies the prompt's layout, '(usually: ...)'"
+    if _PROMPT_WORDS.search(words):
+        return words, "words of the prompt ('status', 'of today'), not an activity"
     try:
         words = require_action(words)
     except ValueError as exc:
@@ -109,11 +132,13 @@ class DayPlanAnswer(Patched):
     currently: str
     parts: list[str]
     open_kinds: ClassVar[tuple[str, ...]] = ()  # the skeleton kind of each open part, when known
+    memories: ClassVar[tuple[str, ...]] = ()  # the memories the prompt showed (a part must not copy one)
 
     @model_validator(mode="after")
     def _patch_parts(self) -> "DayPlanAnswer":
         kinds = self.open_kinds or ("",) * len(self.parts)
-        checked = [_part_for_kind(*part_words(p), kind) for p, kind in zip(self.parts, kinds)]
+        checked = [_part_for_kind(*_not_a_memory(*part_words(p), self.memories), kind)
+                   for p, kind in zip(self.parts, kinds)]
         bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
         if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
@@ -138,6 +163,10 @@ _BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )(?<!out of )(?<!out 
                        re.I)
 
 
+def _not_a_memory(words: str, problem: str | None, memories: tuple[str, ...]) -> tuple[str, str | None]:
+    return words, problem or copies_a_memory(words, memories)
+
+
 def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:
     """A part's words and problem, adding a meal named at another meal's time."""
     allowed = _MEALS_ALLOWED.get(kind)
@@ -150,10 +179,15 @@ def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str
     return words, problem
 
 
-@lru_cache(maxsize=64)
-def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseModel]:
+def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = (), memories: tuple[str, ...] = ()) -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many);
-    with the parts' skeleton ``kinds``, a part naming another part's meal is patched too."""
+    with the parts' skeleton ``kinds``, a part naming another part's meal is patched too, and
+    with the prompt's ``memories`` a part copying one of them."""
+    return _day_plan_schema(open_parts, tuple(kinds), tuple(memories))
+
+
+@lru_cache(maxsize=64)
+def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[str, ...]) -> type[BaseModel]:
     if kinds and len(kinds) != open_parts:
         raise ValueError(f"day_plan_schema: {len(kinds)} kinds for {open_parts} open parts")
     model = make_model(
@@ -166,6 +200,7 @@ def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = ()) -> type[BaseMo
                      description="what the resident does in each open part, in order")),
     )
     model.open_kinds = kinds
+    model.memories = memories
     return model
 
 
@@ -176,13 +211,14 @@ def plan_from_skeleton(skeleton: list[SkeletonPart], words: list[str]) -> list[s
 
 
 def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep: int, home: str,
-                      work: str, kitchen: str = "") -> BaseModel:
-    """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona."""
+                      work: str, kitchen: str = "", memories: tuple[str, ...] = ()) -> BaseModel:
+    """The typed fallback of ``plan_day``: the persona's skeleton as it is, valid for any persona
+    (an instance of the schema that checks parts against the prompt's ``memories``)."""
     skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
     free = [fit_activity(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
     kinds = tuple(p.kind for p in skeleton if not p.fixed)
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
-    return day_plan_schema(len(free), kinds)(currently=currently, parts=free)
+    return day_plan_schema(len(free), kinds, memories)(currently=currently, parts=free)
 
 
 def day_plan_prompt(

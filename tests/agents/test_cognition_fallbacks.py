@@ -49,8 +49,9 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
         + [(conversation.line_schema(name, "Tom Alvarez", prev),
             conversation.line_fallback("Tom Alvarez", n, name, prev, activity))
            for n, prev in ((0, ""), (3, f"By the way, {activity}."))],
-        "chat_summary": [(conversation.ChatSummary,
-                          conversation.chat_summary_fallback(name, [f"{name}: {activity}"] * 8))],
+        "chat_summary": [(conversation.summary_schema(name, "Tom Alvarez"),
+                          conversation.chat_summary_fallback("Tom Alvarez", lines, name))
+                         for lines in ([f"{name}: {activity}"] * 8, [f"Tom Alvarez: {activity}. {activity}."], [])],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
         "reflect_insights": [(reflection.Insights, reflection.insights_fallback())],
         "interview": [(interview.Answer, interview.answer_fallback())]

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from maps.contracts import ChatLine, Intent, Perception
+from agents.prompts.checks import object_state
 from agents.prompts.conversation import (
-    ChatSummary,
     Line,
     chat_summary_fallback,
     converse_prompt,
     line_fallback,
     line_schema,
+    summary_schema,
     summary_prompt,
 )
 from maps.contracts import ChatPayload
@@ -52,9 +53,6 @@ def about_partner(text: str, partner: str) -> bool:
     return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
 
 
-_OBJECT_STATE = re.compile(r"[a-z ]+\bis [a-z ]+$")  # an object's state as observed: 'stove is off', 'tv is on'
-
-
 def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5,
                speaker: str = "") -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
@@ -70,7 +68,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...'
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
-                or _OBJECT_STATE.match(text)  # 'stove is off': a thing seen, no news to bring up
+                or object_state(text)  # 'stove is off': a thing seen, no news to bring up
                 or not re.search(r"[a-z]{3}", lower)):
             continue
         if best is None or (memory.importance, -rank) > (best[0], -best[1]):
@@ -94,7 +92,7 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous),
+        line_schema(mind.name, other, previous, said),
         line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current),
         max_tokens=160,
     )
@@ -188,8 +186,8 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
     answer = await mind.caller.ask(
         "chat_summary",
         summary_prompt(mind.summary, mind.name, convo.partner, convo.lines),
-        ChatSummary,
-        chat_summary_fallback(convo.partner, convo.lines),
+        summary_schema(mind.name, convo.partner),
+        chat_summary_fallback(convo.partner, convo.lines, mind.name),
         max_tokens=200,
     )
     mind.remember_fixed("chat", answer.summary.strip()[:500] or f"I talked with {convo.partner}", answer.importance)

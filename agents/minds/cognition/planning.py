@@ -175,9 +175,9 @@ async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPa
     the skeleton sets every time and the work hours. Sets the state's plan and status."""
     p = mind.persona
     status = mind.state.currently or p.lifestyle
-    fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work,
-                                 kitchen=mind.meal_arena())
     memories = [m.text for m in await mind.memory_for(plans_query(p.name), 8)]
+    fallback = day_plan_fallback(p.name, p.occupation, status, p.wake_hour, p.sleep_hour, home, work,
+                                 kitchen=mind.meal_arena(), memories=tuple(memories))
     answer = await mind.caller.ask(
         "plan_day",
         day_plan_prompt(mind.summary, p.name, start, p.wake_hour, p.sleep_hour, home, work, status, memories,
