@@ -1,5 +1,5 @@
-"""Free speech on the embedded model is sampled with a frequency penalty; structured purposes
-are not. A fake llama.cpp object records the options each call reaches it with."""
+"""Prose about the resident's own day (interview answers, chat summaries) is sampled with a
+frequency penalty on the embedded model; structured purposes and chat lines are not. A fake llama.cpp object records the options each call reaches it with."""
 
 from __future__ import annotations
 
@@ -44,15 +44,15 @@ def _ask(purpose: str) -> None:
     asyncio.run(LocalBackend(grammar=False).generate(request))
 
 
-def test_interview_answers_and_chat_lines_are_sampled_with_a_frequency_penalty(llama: RecordingLlama) -> None:
-    for purpose in ("interview", "converse", "chat_summary", "reflect_insights"):
+def test_interview_answers_and_chat_summaries_are_sampled_with_a_frequency_penalty(llama: RecordingLlama) -> None:
+    for purpose in ("interview", "chat_summary"):
         _ask(purpose)
-    assert [o.get("frequency_penalty") for o in llama.options] == [0.5] * 4
+    assert [o.get("frequency_penalty") for o in llama.options] == [0.5] * 2
     assert all(o["seed"] == 3 and o["max_tokens"] == 40 for o in llama.options)
 
 
-def test_plans_ratings_and_steps_keep_plain_sampling(llama: RecordingLlama) -> None:
-    for purpose in ("plan_day", "importance", "decompose", "react"):
+def test_plans_ratings_steps_and_chat_lines_keep_plain_sampling(llama: RecordingLlama) -> None:
+    for purpose in ("plan_day", "importance", "decompose", "react", "converse"):
         _ask(purpose)
     assert all("frequency_penalty" not in o for o in llama.options)
     assert sampling_for("plan_day") == {} and set(FREE_TEXT_PENALTY) >= {"interview", "converse"}
