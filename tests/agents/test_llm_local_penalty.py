@@ -55,4 +55,4 @@ def test_plans_ratings_steps_and_chat_lines_keep_plain_sampling(llama: Recording
     for purpose in ("plan_day", "importance", "decompose", "react", "converse"):
         _ask(purpose)
     assert all("frequency_penalty" not in o for o in llama.options)
-    assert sampling_for("plan_day") == {} and set(FREE_TEXT_PENALTY) >= {"interview", "converse"}
+    assert sampling_for("plan_day") == {} and set(FREE_TEXT_PENALTY) == {"interview", "chat_summary"}
