@@ -22,12 +22,16 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import (ANSWER_MIN_COSINE, help_desk, named_place, names_another_place, not_said_aloud,
+from agents.prompts.checks import (help_desk, named_place, names_another_place, not_said_aloud,
                                    only_a_label, repeats, repeats_itself, says_nothing)
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
+# A reply at least this similar to the line before it answers it (cosine of normalised embeddings;
+# MiniLM: unrelated sentences ~0.05, a reply ~0.3-0.6; the hashing stand-in only sees shared words,
+# so one shared word must do)
+ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
 ECHO_MAX_COSINE = 0.97  # ... and this similar is a repeat, not an answer
 MAX_CHAT_PAIRS = 400  # bound the embedding work of a long run's summary
 
@@ -465,7 +469,7 @@ def with_fallbacks(check: Check, fallbacks: int, what: str) -> Check:
     if fallbacks <= 0:
         return check
     judged = check.judged + fallbacks
-    passed = (check.score or 0.0) * check.judged
+    passed = round((check.score or 0.0) * check.judged)  # a count: the score is passed / judged
     failures = (check.failures + [f"{fallbacks} {what} the engine's fallback, not the model's"])[:3]
     return Check(score=passed / judged, judged=judged, failures=failures)
 

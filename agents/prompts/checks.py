@@ -14,12 +14,6 @@ import re
 
 _WORD = re.compile(r"[a-z0-9']+")
 
-# A reply at least this similar to the line before it answers it (cosine of normalised embeddings;
-# MiniLM: unrelated sentences ~0.05, a reply ~0.3-0.6; the hashing stand-in only sees shared words,
-# so one shared word must do): the believability check's bar.
-ANSWER_MIN_COSINE = {"minilm": 0.15, "hashing": 0.05}
-
-
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 

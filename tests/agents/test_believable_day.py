@@ -103,6 +103,16 @@ def test_the_scripted_partner_answers_a_greeting() -> None:
     assert line["utterance"].startswith("I'm well") and "sink" not in line["utterance"] and not line["end"]
 
 
+def test_the_scripted_partner_keeps_a_name_a_name_when_it_repeats_the_news() -> None:
+    for news, heard in (("Priya Shah is the most careful teller I have ever hired", "that Priya Shah is"),
+                        ("Business at the cafe has been slow", "that business at the cafe")):
+        messages = converse_prompt("Hannah Price (41) is a doctor.", "Hannah Price", "George Price", "husband",
+                                   "07:00", "having breakfast", "Maple House:kitchen", ["sink is clean"],
+                                   [f"George Price: I see. Also, {news}."], 8, "")
+        line = json.loads(scripted_answer("converse", messages, line_schema("Hannah Price", "George Price", "")))
+        assert line["utterance"].startswith(f"Really? I had not heard {heard}")
+
+
 def test_an_activity_emoji_comes_from_the_activity_not_its_place() -> None:
     from agents.prompts.planning import emoji_for
 

@@ -45,8 +45,19 @@ def _reply_to(line: str, other: str, fresh: list[str]) -> str:
     told = _TOLD.search(line)
     if told and not fresh:
         news = told.group(1).strip()
-        return f"Really? I had not heard that {news[:1].lower() + news[1:]}. Thanks for telling me, {other}."
+        return f"Really? I had not heard that {_lower_first(news)}. Thanks for telling me, {other}."
     return ""
+
+
+def _lower_first(news: str) -> str:
+    """News said mid-sentence: 'Business at the cafe ...' -> 'business at the cafe ...', but a
+    name stays a name ('Priya Shah is ...' was 'priya Shah is ...')."""
+    first = news.split()[:2]
+    if len(first) == 2 and all(w[:1].isupper() for w in first) and first[0] not in ("The", "A", "An", "My", "Our"):
+        return news
+    if first and (first[0] == "I" or first[0].startswith("I'")):
+        return news
+    return news[:1].lower() + news[1:]
 
 
 def _goodbye(line: str, other: str) -> str:
