@@ -78,7 +78,12 @@ _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're|she|she's|he|he's|they|they're|her|his|their)\b",
                         re.I)
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
-_SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b")  # 'Moses Alvarez is idle'
+# 'Moses Alvarez is idle'; 'Hannah Price works at Riverside Clinic, sees patients' (SmolLM2, 2026-11-26)
+_SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b"
+                         r"|^[A-Z][\w'-]+ [A-Z][\w'-]+ [a-z]+[^s\W]s\b")  # a first and last name, then a verb
+# The prompts' own field words as an activity: 'Current status of today' and 'Futures of today' were
+# SmolLM2's plan parts (bench seed 2, 2026-11-26); a person's day has no 'status' in it
+_PROMPT_WORDS = re.compile(r"\bstatus\b|\bof today\b", re.I)
 _JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"')  # 'reads in bed.},{': the answer's JSON leaking into its words
 _CUT_OFF = re.compile(r"…|\.\.\.")  # a line copied until the room ran out
 # Words of the instructions and schemas, not of a day: 'React, no' was a reaction's action.
@@ -126,6 +131,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_STATEMENT.match, "a statement, not an activity"),
     (_NAME_POSSESSIVE.match, "a description of a person"),
     (_SOMEONE_IS.match, "a statement about someone"),
+    (_PROMPT_WORDS.search, "words of the prompt ('status', 'of today')"),
     (_JSON_DEBRIS.search, "JSON debris"),
     (_TIME_LABEL.match, "a day or time of day as a label"),
     (_CUT_OFF.search, "a line cut off"),

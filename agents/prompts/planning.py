@@ -83,9 +83,6 @@ DAY_PLAN_INSTRUCTION = (
 # The prompt lists open parts as '8:00 breakfast (usually: have breakfast at home)'; SmolLM2 wrote
 # 'Morning breakfast (usually: have breakfast at Oak House)' back as a part (quickstart, 2026-11-25).
 _LAYOUT = re.compile(r"\(\s*usually\b", re.I)
-# The prompt's own field words as a part: 'Current status of today' and 'Futures of today' were
-# SmolLM2's (bench seed 2, 2026-11-26); a person's day has no 'status' in it
-_PROMPT_WORDS = re.compile(r"\bstatus\b|\bof today\b", re.I)
 # a part copying this many words in a row of one memory is the memory, not an activity: 'The clinic's
 # records computer keeps asking for a new password' was a plan part, twice (bench seed 2, 2026-11-26)
 MEMORY_COPY_RUN = 5
@@ -114,8 +111,6 @@ def part_words(text: str) -> tuple[str, str | None]:
     words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
     if _LAYOUT.search(words):
         return words, "copies the prompt's layout, '(usually: ...)'"
-    if _PROMPT_WORDS.search(words):
-        return words, "words of the prompt ('status', 'of today'), not an activity"
     try:
         words = require_action(words)
     except ValueError as exc:
