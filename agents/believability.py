@@ -344,11 +344,11 @@ HELD_OUT_PAIRS: tuple[tuple[str, str], ...] = (
     ("The bus I was on skidded off the bridge", "I peeled an orange"),
     ("A gas leak blew out the windows of the bakery", "I sorted the recycling"),
     ("A man pulled a knife on me in the alley", "I stacked the dishes"),
-    ("Tom's mother collapsed and never woke up", "I oiled the squeaky hinge"),
-    ("Lucy got her first kiss at the dance", "I scrolled through my phone"),
+    ("Ben's mother collapsed and never woke up", "I oiled the squeaky hinge"),
+    ("Maya got her first kiss at the dance", "I scrolled through my phone"),
     ("I was promoted to head nurse", "I tidied my desk drawer"),
-    ("The whole town lost power for three days in the blizzard", "I hummed a tune"),
-    ("My sister's baby was born two months early", "I trimmed my fingernails"),
+    ("The whole town went without power for three days in the blizzard", "I hummed a tune"),
+    ("My sister's baby was born eight weeks early", "I trimmed my fingernails"),
     ("I found out my husband has a second family", "The dishwasher finished"),
 )
 
