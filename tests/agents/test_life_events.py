@@ -15,7 +15,7 @@ from agents.believability import TUNING_PAIRS
 from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
-from agents.minds.cognition.life_events import ANCHORS, LifeEventPrior, prior_for
+from agents.minds.cognition.life_events import ANCHORS, TRAUMA_EVENTS, LifeEventPrior, prior_for
 from agents.prompts.importance import engine_prior, heuristic_importance
 from memory.embeddings import CachedEmbedder, HashingEmbedder, get_embedder
 
@@ -60,6 +60,29 @@ def test_chores_stay_low(minilm_prior: LifeEventPrior) -> None:
     for text in ["I brushed my teeth before bed", "I made a cup of coffee"]:
         event = minilm_prior.of_texts([text])[0]
         assert event is None or event <= 3, (text, minilm_prior.nearest(text))
+
+
+# Everyday memories of the town, written as tuning texts (MIN_COSINE was chosen on them): at 0.45
+# 'The rain stopped' read as 'There was an accident' and 'I took my medicine' as 'I fell ill'.
+# 'I filed the bank's paperwork' still reads as the bank taking a home (0.54): a known miss.
+EVERYDAY = ["I cut the vegetables with a sharp knife", "Tom Alvarez is lighting the fireplace",
+            "I drove to the market on the main road", "The stove is on", "I watched a crime drama on tv",
+            "Lucy Alvarez is reading a book about storms", "I took my medicine", "The rain stopped",
+            "Someone knocked on the door", "I cleaned the chemicals off the bench",
+            "A patient came in with a sprained ankle", "The bus was late this morning", "walking to Willow Cafe",
+            "Lucy Alvarez is having breakfast at Oak House kitchen", "It is cold outside today"]
+
+
+def test_everyday_memories_are_not_read_as_life_events(minilm_prior: LifeEventPrior) -> None:
+    for text, event in zip(EVERYDAY, minilm_prior.of_texts(EVERYDAY)):
+        assert event is None or event < 6, (text, event, minilm_prior.nearest(text))
+
+
+def test_events_the_scale_leaves_out_are_read_from_the_trauma_checklist(minilm_prior: LifeEventPrior) -> None:
+    # crime, disaster and sudden death are not in Holmes and Rahe's scale; the LEC-5's events are
+    for text in ("Someone threatened me with a knife or a gun", "A flood, storm or earthquake hit us"):
+        assert minilm_prior.of_texts([text]) == [9]
+    assert minilm_prior.nearest("A man held a gun to the cashier's head")[0] in {t for _, t in TRAUMA_EVENTS}
 
 
 def test_an_event_raises_a_keyword_rating_but_never_lowers_one() -> None:

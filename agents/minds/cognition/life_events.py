@@ -58,6 +58,27 @@ SCALE_EVENTS: tuple[tuple[int, str], ...] = (
     (7, "Our living conditions changed"),
 )
 
+# The potentially traumatic events of the Life Events Checklist for DSM-5 (LEC-5; Weathers et al.,
+# 2013), in our own words: what happens *to* a town rather than in one person's life course, which
+# the scale above leaves out (it has no crime, disaster or sudden death). All 9. Left out: combat
+# and captivity in a war zone, and the checklist's catch-all 'any other very stressful event'.
+TRAUMA_EVENTS: tuple[tuple[int, str], ...] = (
+    (9, "A flood, storm or earthquake hit us"),
+    (9, "There was a fire or an explosion"),
+    (9, "I was in a crash on the road"),
+    (9, "Someone was badly hurt in an accident at work or at home"),
+    (9, "We were exposed to poisonous chemicals"),
+    (9, "I was attacked and beaten up"),
+    (9, "Someone threatened me with a knife or a gun"),
+    (9, "I was sexually assaulted"),
+    (9, "Someone was kidnapped"),
+    (9, "I have an illness that could kill me"),
+    (9, "I saw people suffering terribly"),
+    (9, "Someone was murdered"),
+    (9, "Someone I know died suddenly"),
+    (9, "I caused someone to be badly hurt"),
+)
+
 # the importance prompt's own examples for its scale (prompts.importance.ANCHORS), as memories
 SCALE_EXAMPLES: tuple[tuple[int, str], ...] = (
     (1, "I brushed my teeth"),
@@ -83,9 +104,13 @@ SCALE_EXAMPLES: tuple[tuple[int, str], ...] = (
     (10, "I was accepted to college"),
 )
 
-ANCHORS: tuple[tuple[int, str], ...] = SCALE_EVENTS + SCALE_EXAMPLES
+ANCHORS: tuple[tuple[int, str], ...] = SCALE_EVENTS + TRAUMA_EVENTS + SCALE_EXAMPLES
 SEMANTIC_EMBEDDERS = frozenset({"minilm"})  # embedders whose cosine means "about the same thing"
-MIN_COSINE = 0.45  # nearer than this to no anchor: no prior (chosen on the tuning pairs only)
+# Nearer than this to no anchor: no prior. Chosen on tuning texts only (tests/agents/test_life_events.py:
+# the tuning pairs, events worded without keywords, and everyday town memories). At 0.45 five of
+# 32 everyday memories were raised to 6 or more ('The rain stopped' read as 'There was an
+# accident', 'I took my medicine' as 'I fell ill'); at 0.48 one was, and as many events were read.
+MIN_COSINE = 0.48
 
 
 class LifeEventPrior:
