@@ -152,11 +152,14 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
     return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 
 
-def degenerate_check(texts: Iterable[str], names: Sequence[str], activities: Iterable[str] = ()) -> Check:
-    """``texts`` (chat lines) and ``activities`` (plan items, actions) that a reader would accept."""
+def degenerate_check(texts: Iterable[str], names: Sequence[str], activities: Iterable[str] = (),
+                     prose: Iterable[str] = ()) -> Check:
+    """``texts`` (chat lines), ``activities`` (plan items, actions) and ``prose`` (what residents
+    wrote down of their talks and thoughts) that a reader would accept."""
     tally = _Tally()
-    for text, activity in [(t, False) for t in texts] + [(t, True) for t in activities]:
-        reason = degenerate_reason(text, names, activity, chat=not activity)
+    items = [(t, False, True) for t in texts] + [(t, True, False) for t in activities] + [(t, False, False) for t in prose]
+    for text, activity, chat in items:
+        reason = degenerate_reason(text, names, activity, chat=chat)
         tally.add(reason is None, f"{reason}: {text}")
     return tally.check()
 
@@ -520,7 +523,15 @@ class RunTexts:
     whereabouts: list[tuple[str, datetime, str]] = field(default_factory=list)
     conversations: list[list[tuple[str, str]]] = field(default_factory=list)
     memories: list[tuple[str, str, int]] = field(default_factory=list)
+    # the memories a resident writes in words from a model answer: a talk's summary, its thought,
+    # a reflection ('Maria Alvarez' as a talk's summary and 'worthless,' as a thought were SmolLM2's)
+    prose: list[str] = field(default_factory=list)
     embedder: str | None = None
+
+
+# memory kinds written in words from model answers (a persona's own seed thoughts are thoughts too,
+# and pass: they are the town's own sentences)
+PROSE_KINDS = ("chat", "thought", "reflection")
 
 
 def read_run(conn: sqlite3.Connection) -> RunTexts:
@@ -545,6 +556,8 @@ def read_run(conn: sqlite3.Connection) -> RunTexts:
             convos.setdefault(key, []).append((str(d.get("speaker", "")), str(d.get("text", ""))))
         elif kind == "memory":
             out.memories.append((resident or "", str(d.get("text", "")), int(d.get("importance", 3))))
+            if d.get("kind") in PROSE_KINDS:
+                out.prose.append(str(d.get("text", "")))
     out.conversations = list(convos.values())
     return out
 
@@ -563,7 +576,7 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
         "plans_at_work": plans_at_work_check(run.hourly, run.personas),
         "at_work_in_work_hours": at_work_check(run.whereabouts, run.personas),
         "action_place": action_place_check(run.actions),
-        "no_degenerate_text": degenerate_check(chat_lines, names, activities),
+        "no_degenerate_text": degenerate_check(chat_lines, names, activities, run.prose),
         "conversation_answers": conversation_check(run.conversations, embed, names,
                                                    ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"])),
         "importance_order": importance_from_memories(run.memories),

@@ -93,6 +93,18 @@ def test_degenerate_text_is_named(text, reason):
     assert degenerate_reason(text, list(PERSONAS)) in (reason, "echo of the instruction")
 
 
+def test_what_residents_write_down_of_their_talks_is_judged_too():
+    run = sensible_morning()
+    clean = score_texts(run, EMBED, embedder="hashing").checks["no_degenerate_text"]
+    assert clean.score == 1.0
+    # SmolLM2's summaries of two talks (bench seed 2, 2026-11-26), and a persona's own thought
+    run.prose = ["Maria Alvarez", "Lucy Alvarez: " + "I am curious about the life of my family. " * 5,
+                 "I talked with Lucy Alvarez about the party at the pub.", "I want to apply to medical school."]
+    check = score_texts(run, EMBED, embedder="hashing").checks["no_degenerate_text"]
+    assert check.judged == clean.judged + 4 and check.score == (clean.judged + 2) / check.judged
+    assert any("a name as a line: Maria Alvarez" in f for f in check.failures)
+
+
 def test_ordinary_sentences_are_not_degenerate():
     for text in ["see patients at Riverside Clinic until five", "Yes, I will come to the party after my shift.",
                  "Lucy said the clinic opens at 9 on Monday"]:
@@ -231,7 +243,10 @@ def test_every_run_summary_has_a_believability_block(tmp_path: Path, monkeypatch
         assert name in block
     conn = sqlite3.connect(tmp_path / "run" / "run.db")
     try:
-        assert set(read_run(conn).personas) == set(engine.residents)
+        texts = read_run(conn)
+        assert set(texts.personas) == set(engine.residents)
+        # what the residents wrote down (their seed thoughts at least) is judged as text too
+        assert texts.prose and set(texts.prose) <= {t for _, t, _ in texts.memories}
     finally:
         conn.close()
 
