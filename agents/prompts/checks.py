@@ -103,13 +103,14 @@ def not_said_aloud(line: str) -> str | None:
     return help_desk(line)
 
 
-# an object's state as observed: 'stove is off', 'tv is on' (lower case: residents' names are capitalised)
-_OBJECT_STATE = re.compile(r"[a-z ]+\bis [a-z ]+$")
+# an object's state as observed: 'stove is off', 'kitchen table is being used for having breakfast'
+# (an object is lower case where it opens a memory; residents' names are capitalised)
+_OBJECT_STATE = re.compile(r"[a-z][a-z' -]*? is\b")
 
 
 def object_state(text: str) -> bool:
     """Whether a memory is only an object's state as seen ('stove is off'): nothing to tell."""
-    return bool(_OBJECT_STATE.match(text.strip().rstrip(".")))
+    return bool(_OBJECT_STATE.match(text.strip()))
 
 
 def help_desk(text: str) -> str | None:

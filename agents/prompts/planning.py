@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import ONE_OF, WORDS_ONLY
+from agents.minds.cognition.wording import in_use_for
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
@@ -435,7 +436,7 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
         if step_problem(action, place):
             action = "keeping busy"
     step = {"action": action, "minutes": 15, "place": place,
-            "emoji": emoji_for(activity), "object_state": clip(f"being used for {action}", OBJECT_STATE_MAX)}
+            "emoji": emoji_for(activity), "object_state": clip(in_use_for(action), OBJECT_STATE_MAX)}
     return schema.model_validate({"steps": [dict(step) for _ in range(n)]})
 
 

@@ -39,6 +39,17 @@ def test_a_resident_is_never_told_their_own_news_by_first_or_full_name() -> None
     assert pick_topic(memories[:1], "Lucy Alvarez", []) == ""
 
 
+def test_an_object_in_use_is_no_news_and_reads_as_what_is_done_with_it() -> None:
+    from agents.minds.cognition.wording import in_use_for
+
+    seen = in_use_for("have breakfast at Oak House kitchen")
+    assert seen == "being used for having breakfast"
+    # SmolLM2's town, 2026-11-26: 'By the way, kitchen table is being used for have breakfast at ...'
+    memories = [_memory(f"kitchen table is {seen}", 8), _memory("stove is off", 8),
+                _memory("The cafe kitchen caught fire this morning", 6)]
+    assert pick_topic(memories, "Lucy Alvarez", []) == "The cafe kitchen caught fire this morning"
+
+
 def test_the_scripted_conversation_does_not_tell_the_partner_about_themselves() -> None:
     messages = converse_prompt("Maria Alvarez (44) owns the Willow Cafe.", "Maria Alvarez", "Lucy Alvarez",
                                "daughter", "07:00", "having breakfast", "Oak House:kitchen",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from agents.minds.cognition.wording import activity_phrase
+from agents.minds.cognition.wording import activity_phrase, in_use_for
 from agents.prompts.common import clip
 from agents.prompts.planning import (
     block_places,
@@ -222,7 +222,7 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
     return Step(
         start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
         arena=arena, object=obj, emoji=one_emoji(emoji, description),
-        object_state=clip(object_state or f"being used for {description}", 80) if obj else None,
+        object_state=clip(object_state or in_use_for(description), 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
     )
 

@@ -60,3 +60,10 @@ def starts_with_verb(text: str) -> bool:
 def without_place(text: str) -> str:
     """'having breakfast at Oak House kitchen' -> 'having breakfast' (a named place at the end)."""
     return _PLACE.sub("", text).strip() or text
+
+
+def in_use_for(description: str) -> str:
+    """An object's state while someone uses it: 'being used for having breakfast', not 'being used
+    for have breakfast at Oak House kitchen' (which a talk brought up as news, 2026-11-26)."""
+    doing = without_place(activity_phrase(description)).strip() or "something"
+    return f"being used for {doing}"
