@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.llm.schemas import OPENING
 from agents.prompts.checks import (addresses_itself, copied_from, help_desk, just_a_name, not_said_aloud, only_a_label,
                                    repeats, repeats_itself, says_nothing, speaks_as, words)
-from agents.prompts.common import Patched, Words, clip, fit_words, bullet, facts, messages, not_an_activity
+from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_an_activity
 
 
 # How the embedded model's line may open (grammar only, agents/llm/schemas.OPENING): SmolLM2 began
@@ -197,7 +197,7 @@ def chat_summary_fallback(partner: str, lines: list[str], name: str = "") -> Cha
     :func:`summary_schema`; a transcript that fails its checks (a line looping) is kept as 'I
     talked with <partner>.' only."""
     schema = summary_schema(name, partner)
-    transcript = fit_words(f"I talked with {partner}: " + " / ".join(lines), 300, "")
+    transcript = clip(f"I talked with {partner}: " + " / ".join(lines), 300)  # the schema refuses what is no words
     for text in (transcript, f"I talked with {partner}.", "I had a talk with someone."):
         try:
             return schema(summary=text, importance=4)

@@ -104,11 +104,11 @@ def copies_a_memory(words: str, memories: tuple[str, ...]) -> str | None:
     return None
 
 
-def part_words(text: str) -> tuple[str, str | None]:
-    """A day-plan part's words and the problem with them (None when they read as an activity).
-    A leading time is dropped, not refused: the skeleton sets the times, and a model that copies
-    the skeleton's '7:00 ...' layout (Qwen did, for every part of every plan) still wrote the
-    words we asked for."""
+def part_words(text: str, memories: tuple[str, ...] = ()) -> tuple[str, str | None]:
+    """A day-plan part's words and the problem with them (None when they read as an activity):
+    not the instruction or one of the prompt's ``memories`` copied either. A leading time is
+    dropped, not refused: the skeleton sets the times, and a model that copies the skeleton's
+    '7:00 ...' layout (Qwen did, for every part of every plan) still wrote the words we asked for."""
     words = " ".join(strip_time(text).split()) if read_time(text) is not None else " ".join(text.split())
     if _LAYOUT.search(words):
         return words, "copies the prompt's layout, '(usually: ...)'"
@@ -116,7 +116,7 @@ def part_words(text: str) -> tuple[str, str | None]:
         words = require_action(words)
     except ValueError as exc:
         return words, str(exc)
-    return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6)
+    return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6) or copies_a_memory(words, memories)
 
 
 class DayPlanAnswer(Patched):
@@ -133,8 +133,7 @@ class DayPlanAnswer(Patched):
     @model_validator(mode="after")
     def _patch_parts(self) -> "DayPlanAnswer":
         kinds = self.open_kinds or ("",) * len(self.parts)
-        checked = [_part_for_kind(*_not_a_memory(*part_words(p), self.memories), kind)
-                   for p, kind in zip(self.parts, kinds)]
+        checked = [_part_for_kind(*part_words(p, self.memories), kind) for p, kind in zip(self.parts, kinds)]
         bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
         if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
@@ -157,10 +156,6 @@ _MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
 # getting out of bed and making it are what the morning is for
 _BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )(?<!out of )(?<!out of the )bed|sleep|sleeping|asleep|nap)\b",
                        re.I)
-
-
-def _not_a_memory(words: str, problem: str | None, memories: tuple[str, ...]) -> tuple[str, str | None]:
-    return words, problem or copies_a_memory(words, memories)
 
 
 def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str | None]:

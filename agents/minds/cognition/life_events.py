@@ -60,7 +60,7 @@ SCALE_EVENTS: tuple[tuple[int, str], ...] = (
 
 # The potentially traumatic events of the Life Events Checklist for DSM-5 (LEC-5; Weathers et al.,
 # 2013), in our own words: what happens *to* a town rather than in one person's life course, which
-# the scale above leaves out (it has no crime, disaster or sudden death). All 9. Left out: combat
+# the scale above leaves out (it has no crime, disaster or sudden death). Each at 9. Left out: combat
 # and captivity in a war zone, and the checklist's catch-all 'any other very stressful event'.
 TRAUMA_EVENTS: tuple[tuple[int, str], ...] = (
     (9, "A flood, storm or earthquake hit us"),
