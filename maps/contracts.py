@@ -282,6 +282,8 @@ class PerceivedEvent(BaseModel):
     description: str
     address: str = Field(description="where it happens, 'sector:arena[:object]'")
     distance: float = 0.0
+    resting: bool = Field(default=False, description="an object in its map's default state ('stove is off'): "
+                          "the original code's idle object, whose observation is rated 1 without a model call")
 
 
 class ChatLine(BaseModel):

@@ -90,7 +90,8 @@ class Engine:
         self._plugins: list[Plugin] = []
         self.commands = Registry()  # the command kinds this world serves
         self.rules = Rules(town, self.residents, self.objects, self.index, self.paths, self.stats)
-        self.perceiver = Perceiver(self.residents, self.objects, self.index, self.sight, cache=perception_cache)
+        self.perceiver = Perceiver(self.residents, self.objects, self.index, self.sight, cache=perception_cache,
+                                   defaults=town.default_states())
         self.snapshots = Snapshots(town, self.clock, self.residents, self.objects, self.rules, self.index,
                                    self._plugins, check=lambda data: self.commands.check(data, self._facts())[0])
         self._init_loop()

@@ -203,9 +203,10 @@ class Perceiver:
     """
 
     def __init__(self, bodies: Mapping[str, "Body"], objects: Mapping[str, str], index: SpatialIndex,
-                 sight: ObjectSight, cache: bool = True) -> None:
+                 sight: ObjectSight, cache: bool = True, defaults: Mapping[str, str] | None = None) -> None:
         self.residents = bodies
         self.objects = objects  # address -> state, shared with the rules (changed in place)
+        self.defaults = dict(defaults or {})  # address -> the map's resting state (events marked ``resting``)
         self.index = index
         self.sight = sight
         self.perception_cache = cache
@@ -233,7 +234,8 @@ class Perceiver:
             att.nearby = nearby
         events = [
             build(PerceivedEvent, {"subject": s.subject, "predicate": s.predicate, "object": s.object,
-                                   "description": s.description, "address": s.address, "distance": s.distance})
+                                   "description": s.description, "address": s.address, "distance": s.distance,
+                                   "resting": self.defaults.get(s.subject) == s.object})
             for s in chosen
         ]
         known: list[str] = []

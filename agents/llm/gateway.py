@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +38,7 @@ from agents.llm.wrappers.availability import UNAVAILABLE_AFTER, AvailabilityGate
 from agents.llm.wrappers.base import Backend, Call, CallInfo, Completion, Request  # noqa: F401
 from agents.llm.wrappers.caching import Caching
 from agents.llm.wrappers.recording import Recording
-from agents.llm.wrappers.retrying import Retrying
+from agents.llm.wrappers.retrying import Retrying, model_attempt_limits
 from agents.llm.wrappers.transport import (DEFAULT_TIMEOUT_S, Backoff, Transport,  # noqa: F401
                                            model_timeout_s)
 # Read from this module when a Gateway is built (tests shorten the waits by patching it here).
@@ -77,7 +77,7 @@ class Stack:
 
 
 def compose(backend: Backend, *, model: str, cache: DiskCache | None, max_attempts: int, timeout_s: float,
-            seed: int, backoff: Backoff, unavailable_after: int) -> Stack:
+            seed: int, backoff: Backoff, unavailable_after: int, attempt_limits: Mapping[str, int] | None = None) -> Stack:
     """The layers around ``backend``, outermost first, and why in this order:
 
     1. Accounting: outermost, so every call is counted and heard, however it is answered.
@@ -94,7 +94,8 @@ def compose(backend: Backend, *, model: str, cache: DiskCache | None, max_attemp
     ledger = Ledger()
     transport = Transport(backend, timeout_s, backoff, on_retry=lambda p: ledger.add(p, transport_retries=1))
     gate = AvailabilityGate(Metering(transport, ledger), model, unavailable_after)
-    retrying = Retrying(gate, max_attempts=max_attempts, seed=seed, on_invalid=lambda p: ledger.add(p, failures=1))
+    retrying = Retrying(gate, max_attempts=max_attempts, seed=seed, on_invalid=lambda p: ledger.add(p, failures=1),
+                        limits=attempt_limits)
     caching = Caching(retrying, cache, model=model, seed=seed)
     recording = Recording(caching)
     return Stack(Accounting(recording, ledger), recording, caching, retrying, gate, transport, ledger)
@@ -115,17 +116,19 @@ class Gateway:
         backoff: Backoff | None = None,
         unavailable_after: int = UNAVAILABLE_AFTER,
         chaos: float = 0.0,
+        attempt_limits: Mapping[str, int] | None = None,  # None: the model's own (model_attempt_limits)
     ):
         self.model = model or backend.name
         self.seed = seed
         timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
+        attempt_limits = model_attempt_limits(backend) if attempt_limits is None else attempt_limits
         if chaos > 0:
             from agents.llm.chaos import ChaosBackend
 
             backend = ChaosBackend(backend, rate=chaos, seed=seed)
         self._stack = compose(backend, model=self.model, cache=cache, max_attempts=max_attempts,
                               timeout_s=timeout_s, seed=seed, backoff=backoff or DEFAULT_BACKOFF,
-                              unavailable_after=unavailable_after)
+                              unavailable_after=unavailable_after, attempt_limits=attempt_limits)
 
     # -- what callers and tools reach through the door --------------------------------------
 
@@ -172,6 +175,10 @@ class Gateway:
     @property
     def max_attempts(self) -> int:
         return self._stack.retrying.max_attempts
+
+    def attempts_for(self, purpose: str) -> int:
+        """How many attempts a call of ``purpose`` gets (``max_attempts``, or the model's limit)."""
+        return self._stack.retrying.attempts_for(purpose)
 
     @property
     def backoff(self) -> Backoff:

@@ -35,6 +35,9 @@ class LocalModelSpec:
     # Seconds one call may take before the gateway gives up on it (a failed attempt, retried).
     # A model's own figure: a 1.5B model on two busy cores needs minutes where SmolLM2 needs seconds.
     timeout_s: float = 120.0
+    # Fewer attempts than the gateway's for some purposes: where this model's later attempts were
+    # measured to rarely pass the checks, each one only delays the fallback (purpose -> attempts).
+    attempt_limits: tuple[tuple[str, int], ...] = ()
 
     @property
     def install_hint(self) -> str:
@@ -53,6 +56,9 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         pin="0.1.2",
         chat=True,
         description="SmolLM2-135M-Instruct Q4_1 (chat)",
+        # A third attempt won 1 of 15 day plans and 3 of 17 lines that reached it (seven run
+        # databases, 2026-11-26); it won 10 of 14 decompositions, which keep three.
+        attempt_limits=(("plan_day", 2), ("converse", 2)),
     ),
     "gemma3": LocalModelSpec(
         name="gemma3",

@@ -74,7 +74,7 @@ class Sandbox:
             if body.seen.get(subject) != (pred, obj):
                 body.seen[subject] = (pred, obj)
                 events.append(PerceivedEvent(subject=subject, predicate=pred, object=obj, description=text,
-                                             address=body.arena))
+                                             address=body.arena, resting=subject in self.objects and obj == "idle"))
         p = Perception(
             resident=body.name, tick=self.tick, time=self.time, tile=(0, 0), address=body.arena,
             events=events[:3], nearby=sorted(b.name for b in here), heard=body.heard,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
-from agents.minds.cognition.importance import ImportanceRater, PendingMemory
+from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater, PendingMemory
 from agents.minds.cognition.life_events import prior_for
 from agents.minds.cognition.planning import (
     Block,
@@ -182,9 +182,12 @@ class Resident:
             return []
         return await self.memory.aretrieve(queries, self.state.now, self.state.tick, k)
 
-    def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None) -> None:
+    def remember_pending(self, kind: str, text: str, triple: tuple[str, str, str] | None = None,
+                         importance: int | None = None) -> None:
+        """A memory waiting to be written; rated with the next batch unless ``importance`` is given."""
         if self.memory_on and text.strip():
-            self.state.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.state.tick, time=self.state.now, triple=triple))
+            self.state.pending.append(PendingMemory(kind=kind, text=text.strip(), tick=self.state.tick, time=self.state.now,
+                                                    triple=triple, importance=importance))
             self.memory.prefetch([text.strip()])  # embedded while it waits to be rated and written
 
     def remember_fixed(self, kind: str, text: str, importance: int, evidence: list[int] | None = None) -> int | None:
@@ -302,7 +305,9 @@ class Resident:
                 continue
             self.state.seen[text] = p.time
             if self.options.ablation != "no_observation":
-                self.remember_pending("observation", text, (event.subject, event.predicate, event.object))
+                # an object at rest is the original code's 'idle' object: 1, no model call
+                self.remember_pending("observation", text, (event.subject, event.predicate, event.object),
+                                      RESTING_IMPORTANCE if event.resting else None)
             if self._worth_reacting(event, p, awake):
                 self.state.triggers.append(text)
 

@@ -13,6 +13,11 @@ from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
 from agents.prompts.importance import heuristic_importance, importance_prompt
+from agents.llm.gateway import ScriptedBackend
+from agents.minds.conformance import DEMO_PLACES, demo_home, demo_persona
+from agents.minds.generative import make_mind
+from maps.contracts import MindOptions, PerceivedEvent, Perception
+from memory.embeddings import get_embedder
 
 
 def test_the_prior_matches_whole_words_not_parts_of_words() -> None:
@@ -79,3 +84,38 @@ def test_a_single_memory_prompt_asks_for_one_rating() -> None:
     content = importance_prompt("Alex (34) is kind.", "Alex", ["The kettle boiled"])[-1]["content"]
     assert "Memory:\n- The kettle boiled" in content and "1. The kettle" not in content
     assert content.endswith("Answer with 1 rating.")
+
+
+class Asked(ScriptedBackend):
+    """The scripted model, keeping what each importance call asked about."""
+
+    def __init__(self) -> None:
+        self.rated: list[str] = []
+
+    async def generate(self, request) -> Completion:
+        if request.purpose == "importance":
+            self.rated.append(request.messages[-1]["content"].split("Memory:\n- ", 1)[1].split("\n")[0])
+        return await super().generate(request)
+
+
+def test_an_object_at_rest_is_rated_1_without_asking_the_model(tmp_path) -> None:
+    """The original code rates an idle object 1 without a call; ours rest in their map's default
+    state ('stove is off'), which the world marks. A changed object is still the model's to rate."""
+    persona = demo_persona("Klaus Mueller", "Hobbs Cafe:counter", "barista")
+    start = datetime(2023, 2, 13, 9, 0)
+    backend = Asked()
+    mind = make_mind(persona, Gateway(backend), tmp_path / "run.db",
+                     MindOptions(places=DEMO_PLACES + demo_home(persona.name), start_time=start),
+                     embedder=get_embedder("hashing"))
+    stove = "Hobbs Cafe:counter:stove"
+    sights = [PerceivedEvent(subject=stove, predicate="is", object="off", description="stove is off",
+                             address=stove, resting=True),
+              PerceivedEvent(subject="Hobbs Cafe:counter:sink", predicate="is", object="overflowing",
+                             description="sink is overflowing", address="Hobbs Cafe:counter:sink")]
+    perception = Perception(resident=persona.name, tick=0, time=start, tile=(0, 0), address="Hobbs Cafe:counter",
+                            events=sights)
+    asyncio.run(mind.decide(perception))
+    asyncio.run(mind.flush())
+    stored = {m.text: m.importance for m in mind.memory.all()}
+    assert stored["stove is off"] == 1 and "stove is off" not in backend.rated
+    assert "sink is overflowing" in backend.rated and "sink is overflowing" in stored

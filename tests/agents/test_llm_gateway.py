@@ -82,6 +82,33 @@ def test_invalid_answer_is_retried_then_falls_back() -> None:
     assert infos[0].fallback and not infos[0].ok and len(infos[0].errors) == 3
 
 
+class LimitedModel(FixedBackend):
+    """A model whose spec limits its day plans to two attempts (as SmolLM2's does)."""
+
+    class spec:
+        attempt_limits = (("plan_day", 2),)
+        timeout_s = 30.0
+
+
+def test_a_models_attempt_limit_cuts_that_purpose_short_and_no_other() -> None:
+    backend = LimitedModel('{"places": ["the moon"], "summary": 3}')
+    llm = Gateway(ChaosBackend(backend, rate=0.0), max_attempts=3)  # found through a wrapper too
+    assert (llm.attempts_for("plan_day"), llm.attempts_for("converse")) == (2, 3)
+    assert llm.complete("plan_day", PLAN_MESSAGES, DayPlan, FALLBACK_PLAN) == FALLBACK_PLAN
+    assert len(backend.requests) == 2
+    assert llm.stats()["by_purpose"]["plan_day"]["attempts"] == 2
+    llm.complete("converse", PLAN_MESSAGES, DayPlan, FALLBACK_PLAN)
+    assert len(backend.requests) == 5  # three more: the limit is the plan's only
+    # the gateway's own bound still wins when it is lower, and a caller may set limits itself
+    assert Gateway(LimitedModel("x"), max_attempts=1).attempts_for("plan_day") == 1
+    assert Gateway(LimitedModel("x"), attempt_limits={}).attempts_for("plan_day") == 3
+
+
+def test_an_attempt_limit_below_one_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="plan_day"):
+        Gateway(FixedBackend("x"), attempt_limits={"plan_day": 0})
+
+
 @pytest.mark.parametrize("kind", CHAOS_KINDS)
 def test_each_chaos_kind_is_survived_and_counted(kind: str) -> None:
     backend = ChaosBackend(ScriptedBackend(), rate=1.0, seed=1, kinds=[kind])

@@ -184,6 +184,27 @@ def test_retention_skips_recently_perceived_events(town) -> None:
     assert minds["A"].seen[-1].events == []
 
 
+def test_an_object_in_its_default_state_is_marked_at_rest(town) -> None:
+    """The world tells a mind which sights are objects at rest (the map's default state), so it
+    can rate them as the original code rates an idle object: without asking the model."""
+    engine, minds = puppet_world(town, ["A"])
+    dining = town.sectors["Willow Cafe"].arenas["dining room"].rect
+    engine.place("A", (dining.x + 5, dining.y + 1))
+    machine = "Willow Cafe:dining room:espresso machine"
+    default = town.default_states()[machine]
+    seen = []
+    for _ in range(6):
+        step(engine)
+        seen += minds["A"].seen[-1].events
+    objects = [e for e in seen if e.subject in town.default_states()]
+    assert objects and all(e.resting for e in objects)
+    engine.submit({"kind": "object", "address": machine, "state": "hissing loudly"})
+    step(engine)
+    [event] = minds["A"].seen[-1].events
+    assert (event.object, event.resting) == ("hissing loudly", False)
+    assert default != "hissing loudly"
+
+
 def test_chat_reaches_the_listener_only_when_in_view(town) -> None:
     engine, minds = puppet_world(town, ["A", "B", "C"])
     dining = town.sectors["Willow Cafe"].arenas["dining room"].rect

@@ -9,7 +9,8 @@ that cannot be reached at all is not a bad answer: :class:`ModelUnavailable` goe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -27,20 +28,40 @@ def attempt_error(exc: Exception) -> str:
     return type(exc).__name__
 
 
+def model_attempt_limits(backend: Any) -> dict[str, int]:
+    """The attempt limits per purpose of the model behind ``backend`` (through wrappers such as
+    chaos): its spec's ``attempt_limits`` (agents/llm/models.py) for an embedded model, else none."""
+    while backend is not None:
+        limits = getattr(getattr(backend, "spec", None), "attempt_limits", None)
+        if limits:
+            return dict(limits)
+        backend = getattr(backend, "inner", None)
+    return {}
+
+
 class Retrying:
-    """The call layer that asks its backend stack up to ``max_attempts`` times."""
+    """The call layer that asks its backend stack up to ``max_attempts`` times, or fewer for a
+    purpose in ``limits`` (a model's own: where its later attempts were measured to rarely win)."""
 
     def __init__(self, backend: Backend, *, max_attempts: int, seed: int,
-                 on_invalid: Callable[[str], None] | None = None) -> None:
+                 on_invalid: Callable[[str], None] | None = None, limits: Mapping[str, int] | None = None) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        bad = {purpose: n for purpose, n in (limits or {}).items() if not (isinstance(n, int) and n >= 1)}
+        if bad:
+            raise ValueError(f"attempt limits must be whole numbers of at least 1, got {bad}")
         self.backend = backend
         self.max_attempts = max_attempts
+        self.limits = dict(limits or {})
         self.seed = seed
         self.on_invalid = on_invalid  # told the purpose of each answer that failed validation
 
+    def attempts_for(self, purpose: str) -> int:
+        """How many times a call of ``purpose`` is asked: the gateway's bound or the model's limit."""
+        return min(self.max_attempts, self.limits.get(purpose, self.max_attempts))
+
     async def answer(self, call: Call) -> BaseModel:
-        for attempt in range(self.max_attempts):
+        for attempt in range(self.attempts_for(call.purpose)):
             value = await self._attempt(call, self.seed + attempt)
             if value is not None:
                 call.info.ok = True

@@ -2,8 +2,8 @@
 
 Memories wait in a small queue; when the mind next decides anything (or the queue is full
 or old) each waiting memory is rated in its own ``importance`` call. Texts rated before
-reuse their rating, and idle-object observations are 1 without asking (as in the original
-code), so a resident watching a quiet room costs nothing. What is stored is the model's rating
+reuse their rating, and idle residents and objects at rest are 1 without asking (as in the
+original code), so a resident watching a quiet room costs nothing. What is stored is the model's rating
 combined with the engine's prior (prompts.importance.combined_importance): the keyword prior,
 told the importance of the nearest life event when the residents' embedder reads meaning
 (cognition.life_events). A tiny model cannot rank.
@@ -32,10 +32,17 @@ class PendingMemory(BaseModel):
     evidence: list[int] = Field(default_factory=list)
 
 
+# The original code rates an 'is idle' event 1 without asking the model. Its objects rest as
+# 'idle'; ours rest in their map's default state ('stove is off', 'sink is clean'), which the
+# world marks (PerceivedEvent.resting), so those are 1 too: a quickstart morning asked the model
+# about 30 such sights of its 65 ratings.
+RESTING_IMPORTANCE = 1
+
+
 def obvious_importance(text: str) -> int | None:
     lower = text.lower()
     if lower.endswith(" is idle") or " is idle " in lower:
-        return 1
+        return RESTING_IMPORTANCE
     return None
 
 
