@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, OPENING, json_schema_of
+from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, OPENING, WORDS, json_schema_of
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
@@ -218,6 +218,8 @@ class _Converter:
             alternatives = " | ".join(_literal(o, quoted=False) for o in openings)
             self.primitive("char")
             return self.add(name, f'"\\"" ({alternatives}) char{{0,{rest}}} "\\""')
+        if schema.get(WORDS):
+            return self.words_rule(schema[WORDS], high, name)
         first, chars = schema.get(FIRST_CHAR), schema.get(CHARS)
         for key, value in ((FIRST_CHAR, first), (CHARS, chars)):
             if value is not None and not _CHAR_CLASS.fullmatch(value):
@@ -230,6 +232,19 @@ class _Converter:
         if low == 0 and high == DEFAULT_MAX_STRING:
             return self.primitive("string")
         return self.add(name, f'"\\"" char{{{low},{high}}} "\\""')
+
+
+    def words_rule(self, hint: Any, high: int, name: str) -> str:
+        """Plain words (:data:`WORDS`): as many as ``high`` characters hold at eight a word."""
+        try:
+            least, longest = int(hint["min"]), int(hint["longest"])
+        except (TypeError, KeyError, ValueError) as exc:
+            raise GrammarError(f"{WORDS} must be {{'min': n, 'longest': n}}, got {hint!r}") from exc
+        if least < 1 or longest < 2:
+            raise GrammarError(f"{WORDS} needs min >= 1 and longest >= 2, got {hint!r}")
+        most = max(least, high // 8)
+        word = self.add(f"word{longest}", f"[a-zA-Z] [a-z\u00e0-\u00ff']{{0,{longest - 1}}}")
+        return self.add(name, f'"\\"" {word} ((" " | ", ") {word}){{{least - 1},{most - 1}}} "\\""')
 
 
 def schema_to_gbnf(json_schema: dict[str, Any]) -> str:

@@ -38,12 +38,27 @@ answer starts 'I ' or 'I'': SmolLM2 began every answer with the resident's own n
 went on in the third person ('Lucy Alvarez has been working on a new project ...'), which the
 answer check refuses, so every interview ended in the engine's fallback."""
 
-GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF, OPENING})
+WORDS = "x-words"
+"""A grammar-only hint: the string is whole words, at least ``min`` of them, each a letter and
+then at most ``longest`` - 1 lower-case letters or apostrophes, joined by a space or a comma and
+a space. Under WORDS_ONLY's character class SmolLM2 wrote words run together
+('wakeupandgetting', 'addOneMovieImgReloads') and identifiers ('create-bread-in-bread-spoon',
+an object's state 'Mixed-Sorted-Sorted-'); under this hint it cannot. A minimum of two words was
+tried and left out: SmolLM2 then padded a single word into nonsense the checks passed ('step
+ical', 'Monday ireamariel'), where a refused single word is retried or falls back to the engine's
+words (docs/BENCHMARKS.md, 'Fewer model calls a morning')."""
+
+GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF, OPENING, WORDS})
 
 WORDS_ONLY = {FIRST_CHAR: "[a-zA-Z]", CHARS: "[a-zA-Z\u00c0-\u00ff ,'-]"}
 """json_schema_extra for a short text a reader takes as words (a step's action, an object's
 state): letters (accented ones too), spaces, commas, apostrophes and hyphens; no digits, no
 underscores ('start_morning_breakfast'), no emoji, no JSON."""
+
+
+PLAIN_WORDS = {WORDS: {"min": 1, "longest": 12}}
+"""json_schema_extra for an activity or an object's state (a plan part, an hour's activity, a
+step's action and object state): plain words ('making coffee', 'brewing')."""
 
 
 SAME_SCHEMA_AS = "same_json_schema_as"

@@ -42,6 +42,8 @@ _TIME_WORDS = frozenset(
     "july august september october november december".split()
 )
 
+_DAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
 
 def not_an_activity(text: str) -> str | None:
     """What a tiny model wrote instead of words (None when it wrote words): a placeholder
@@ -118,6 +120,9 @@ def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:
     return _word_problem(stripped, _LETTER_WORD.findall(stripped), names)
 
 
+# a capital inside a word after three lower-case letters: 'openpartsByDateSetTxt' ('MacDonald' passes)
+_CAMEL_CASE = re.compile(r"[a-z]{3}[A-Z]")
+
 # one hyphenated token of three or more parts: 'last-talk-to' (SmolLM2's action, quickstart 2026-11-26)
 _IDENTIFIER = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
 
@@ -146,8 +151,10 @@ def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> st
         return "words of the instructions"
     if words and words[0].lower() in _TIME_WORDS and not any(_activity_word(w) for w in words):
         return "a time, not an activity"  # 'Monday at a time' (SmolLM2's breakfast, 2026-11-25)
-    if any(len(w) >= 24 for w in words):
-        return "words run together"
+    if sum(w.lower() in _DAY_NAMES for w in words) >= 2:
+        return "a list of days"  # 'Monday ireamariel, Wednesday ireamariel' (SmolLM2's plan part)
+    if any(len(w) >= 24 or _CAMEL_CASE.search(w) for w in words):
+        return "words run together"  # 'addOneMovieImgReloads' (SmolLM2's step, 2026-11-26)
     segments = [seg for seg in _LIST_SEPARATORS.split(stripped) if seg.strip()]
     if len(segments) >= 3 and all(len(_LETTER_WORD.findall(seg)) <= 1 for seg in segments):
         return "a list of words"

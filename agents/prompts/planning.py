@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.schemas import ONE_OF, WORDS_ONLY
+from agents.llm.schemas import ONE_OF, PLAIN_WORDS
 from agents.minds.cognition.wording import in_use_for
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, names_another_place
@@ -186,7 +186,7 @@ def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[st
         __base__=DayPlanAnswer,
         currently=(Annotated[str, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=WORDS_ONLY)]],
+        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=PLAIN_WORDS)]],
                Field(min_length=open_parts, max_length=open_parts,
                      description="what the resident does in each open part, in order")),
     )
@@ -258,7 +258,7 @@ def schedule_schema(hours: tuple[int, ...]) -> type[BaseModel]:
     """A Schedule whose hours are an enumeration of the waking hours (the grammar enforces it)."""
     entry = make_model("HourEntry", hour=(choice_type(hours), Field(description="a waking hour")),
                        activity=(Annotated[Activity, Field(max_length=ACTIVITY_MAX)],
-                                           Field(description="what, in a few words", json_schema_extra=WORDS_ONLY)))
+                                           Field(description="what, in a few words", json_schema_extra=PLAIN_WORDS)))
     return make_model("Schedule", hours=(list[entry], Field(min_length=1, max_length=len(hours))))
 
 
@@ -291,10 +291,20 @@ def skeleton_work_hours(skeleton: list[SkeletonPart], hours: list[int]) -> set[i
     return {h for h, kind in skeleton_kinds(skeleton, hours).items() if kind == "work"}
 
 
-def schedule_fallback(plan: list[str], hours: list[int]) -> BaseModel:
-    """The typed fallback of ``schedule``: each hour takes the plan's item for it."""
-    return schedule_schema(tuple(hours)).model_validate(
-        {"hours": [{"hour": h, "activity": fit_activity(a, ACTIVITY_MAX, "keeping busy")} for h, a in schedule_from_plan(plan, hours)]})
+def schedule_fallback(plan: list[str], hours: list[int], asked: list[int] | None = None) -> BaseModel:
+    """The typed fallback of ``schedule`` for the ``asked`` hours (all waking ``hours`` unless
+    given): each hour takes the plan's item for it."""
+    asked = list(hours if asked is None else asked)
+    return schedule_schema(tuple(asked)).model_validate(
+        {"hours": [{"hour": h, "activity": fit_activity(a, ACTIVITY_MAX, "keeping busy")}
+                   for h, a in schedule_from_plan(plan, hours) if h in asked]})
+
+
+def open_hours(hours: list[int], kinds: dict[int, str]) -> list[int]:
+    """The waking hours a schedule asks the model about: all but the skeleton's work hours,
+    which keep the plan's item whatever the model says (:func:`hour_activity`), so asking
+    about them only cost decoding (about half of a schedule's tokens)."""
+    return [h for h in hours if kinds.get(h) != "work"]
 
 
 def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
@@ -305,8 +315,8 @@ def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) 
             "Plan:",
             bullet(plan),
             "",
-            f"Give {name}'s activity for each of these hours ({hours[0]} to {hours[-1]}), one entry per hour,"
-            ' like {"hour": 9, "activity": "work at the cafe"}.',
+            f"Give {name}'s activity for each of these hours ({', '.join(str(h) for h in hours)}), one entry"
+            ' per hour, like {"hour": 19, "activity": "reading at home"}.',
         ]
     )
     return messages(user)
@@ -398,12 +408,12 @@ def _decomposition_schema(places: tuple[str, ...], kind: str) -> type[BaseModel]
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
-                           json_schema_extra=WORDS_ONLY)),
+                           json_schema_extra=PLAIN_WORDS)),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji", json_schema_extra=EMOJI_HINT)),
         object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'",
-                                 json_schema_extra=WORDS_ONLY)),
+                                 json_schema_extra=PLAIN_WORDS)),
     )
     model = make_model(
         "Decomposition",

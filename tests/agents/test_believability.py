@@ -166,7 +166,10 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
             "8:00 Moses Alvarez is idle", "Tom Alvarez is talking with Maria Alvarez", "12:00 Her status is currently",
             "She does everything, she does it with her heart", "7:00 Monday at a time",
             # bench seed 2, 2026-11-26: a person doing something, a memory, the prompt's words
-            "Hannah Price works at Riverside Clinic, sees patients", "Current status of today"]
+            "Hannah Price works at Riverside Clinic, sees patients", "Current status of today",
+            # captured quickstart prompts resampled, 2026-11-26 (evening): words run together in camel case
+            "addOneMovieImgReloads xtm", "openpartsByDateSetTxt ituted", "Monday ireamariel, Wednesday ireamariel",
+            "Monday ia Monday ia Monday, Friday ia Friday Friday, Wednesday"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):
@@ -176,7 +179,8 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
                  "talking with Maria Alvarez", "thinking about what to do next", "Read Newspaper",
                  "go to Oak House:kitchen", "visit Maria Alvarez's cafe", "no work today, relax at home",
                  "rushing to deal with it: the stove is on fire", "morning walk", "Friday night dinner",
-                 "Read Harry Potter books", "Lunch with Tom Alvarez"]:
+                 "Read Harry Potter books", "Lunch with Tom Alvarez", "visiting MacDonald farm",
+                 "Sunday lunch with Lucy"]:
         assert degenerate_reason(text, names, activity=True) is None and require_action(text) == text
 
 

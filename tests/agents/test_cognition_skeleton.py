@@ -118,6 +118,8 @@ def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
 class PubModel:
     """A model that wants to spend every hour at the pub; everything else is scripted."""
 
+    asked: list[int] = []  # the hours the last schedule call asked about
+
     def __init__(self) -> None:
         from agents.llm.gateway import make_llm
 
@@ -126,6 +128,7 @@ class PubModel:
     async def acomplete(self, purpose, messages, schema, fallback, **kw):
         if purpose == "schedule":
             hours = schema.model_json_schema()["$defs"]["HourEntry"]["properties"]["hour"]["enum"]
+            PubModel.asked = list(hours)
             return schema.model_validate({"hours": [{"hour": h, "activity": "drinking at the pub"} for h in hours]})
         if purpose == "plan_day":
             return schema.model_validate({"currently": "Klaus loves the pub.",
@@ -155,6 +158,11 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     assert work, by_hour  # the workplace kept its hours
     assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
     assert all(item[0].isdigit() for item in mind.state.day_plan)
+    # the schedule was asked only about the hours it may word: none of the work hours
+    skeleton = day_skeleton(persona.wake_hour, persona.sleep_hour, mind.home_arena(), mind.work_arena())
+    work_hours = skeleton_work_hours(skeleton, waking_hours(persona.wake_hour, persona.sleep_hour))
+    assert PubModel.asked and work_hours and not set(PubModel.asked) & work_hours
+    assert set(PubModel.asked) | work_hours == set(waking_hours(persona.wake_hour, persona.sleep_hour))
 
 
 def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_blocks_anywhere() -> None:

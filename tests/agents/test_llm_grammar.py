@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agents.llm.grammar import DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, grammar_for, schema_to_gbnf
-from agents.llm.schemas import ONE_OF, WORDS_ONLY
+from agents.llm.schemas import ONE_OF, PLAIN_WORDS, WORDS_ONLY
 
 
 Word = Annotated[str, Field(max_length=16)]
@@ -186,6 +186,48 @@ def test_words_only_and_one_of_narrow_the_grammar_only() -> None:
     assert Worded(action="start_work 9", emoji="🥞").emoji == "🥞"
     with pytest.raises(GrammarError, match="x-chars must be a character class"):
         schema_to_gbnf({"type": "string", "maxLength": 5, "x-chars": "[a-z]+"})
+
+
+class Activity(BaseModel):
+    action: str = Field(max_length=80, json_schema_extra=PLAIN_WORDS)
+    state: str = Field(max_length=40, json_schema_extra=PLAIN_WORDS)
+
+
+def test_an_activity_is_plain_words_in_the_grammar_only() -> None:
+    """No words run together ('addOneMovieImgReloads', 'wakeupandgetting') and no identifiers
+    ('create-bread-in-bread'): the grammar writes whole lower-case words after a first letter,
+    joined by a space or ', '. A single word stays possible: the checks refuse one that is no
+    activity, and the model retries."""
+    from llama_cpp import LlamaGrammar
+
+    from agents.llm.grammar import GrammarError
+    from agents.llm.schemas import json_schema_of
+
+    text = grammar_for(Activity)
+    g = rules(text)
+    assert g["word12"] == "[a-zA-Z] [a-zà-ÿ']{0,11}"
+    assert g["root-action"] == '"\\"" word12 ((" " | ", ") word12){0,9} "\\""'
+    assert g["root-state"] == '"\\"" word12 ((" " | ", ") word12){0,4} "\\""'
+    LlamaGrammar.from_string(text, verbose=False)  # llama.cpp parses it
+    assert "x-" not in str(json_schema_of(Activity))
+    assert Activity(action="addOneMovieImgReloads", state="").action  # validation never applies the hint
+    with pytest.raises(GrammarError, match="x-words"):
+        schema_to_gbnf({"type": "string", "maxLength": 20, "x-words": {"min": 0, "longest": 5}})
+    with pytest.raises(GrammarError, match="x-words"):
+        schema_to_gbnf({"type": "string", "maxLength": 20, "x-words": [2, 5]})
+
+
+@pytest.mark.slow
+def test_decoding_an_activity_writes_plain_words(smollm2) -> None:
+    import re
+
+    messages = [{"role": "user", "content": "Lucy has breakfast at 07:00. What does she do first? JSON."}]
+    words = re.compile(r"^[a-zA-Z][a-zà-ÿ']*(?:,? [a-zA-Z][a-zà-ÿ']*)*$")
+    for seed in range(3):
+        text, _, _ = smollm2("smollm2", messages, grammar=grammar_for(Activity), temperature=1.0, max_tokens=120,
+                             seed=seed)
+        fields = json.loads(text)
+        assert words.match(fields["action"]) and words.match(fields["state"]), fields
 
 
 @pytest.mark.slow

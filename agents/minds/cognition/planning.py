@@ -27,6 +27,7 @@ from agents.prompts.planning import (
     decomposition_schema,
     one_emoji,
     pick_place,
+    open_hours,
     schedule_fallback,
     schedule_from_plan,
     plan_from_skeleton,
@@ -151,16 +152,19 @@ async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) ->
     home, work = mind.home_arena(), mind.work_arena()
     skeleton = day_skeleton(p.wake_hour, p.sleep_hour, home, work, kitchen=mind.meal_arena())
     plan = await _day_plan(mind, start, skeleton, home, work)
-    sched = await mind.caller.ask(
-        "schedule",
-        schedule_prompt(mind.summary, p.name, hours, plan),
-        schedule_schema(tuple(hours)),
-        schedule_fallback(plan, hours),
-        max_tokens=600,
-    )
-    given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
-    derived = dict(schedule_from_plan(plan, hours))
     kinds = skeleton_kinds(skeleton, hours)
+    asked = open_hours(hours, kinds)
+    given: dict[int, str] = {}
+    if asked:
+        sched = await mind.caller.ask(
+            "schedule",
+            schedule_prompt(mind.summary, p.name, asked, plan),
+            schedule_schema(tuple(asked)),
+            schedule_fallback(plan, hours, asked),
+            max_tokens=600,
+        )
+        given = {e.hour: e.activity.strip() for e in sched.hours if e.activity.strip()}
+    derived = dict(schedule_from_plan(plan, hours))
     mind.remember_fixed("plan", f"Currently: {mind.state.currently}", 5)
     mind.remember_fixed("plan", f"My plan for {start:%A %d %B}: " + "; ".join(plan), 5)
     mind.emit_plan("status", [mind.state.currently])
