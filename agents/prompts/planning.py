@@ -170,25 +170,54 @@ def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str
     return words, problem
 
 
-def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = (), memories: tuple[str, ...] = ()) -> type[BaseModel]:
+def part_options(part: SkeletonPart, home: str, kitchen: str = "") -> tuple[str, ...]:
+    """What a resident may do in an open part of the day, the skeleton's usual words first: the
+    embedded model chooses among them (a grammar-only ONE_OF), a remote model words the part as
+    it likes. SmolLM2 wrote no part a reader believes in 16 of 18 tries ('morning', 'Monday ia
+    Monday', 'Heathrow Border'; captured quickstart prompts, 2026-11-26), so its day plans fell
+    back to the skeleton; choosing, it plans in a few tokens and the choice is its own."""
+    home = home.replace(":", " ")
+    kitchen = kitchen.replace(":", " ") or home
+    others = {
+        "breakfast": (f"make coffee and toast at {kitchen}", f"have a quick breakfast at {kitchen}",
+                      f"have breakfast and read the news at {kitchen}"),
+        "lunch": ("have lunch with a colleague", "eat a packed lunch", "have a quick sandwich"),
+        "dinner": (f"cook dinner at {kitchen}", f"have dinner with family at {kitchen}",
+                   f"make a simple supper at {kitchen}"),
+        "evening": (f"watch TV at {home}", "take an evening walk", f"call a friend from {home}"),
+    }.get(part.kind, ())
+    return tuple(dict.fromkeys(fit_activity(o, PART_MAX, "keeping busy") for o in (part.text, *others)))
+
+
+def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = (), memories: tuple[str, ...] = (),
+                    options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many);
-    with the parts' skeleton ``kinds``, a part naming another part's meal is patched too, and
-    with the prompt's ``memories`` a part copying one of them."""
-    return _day_plan_schema(open_parts, tuple(kinds), tuple(memories))
+    with the parts' skeleton ``kinds``, a part naming another part's meal is patched too, with
+    the prompt's ``memories`` a part copying one of them, and with ``options`` (one tuple per
+    part, :func:`part_options`) the embedded model's grammar chooses each part among them."""
+    return _day_plan_schema(open_parts, tuple(kinds), tuple(memories), tuple(tuple(o) for o in options))
 
 
 @lru_cache(maxsize=64)
-def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[str, ...]) -> type[BaseModel]:
+def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[str, ...],
+                     options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
     if kinds and len(kinds) != open_parts:
         raise ValueError(f"day_plan_schema: {len(kinds)} kinds for {open_parts} open parts")
+    if options and (len(options) != open_parts or not all(options)):
+        raise ValueError(f"day_plan_schema: {len(options)} option lists for {open_parts} open parts")
+    description = "what the resident does in each open part, in order"
+    if options:  # one string per part, each with its own choices (prefixItems in the JSON schema)
+        slots = tuple(Annotated[str, Field(max_length=PART_MAX, json_schema_extra={ONE_OF: list(o)})] for o in options)
+        parts: Any = (tuple[slots], Field(description=description))  # type: ignore[valid-type]
+    else:
+        parts = (list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=PLAIN_WORDS)]],
+                 Field(min_length=open_parts, max_length=open_parts, description=description))
     model = make_model(
         "DayPlan",
         __base__=DayPlanAnswer,
         currently=(Annotated[str, Field(max_length=CURRENTLY_MAX)],
                    Field(description="one sentence: what the resident is up to these days")),
-        parts=(list[Annotated[str, Field(max_length=PART_MAX, json_schema_extra=PLAIN_WORDS)]],
-               Field(min_length=open_parts, max_length=open_parts,
-                     description="what the resident does in each open part, in order")),
+        parts=parts,
     )
     model.open_kinds = kinds
     model.memories = memories
@@ -208,8 +237,9 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
     skeleton = day_skeleton(wake, sleep, home, work, kitchen=kitchen)
     free = [fit_activity(p.text, PART_MAX, "keeping busy") for p in skeleton if not p.fixed]
     kinds = tuple(p.kind for p in skeleton if not p.fixed)
+    options = tuple(part_options(p, home, kitchen) for p in skeleton if not p.fixed)
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
-    return day_plan_schema(len(free), kinds, memories)(currently=currently, parts=free)
+    return day_plan_schema(len(free), kinds, memories, options)(currently=currently, parts=free)
 
 
 def day_plan_prompt(

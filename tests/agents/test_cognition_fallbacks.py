@@ -35,7 +35,9 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
     decomposition = planning.decomposition_fallback(places, activity, address, 120)
     react = reacting.reaction_fallback((name, "Tom Alvarez"), places, address)
     return {
-        "plan_day": [(planning.day_plan_schema(len(day.parts), tuple(p.kind for p in skeleton if not p.fixed)), day)],
+        "plan_day": [(planning.day_plan_schema(len(day.parts), tuple(p.kind for p in skeleton if not p.fixed), (),
+                                               tuple(planning.part_options(p, address) for p in skeleton if not p.fixed)),
+                      day)],
         "schedule": [(planning.schedule_schema(tuple(hours)),
                       planning.schedule_fallback(planning.plan_from_skeleton(skeleton, day.parts)
                                                  + [f"13:00 {activity}"], hours))],

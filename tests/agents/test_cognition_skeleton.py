@@ -97,6 +97,37 @@ def test_a_part_that_names_another_meal_is_patched_with_the_skeleton_words() -> 
         day_plan_schema(4, kinds[:3])
 
 
+def test_the_embedded_model_chooses_each_open_part_among_words_that_pass_its_checks() -> None:
+    """Each open part's options start with the skeleton's usual words, and every option passes
+    the part's own checks for its kind (a choice the grammar allows is never refused); the
+    choices are grammar-only, so a remote model still words a part freely."""
+    from agents.llm.grammar import grammar_for
+    from agents.llm.schemas import json_schema_of
+    from agents.prompts.planning import day_plan_fallback, part_options
+
+    for wake, sleep, home, kitchen in [(6, 23, "Oak House", "Oak House:kitchen"),
+                                       (9, 0, "Rose Terrace:apartment 1", "")]:
+        sk = day_skeleton(wake, sleep, home, "Riverside Clinic:exam room", kitchen=kitchen)
+        fallback = day_plan_fallback("Tom Alvarez", "nurse", "Works day shifts", wake, sleep, home,
+                                     "Riverside Clinic:exam room", kitchen=kitchen)
+        schema = type(fallback)
+        open_parts = [p for p in sk if not p.fixed]
+        options = [part_options(p, home, kitchen) for p in open_parts]
+        assert [o[0] for o in options] == [p.text for p in open_parts]
+        assert all(len(o) >= 3 for o in options)
+        for pick in range(3):  # the same option index in every part: all accepted, none patched
+            chosen = [o[min(pick, len(o) - 1)] for o in options]
+            answer = schema.model_validate({"currently": "Tom is busy.", "parts": chosen})
+            assert list(answer.parts) == chosen and answer.patches() == [], (chosen, answer.patches())
+        grammar = grammar_for(schema)
+        assert all(f'"\\"{o[1]}\\""' in grammar for o in options)
+        assert "x-one-of" not in str(json_schema_of(schema))
+        assert schema.model_validate({"currently": "Tom is busy.",
+                                      "parts": ["meeting Lucy at the pub"] * len(open_parts)})
+    with pytest.raises(ValueError, match="option lists"):
+        day_plan_schema(4, options=(("have lunch",),))
+
+
 def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
     from agents.prompts.planning import hour_activity
 

@@ -87,16 +87,32 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
         and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3)
     ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
+    closing = [(_goodbye(transcript[-1].split(": ", 1)[-1], other) if transcript else "", True),
+               (f"Bye for now, {other}.", True), ("Take care!", True)]
     if not transcript:
-        line = f"Hi {other}! " + (f"Did you hear? {_news(fresh[0])}." if fresh else "How are you today?")
-        return {"utterance": line, "end": False}
+        lines = [(f"Hi {other}! Did you hear? {_news(m)}.", False) for m in fresh] + [
+            (f"Hi {other}! How are you today?", False)]
+        return _first_accepted(schema, lines)
     reply = _reply_to(transcript[-1].split(": ", 1)[-1], other, fresh) if left > 1 and len(transcript) < 5 else ""
-    if reply:
-        return {"utterance": reply, "end": False}
     if left <= 1 or len(transcript) >= 5 or not fresh:
-        return {"utterance": _goodbye(transcript[-1].split(": ", 1)[-1], other), "end": True}
+        return _first_accepted(schema, [(reply, False)] * bool(reply) + closing)
     opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
-    return {"utterance": f"{opener} Also, {_news(fresh[0])}.", "end": False}
+    lines = [(reply, False)] * bool(reply) + [(f"{opener} Also, {_news(m)}.", False) for m in fresh]
+    return _first_accepted(schema, lines + closing)
+
+
+def _first_accepted(schema: type[BaseModel], lines: list[tuple[str, bool]]) -> dict[str, Any]:
+    """The first line the call's own schema accepts: a memory retold that addresses the speaker
+    ('... You're welcome, George ...' said by George) or a goodbye that echoes the partner's was
+    refused on every attempt, and the call fell back (a 25-resident scripted day, 2026-11-26)."""
+    candidates = [{"utterance": text, "end": end} for text, end in lines if text]
+    for data in candidates:
+        try:
+            schema.model_validate(data)
+            return data
+        except ValueError:
+            continue
+    return candidates[0]
 
 
 @scripted_responder("chat_summary")
