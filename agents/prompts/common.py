@@ -96,9 +96,14 @@ _TIME_LABEL = re.compile(r"^\s*(?:" + "|".join(sorted(_TIME_WORDS)) + r")\s*[:\-
 _CLOCK_TIME = re.compile(r"\b(?:at|from|until|till|to|by)\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?(?!\s*(?:min|minutes|hours|people|patients))\b", re.I)
 
 
+# '-ing' words that are no activity: 'nothing' was SmolLM2's step at 07:00 (quickstart, 2026-11-26)
+_NOT_DOING = frozenset("nothing something anything everything thing morning evening king ring string spring "
+                       "ceiling sibling darling pudding".split())
+
+
 def _activity_word(word: str) -> bool:
     lower = word.lower()
-    return lower.endswith("ing") or lower in _ACTIVITY_WORDS
+    return (lower.endswith("ing") and lower not in _NOT_DOING) or lower in _ACTIVITY_WORDS
 
 
 def not_an_action(text: str, names: tuple[str, ...] = ()) -> str | None:

@@ -154,7 +154,7 @@ _MEALS_ALLOWED = {"wake": {"breakfast"}, "breakfast": {"breakfast", "brunch"}, "
 _MEAL_WORD = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper)\b", re.I)
 # 'going to bed' at 07:13 and 'getting up at lunch' were SmolLM2's wake-up steps (2026-11-25);
 # getting out of bed and making it are what the morning is for
-_BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )(?<!out of )(?<!out of the )bed|sleep|sleeping|asleep|nap)\b",
+_BED_WORD = re.compile(r"\b(?:(?<!making the )(?<!make the )(?<!out of )(?<!out of the )bed|sleep|sleeps|sleeping|slept|asleep|nap)\b",
                        re.I)
 
 
@@ -391,9 +391,16 @@ DECOMPOSE_INSTRUCTION = (
 )
 
 
+# the prompt's own request, 'Break "..." into steps of 5 to 15 minutes': 'break into steps of ipsc'
+# was a step of SmolLM2's (quickstart, 2026-11-26)
+_ASKED_FOR = re.compile(r"\b(?:into steps|steps of|together fill)\b", re.I)
+
+
 def step_problem(action: str, place: str) -> str | None:
     """Why a step's action is no answer: the instruction copied, a place it cannot happen at, or
     another place named ('working at Willowbrook College' as a step in the bedroom)."""
+    if _ASKED_FOR.search(action):
+        return "words of the instructions"
     return (copied_from(action, DECOMPOSE_INSTRUCTION, run=6) or fits_place(action, place)
             or names_another_place(action, place))
 

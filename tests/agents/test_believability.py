@@ -169,7 +169,7 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
             "Hannah Price works at Riverside Clinic, sees patients", "Current status of today",
             # captured quickstart prompts resampled, 2026-11-26 (evening): words run together in camel case
             "addOneMovieImgReloads xtm", "openpartsByDateSetTxt ituted", "Monday ireamariel, Wednesday ireamariel",
-            "Monday ia Monday ia Monday, Friday ia Friday Friday, Wednesday"]
+            "Monday ia Monday ia Monday, Friday ia Friday Friday, Wednesday", "nothing", "Something"]
     for text in seen:
         assert degenerate_reason(text, names, activity=True), text
         with pytest.raises(ValueError, match="expected words describing an activity"):

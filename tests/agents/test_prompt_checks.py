@@ -234,6 +234,15 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
                    {**step, "action": "having breakfast"}, {**step, "action": "making the bed"}]})
     assert [s.action for s in wake.steps] == ["getting out of bed", "having breakfast", "making the bed"]
     assert "bed in the wake part" in patches_of(wake)[1]
+    # SmolLM2 (quickstart 2026-11-26): 'sleeps at Oak House' at 07:31, the prompt's request as a step
+    morning = decomposition_schema(PLACES, "breakfast").model_validate(
+        {"steps": [{**step, "action": "sleeps at Oak House"}, {**step, "action": "break into steps of ipsc"},
+                   {**step, "action": "having breakfast"}, {**step, "action": "washing up"}, {**step, "action": "nothing"},
+                   {**step, "action": "drying the dishes"}]})
+    assert [s.action for s in morning.steps] == ["having breakfast", "washing up", "drying the dishes"]
+    assert [p.split(" ", 1)[1] for p in morning.patches()] == [
+        "bed in the breakfast part of the day", "words of the instructions",
+        "expected words describing an activity, not one word that is no activity"]
     assert [s.action for s in decomposition_fallback(PLACES, "late to bed", "Oak House:bedroom", 30, "lunch").steps] \
         == ["keeping busy", "keeping busy"]
     reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
