@@ -113,7 +113,7 @@ def no_words(line: str) -> str | None:
 
 def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = ()) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not a line
-    the speaker ``said`` already in this talk (SmolLM2's Tom said 'I am pleased to report that
+    ``said`` already in this talk, by either speaker (SmolLM2's Tom said 'I am pleased to report that
     Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the instruction
     copied back (checked after parsing; the JSON shape is Line's). One class per set of lines,
     however they are passed (the fallback is checked to be an instance of the call's schema)."""
@@ -146,11 +146,12 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...]) ->
 
 
 def said_again(line: str, said: tuple[str, ...], names: tuple[str, ...]) -> str | None:
-    """A problem when a line says again one of the speaker's own earlier lines (word for word or
-    nearly: the same tests as :func:`repeats` applies to the partner's line)."""
+    """A problem when a line says again an earlier line of the talk, the speaker's or the
+    partner's (word for word or nearly: the same tests as :func:`repeats` applies to the
+    partner's previous line)."""
     for earlier in said:
         if repeats(line, earlier, names):
-            return "says again what the speaker said earlier in this talk"
+            return "says again what was said earlier in this talk"
     return None
 
 

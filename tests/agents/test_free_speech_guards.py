@@ -84,6 +84,18 @@ def test_a_speaker_does_not_say_the_same_line_twice_in_one_talk() -> None:
     assert "password" not in fallback.utterance  # the news was told already: the question is answered
 
 
+def test_a_line_may_not_say_the_partners_earlier_line_back() -> None:
+    """SmolLM2's Tom answered Lucy's 'Nice to see you, Tom.' with Lucy's own opening line, word for
+    word (quickstart, 2026-11-26): every earlier line of the talk is checked, not only the last."""
+    opener = ("I am excited to talk about my future, and I believe that with the support of Tom Alvarez, "
+              "I can make a positive impact on the world.")
+    talk = (opener, "By the way, the clinic's records computer keeps asking for a new password.")
+    schema = line_schema(TOM, LUCY, "Nice to see you, Tom.", talk)
+    with pytest.raises(ValidationError, match="said earlier in this talk"):
+        schema(utterance=opener)
+    assert schema(utterance="Good to see you too, Lucy. Off to the clinic now.").utterance
+
+
 def test_an_interview_is_shown_what_is_worth_telling_only() -> None:
     retrieved = [
         "Currently: Classes all day, studies in the library, late to bed.",

@@ -85,7 +85,9 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     relation = mind.social.describe(other)
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
-    said = tuple(l.split(": ", 1)[1] for l in convo.lines if l.startswith(mind.name + ": "))
+    # every earlier line of the talk, the partner's too: SmolLM2's Tom said Lucy's opening line back
+    # to her, word for word, two lines later (quickstart, 2026-11-26)
+    said = tuple(l.split(": ", 1)[1] for l in convo.lines if ": " in l)
     return await mind.caller.ask(
         "converse",
         converse_prompt(
