@@ -173,9 +173,10 @@ def _part_for_kind(words: str, problem: str | None, kind: str) -> tuple[str, str
 def part_options(part: SkeletonPart, home: str, kitchen: str = "") -> tuple[str, ...]:
     """What a resident may do in an open part of the day, the skeleton's usual words first: the
     embedded model chooses among them (a grammar-only ONE_OF), a remote model words the part as
-    it likes. SmolLM2 wrote no part a reader believes in 16 of 18 tries ('morning', 'Monday ia
-    Monday', 'Heathrow Border'; captured quickstart prompts, 2026-11-26), so its day plans fell
-    back to the skeleton; choosing, it plans in a few tokens and the choice is its own."""
+    it likes. Of 24 day plans SmolLM2 wrote for captured quickstart prompts (2026-11-26) the checks
+    accepted 2, and neither was believable ('Work', 'Home', 'Life'; the rest were 'morning',
+    'Monday ia Monday', 'Heathrow Border'), so its day plans fell back to the skeleton; choosing,
+    it plans in a few tokens and the choice is its own."""
     home = home.replace(":", " ")
     kitchen = kitchen.replace(":", " ") or home
     others = {
