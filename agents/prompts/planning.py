@@ -137,7 +137,8 @@ class DayPlanAnswer(Patched):
         bad = [f"parts.{i}: {problem}" for i, (_, problem) in enumerate(checked) if problem]
         if mostly_bad(bad, len(checked)):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
-        self.parts = [words if problem is None else "" for words, problem in checked]
+        kept = [words if problem is None else "" for words, problem in checked]
+        self.parts = tuple(kept) if isinstance(self.parts, tuple) else kept  # chosen parts are a tuple
         try:  # a status that is no sentence ('Today: Friday') keeps yesterday's, not a bare skeleton
             require_words(self.currently)
         except ValueError as exc:
