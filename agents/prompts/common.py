@@ -36,13 +36,11 @@ def _require_words(text: str) -> str:
 _PLACEHOLDER = re.compile(r"\bstep\s*\d+\b|\b([^\W\d_]+)_\1_\1", re.I)
 _IDENTIFIER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)
 _PERSON_TAG = re.compile(r"^\s*[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ \([^)]*\)")
-_TIME_WORDS = frozenset(
-    "today tonight tomorrow yesterday morning afternoon evening night noon midnight now day "
-    "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
-    "july august september october november december".split()
-)
-
 _DAY_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_TIME_WORDS = _DAY_NAMES | frozenset(
+    "today tonight tomorrow yesterday morning afternoon evening night noon midnight now day "
+    "january february march april may june july august september october november december".split()
+)
 
 
 def not_an_activity(text: str) -> str | None:

@@ -14,7 +14,7 @@ The retrying layer is the one bridge: it asks its backend stack once per attempt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -47,6 +47,17 @@ class Backend(Protocol):
     name: str
 
     async def generate(self, request: Request) -> Completion: ...
+
+
+def model_spec(backend: Any) -> Any | None:
+    """The spec (agents/llm/models.py) of the embedded model behind ``backend``, found through
+    wrappers such as chaos (each keeps the next as ``inner``); None for any other model."""
+    while backend is not None:
+        spec = getattr(backend, "spec", None)
+        if spec is not None:
+            return spec
+        backend = getattr(backend, "inner", None)
+    return None
 
 
 @dataclass

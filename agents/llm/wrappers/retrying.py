@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from agents.llm.errors import ModelUnavailable, Unreachable
 from agents.llm.repair import RepairError, parse_answer
-from agents.llm.wrappers.base import Backend, Call, Request
+from agents.llm.wrappers.base import Backend, Call, Request, model_spec
 
 
 def attempt_error(exc: Exception) -> str:
@@ -31,12 +31,7 @@ def attempt_error(exc: Exception) -> str:
 def model_attempt_limits(backend: Any) -> dict[str, int]:
     """The attempt limits per purpose of the model behind ``backend`` (through wrappers such as
     chaos): its spec's ``attempt_limits`` (agents/llm/models.py) for an embedded model, else none."""
-    while backend is not None:
-        limits = getattr(getattr(backend, "spec", None), "attempt_limits", None)
-        if limits:
-            return dict(limits)
-        backend = getattr(backend, "inner", None)
-    return {}
+    return dict(getattr(model_spec(backend), "attempt_limits", None) or {})
 
 
 class Retrying:

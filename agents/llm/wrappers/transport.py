@@ -14,7 +14,7 @@ from typing import Any
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from agents.llm.errors import Unreachable
-from agents.llm.wrappers.base import Backend, Completion, Request
+from agents.llm.wrappers.base import Backend, Completion, Request, model_spec
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,9 @@ DEFAULT_TIMEOUT_S = 120.0
 def model_timeout_s(backend: Any) -> float:
     """The per-call timeout of the model behind ``backend`` (through wrappers such as chaos):
     its spec's ``timeout_s`` (agents/llm/models.py) for an embedded model, else the default."""
-    while backend is not None:
-        spec_timeout = getattr(getattr(backend, "spec", None), "timeout_s", None)
-        if isinstance(spec_timeout, (int, float)) and spec_timeout > 0:
-            return float(spec_timeout)
-        backend = getattr(backend, "inner", None)
+    spec_timeout = getattr(model_spec(backend), "timeout_s", None)
+    if isinstance(spec_timeout, (int, float)) and spec_timeout > 0:
+        return float(spec_timeout)
     return DEFAULT_TIMEOUT_S
 
 
