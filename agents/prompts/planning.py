@@ -7,6 +7,7 @@ Purposes: ``plan_day``, ``schedule``, ``decompose``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar
@@ -582,6 +583,31 @@ def _someone_elses_flat(place: str, unit: str, activity: str) -> bool:
     if place.split(":")[0] != building or place == unit or place.startswith(unit + ":"):
         return False
     return " ".join(place.split(":")[:2]).lower() not in activity
+
+
+def _place_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def room_named(text: str, place: str, places: Sequence[str]) -> str:
+    """The room of ``place``'s building that ``text`` names, else ``place``. SmolLM2 chose the
+    building 'Oak House' for 'make coffee and toast at Oak House kitchen', and Lucy made her
+    coffee in the living room. A room counts as named when the words say '<building> <room>', or
+    when all its words but 'room' are there and no other room of the building fits as well; a
+    bedroom only in the first way (a house has more than one, and whose is the words' to say)."""
+    building = place.split(":")[0]
+    said = f" {' '.join(_place_words(text))} "
+    rooms = [p for p in places if ":" in p and p.split(":")[0] == building]
+    for room in rooms:
+        if f" {' '.join(_place_words(room))} " in said:
+            return room
+    fits: list[tuple[int, str]] = []
+    for room in rooms:
+        room_words = set(_place_words(room.split(":", 1)[1])) - {"room", "the", "of", "a"}
+        if room_words and room_words <= set(said.split()) and "bedroom" not in room_words:
+            fits.append((len(room_words), room))
+    best = [room for n, room in fits if n == max(fits)[0]] if fits else []
+    return best[0] if len(best) == 1 else place
 
 
 def pick_place(text: str, places: list[str], home: str, work: str) -> str:

@@ -264,3 +264,60 @@ def test_only_a_flat_of_a_shared_building_counts_as_ones_own_flat() -> None:
     ben = make_mind(homes["Ben Okafor"], make_llm("scripted"), None, options, embedder=get_embedder("hashing"))
     assert homes["Lucy Alvarez"].home == "Oak House:second bedroom" and lucy.own_flat() == ""
     assert ben.own_flat() == "Elm Apartments:apartment 2"
+
+
+def test_a_step_that_names_a_room_of_its_building_is_taken_there() -> None:
+    """SmolLM2 chose the place 'Oak House' for 'make coffee and toast at Oak House kitchen', and
+    Lucy made her coffee in the living room; the room the words name wins within the building."""
+    from agents.prompts.planning import room_named
+
+    places = ["Oak House", "Oak House:kitchen", "Oak House:living room", "Oak House:bedroom",
+              "Oak House:second bedroom", "Riverside Clinic:exam room", "Riverside Clinic:waiting room"]
+    assert room_named("make coffee and toast at Oak House kitchen", "Oak House", places) == "Oak House:kitchen"
+    assert room_named("make coffee and toast at Oak House kitchen", "Oak House:living room", places) == "Oak House:kitchen"
+    assert room_named("read in the living room", "Oak House", places) == "Oak House:living room"
+    assert room_named("tidy up Oak House second bedroom", "Oak House", places) == "Oak House:second bedroom"
+    assert room_named("see patients in the exam room", "Riverside Clinic", places) == "Riverside Clinic:exam room"
+    # words that name no room, a bedroom without saying whose, or a room of another building: unchanged
+    assert room_named("write a letter", "Oak House", places) == "Oak House"
+    assert room_named("make the bed in the bedroom", "Oak House", places) == "Oak House"
+    assert room_named("wait in a room", "Riverside Clinic", places) == "Riverside Clinic"
+    assert room_named("make coffee at Oak House kitchen", "Riverside Clinic:exam room", places) == "Riverside Clinic:exam room"
+
+
+class KitchenWordsModel:
+    """Decomposes every block into one step whose words name the kitchen but whose place is the
+    house (as SmolLM2 did in the quickstart); everything else is scripted."""
+
+    def __init__(self) -> None:
+        from agents.llm.gateway import make_llm
+
+        self.inner = make_llm("scripted")
+
+    async def acomplete(self, purpose, messages, schema, fallback, **kw):
+        if purpose == "decompose":
+            return schema.model_validate({"steps": [{
+                "action": "make coffee and toast at Oak House kitchen", "minutes": 15, "place": "Oak House",
+                "emoji": "☕", "object_state": "brewing coffee"}]})
+        return await self.inner.acomplete(purpose, messages, schema, fallback, **kw)
+
+
+def test_a_resident_whose_step_names_the_kitchen_walks_to_the_kitchen() -> None:
+    import asyncio
+    from datetime import datetime
+
+    from agents.minds.cognition.planning import decompose
+    from agents.minds.generative import make_mind
+    from maps.contracts import MindOptions
+    from maps.town import load_town
+    from memory.embeddings import get_embedder
+
+    town = load_town("default")
+    start = datetime(2026, 2, 13, 7)
+    options = MindOptions(places=town.addresses(), start_time=start)
+    lucy_persona = next(p for p in town.residents if p.name == "Lucy Alvarez")
+    lucy = make_mind(lucy_persona, KitchenWordsModel(), None, options, embedder=get_embedder("hashing"))
+    steps = asyncio.run(decompose(lucy, "make coffee and toast at Oak House kitchen", start,
+                                  start.replace(hour=8)))
+    assert steps and all(s.arena == "Oak House:kitchen" for s in steps), [(s.description, s.arena) for s in steps]
+    assert all(s.object is None or s.object.startswith("Oak House:kitchen") for s in steps)

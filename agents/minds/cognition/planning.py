@@ -27,6 +27,7 @@ from agents.prompts.planning import (
     decomposition_schema,
     one_emoji,
     pick_place,
+    room_named,
     open_hours,
     schedule_fallback,
     schedule_from_plan,
@@ -222,6 +223,7 @@ def block_at(mind: "Resident", now: datetime) -> Block | None:
 
 def make_step(mind: "Resident", start: datetime, minutes: int, description: str, arena: str,
               emoji: str = "", object_state: str | None = None, reaction: bool = False) -> Step:
+    arena = room_named(description, arena, mind.spatial.arenas())
     obj = mind.spatial.best_object(arena, description)
     return Step(
         start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
