@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import (help_desk, named_place, names_another_place, not_said_aloud,
+from agents.prompts.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
                                    only_a_label, repeats, repeats_itself, says_nothing)
 from agents.prompts.common import not_an_action, not_an_activity
 from memory.runfile import resident_personas, text_records
@@ -294,7 +294,8 @@ def conversation_check(
     vecs = embed([t for p in pairs for t in p[:2]])
     for i, (prev, text, speaker) in enumerate(pairs):
         cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
-        reason = degenerate_reason(text, names, chat=True) or degenerate_reason(prev, names, chat=True)
+        reason = (degenerate_reason(text, names, chat=True) or degenerate_reason(prev, names, chat=True)
+                  or addresses_itself(text, speaker))
         if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, tuple(names))):
             reason = "repeats the line before"
         elif reason is None and cosine < min_cosine:
@@ -444,12 +445,13 @@ async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: S
         remembered = [t for n, t, _ in memories if n == listener][-6:]
         persona = Persona(**personas[listener])
         relation = next((r.relation for r in persona.relationships if r.name == speaker), "an acquaintance")
-        fallback = line_fallback(speaker, 1, listener, opener)
+        acquainted = any(r.name == speaker for r in persona.relationships)
+        fallback = line_fallback(speaker, 1, listener, opener, acquainted=acquainted)
         line = await llm.acomplete(
             "converse",
             converse_prompt(persona.summary(), listener, speaker, relation, f"{start:%H:%M}", "nothing in particular",
                             str(persona.home), remembered, [f"{speaker}: {opener}"], 8),
-            line_schema(listener, speaker, opener), fallback, max_tokens=160)
+            line_schema(listener, speaker, opener, acquainted=acquainted), fallback, max_tokens=160)
         if line.utterance == fallback.utterance:
             fallbacks += 1
         else:

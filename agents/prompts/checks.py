@@ -73,6 +73,20 @@ def addresses_itself(line: str, name: str) -> str | None:
     who = rf"(?:{re.escape(name)}|{re.escape(first)})"
     if re.search(rf"(?:^|[,.!?]\s*){who}\s*[,!?]|,\s*{who}\s*[.!?]*\s*$", line.strip(), re.IGNORECASE):
         return "addresses the speaker by its own name"
+    # 'Hi Maria! How are you today?' said by Maria (SmolLM2, bench seed 1, 2026-11-26)
+    if re.search(rf"\b(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|morning),?\s+{who}\b",
+                 line, re.IGNORECASE):
+        return "addresses the speaker by its own name"
+    return None
+
+
+def introduces_itself(line: str, name: str) -> str | None:
+    """A problem when the speaker tells its own name ('I am Tom Alvarez and I would love to
+    discuss my plans ...', Tom to his wife in SmolLM2's quickstart, 2026-11-26). Only asked of
+    a talk between people who know each other: a stranger may well say who they are."""
+    first = name.split()[0] if name.split() else ""
+    if first and re.search(rf"\b(?:i am|i'm|im|my name is|my name's|call me)\s+{re.escape(first)}\b", line, re.IGNORECASE):
+        return "tells its own name to someone who knows it"
     return None
 
 
@@ -198,6 +212,9 @@ def repeats(line: str, previous: str, names: tuple[str, ...] = ()) -> str | None
         return "echoes the previous speaker's line"
     # the partner's line taken up word for word and carried on ('I am happy to share with you that the
     # roof of the shed is leaking again ... I would l...', SmolLM2 under the speech openings, 2026-11-25)
+    # names left out: 'I am Maria Alvarez and I would love to discuss my plans ...' opened Maria's
+    # answer to Tom's 'I am Tom Alvarez and I would love to ...' (SmolLM2's quickstart, 2026-11-26)
+    a, b = [w for w in a if w not in dropped], [w for w in b if w not in dropped]
     n = min(OPENS_WITH_WORDS, len(b))
     if n >= ECHO_MIN_WORDS and len(a) >= n and a[:n] == b[:n]:
         return "opens with the previous speaker's words"

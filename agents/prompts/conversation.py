@@ -13,8 +13,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import (addresses_itself, copied_from, help_desk, just_a_name, not_said_aloud, only_a_label,
-                                   repeats, repeats_itself, says_nothing, speaks_as, words)
+from agents.prompts.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
+                                   not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
+                                   words)
 from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_an_activity
 
 
@@ -111,17 +112,19 @@ def no_words(line: str) -> str | None:
     return "has no words" if letters < 2 or letters < 0.5 * sum(not ch.isspace() for ch in line) else None
 
 
-def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = ()) -> type[Line]:
+def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = (),
+                acquainted: bool = False) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not a line
     ``said`` already in this talk, by either speaker (SmolLM2's Tom said 'I am pleased to report that
-    Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the instruction
-    copied back (checked after parsing; the JSON shape is Line's). One class per set of lines,
-    however they are passed (the fallback is checked to be an instance of the call's schema)."""
-    return _line_schema(name, other, previous, tuple(said))
+    Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the speaker's own
+    name told to a partner it is ``acquainted`` with, not the instruction copied back (checked
+    after parsing; the JSON shape is Line's). One class per set of lines, however they are passed
+    (the fallback is checked to be an instance of the call's schema)."""
+    return _line_schema(name, other, previous, tuple(said), acquainted)
 
 
 @lru_cache(maxsize=512)
-def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...]) -> type[Line]:
+def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], acquainted: bool) -> type[Line]:
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -137,7 +140,8 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...]) ->
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name)
-                       or said_again(self.utterance, said, (name, other)))
+                       or said_again(self.utterance, said, (name, other))
+                       or (introduces_itself(self.utterance, name) if acquainted else None))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
@@ -165,7 +169,7 @@ def _answer_doing(previous: str, doing: str) -> list[str]:
 
 
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
-                  said: tuple[str, ...] = (), doing: str = "") -> Line:
+                  said: tuple[str, ...] = (), doing: str = "", acquainted: bool = False) -> Line:
     """The typed fallback of ``converse``: a question in ``previous`` answered with what the
     speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
     else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
@@ -177,7 +181,7 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous, said)
+    schema = line_schema(name, other, previous, said, acquainted)
     news = clip(topic, 300).rstrip(".")
     aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 from agents.llm.schemas import ONE_OF, PLAIN_WORDS
 from agents.minds.cognition.wording import in_use_for
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
-from agents.prompts.checks import copied_from, fits_place, names_another_place
+from agents.prompts.checks import copied_from, fits_place, just_a_name, names_another_place
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
@@ -120,6 +120,25 @@ def part_words(text: str, memories: tuple[str, ...] = ()) -> tuple[str, str | No
     return words, copied_from(words, DAY_PLAN_INSTRUCTION, run=6) or copies_a_memory(words, memories)
 
 
+def status_problem(text: str, name: str = "") -> str | None:
+    """Why a day's status ('currently') says nothing of what the resident is up to. SmolLM2's, in
+    the quickstarts of 2026-11-26: 'Tom Alvarez', 'Maria Alvarez', 'Hannah Price's status is
+    currently:', 'Lucy Alvarez is idle', ''."""
+    try:
+        require_words(text)
+    except ValueError as exc:
+        return str(exc)
+    if name and just_a_name(text, (name,)):
+        return "is only the resident's name"
+    if text.rstrip().endswith(":"):
+        return "is a label with nothing after it"
+    if re.search(r"\bis idle\b", text, re.I):
+        return "says only that the resident is idle"
+    if len(re.findall(r"[A-Za-z']+", text)) < 3:
+        return "is too short to say what the resident is up to"
+    return None
+
+
 class DayPlanAnswer(Patched):
     """The model's words for the open parts. A part that is no activity ('Mercury', 'Bike, bike,
     bike') is patched: left empty, so the skeleton's own words stand for it, and counted (the run
@@ -130,6 +149,7 @@ class DayPlanAnswer(Patched):
     parts: list[str]
     open_kinds: ClassVar[tuple[str, ...]] = ()  # the skeleton kind of each open part, when known
     memories: ClassVar[tuple[str, ...]] = ()  # the memories the prompt showed (a part must not copy one)
+    resident: ClassVar[str] = ""  # whose plan it is (a status that is only the name says nothing)
 
     @model_validator(mode="after")
     def _patch_parts(self) -> "DayPlanAnswer":
@@ -140,10 +160,9 @@ class DayPlanAnswer(Patched):
             raise ValueError(f"most parts are no activity ({'; '.join(bad[:2])})")
         kept = [words if problem is None else "" for words, problem in checked]
         self.parts = tuple(kept) if isinstance(self.parts, tuple) else kept  # chosen parts are a tuple
-        try:  # a status that is no sentence ('Today: Friday') keeps yesterday's, not a bare skeleton
-            require_words(self.currently)
-        except ValueError as exc:
-            bad.append(f"currently: {exc}")
+        problem = status_problem(self.currently, self.resident)
+        if problem:  # a status that says nothing ('Today: Friday', 'Tom Alvarez') keeps yesterday's
+            bad.append(f"currently: {problem}")
             self.currently = ""
         self._patches = bad
         return self
@@ -193,17 +212,18 @@ def part_options(part: SkeletonPart, home: str, kitchen: str = "") -> tuple[str,
 
 
 def day_plan_schema(open_parts: int, kinds: tuple[str, ...] = (), memories: tuple[str, ...] = (),
-                    options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
+                    options: tuple[tuple[str, ...], ...] = (), resident: str = "") -> type[BaseModel]:
     """The new-day status and the words for each open part of the skeleton (exactly that many);
     with the parts' skeleton ``kinds``, a part naming another part's meal is patched too, with
-    the prompt's ``memories`` a part copying one of them, and with ``options`` (one tuple per
-    part, :func:`part_options`) the embedded model's grammar chooses each part among them."""
-    return _day_plan_schema(open_parts, tuple(kinds), tuple(memories), tuple(tuple(o) for o in options))
+    the prompt's ``memories`` a part copying one of them, with ``options`` (one tuple per part,
+    :func:`part_options`) the embedded model's grammar chooses each part among them, and with the
+    ``resident``'s name a status that is only that name is patched."""
+    return _day_plan_schema(open_parts, tuple(kinds), tuple(memories), tuple(tuple(o) for o in options), resident)
 
 
 @lru_cache(maxsize=64)
 def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[str, ...],
-                     options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
+                     options: tuple[tuple[str, ...], ...] = (), resident: str = "") -> type[BaseModel]:
     if kinds and len(kinds) != open_parts:
         raise ValueError(f"day_plan_schema: {len(kinds)} kinds for {open_parts} open parts")
     if options and (len(options) != open_parts or not all(options)):
@@ -224,6 +244,7 @@ def _day_plan_schema(open_parts: int, kinds: tuple[str, ...], memories: tuple[st
     )
     model.open_kinds = kinds
     model.memories = memories
+    model.resident = resident
     return model
 
 
@@ -242,7 +263,10 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
     kinds = tuple(p.kind for p in skeleton if not p.fixed)
     options = tuple(part_options(p, home, kitchen) for p in skeleton if not p.fixed)
     currently = fit_words(status, CURRENTLY_MAX, f"{name} is a {occupation}".strip())
-    return day_plan_schema(len(free), kinds, memories, options)(currently=currently, parts=free)
+    for other in (f"{name} is a {occupation}".strip(), "Keeping to the usual routine today."):
+        if status_problem(currently, name):  # a status that says nothing is no fallback either
+            currently = fit_words(other, CURRENTLY_MAX, "Keeping to the usual routine today.")
+    return day_plan_schema(len(free), kinds, memories, options, resident=name)(currently=currently, parts=free)
 
 
 def day_plan_prompt(
@@ -399,6 +423,56 @@ DECOMPOSE_INSTRUCTION = (
 _ASKED_FOR = re.compile(r"\b(?:into steps|steps of|together fill)\b", re.I)
 
 
+# What the steps of a meal are made of, as the paper's morning was 'wake up, brush teeth, take a
+# shower, eat breakfast': the embedded model chooses among them (a grammar-only ONE_OF, see
+# step_options); its free steps of a breakfast were 'write' and 'read' (Hannah Price) and 'write'
+# (Tom Alvarez) in the quickstart of 2026-11-26.
+MEAL_STEPS: dict[str, tuple[str, ...]] = {
+    "breakfast": ("make coffee in the kitchen", "make toast", "eat breakfast at the kitchen table",
+                  "read the news over coffee", "wash the breakfast dishes"),
+    "lunch": ("eat lunch", "buy a sandwich", "have lunch with a colleague", "have a cup of tea after lunch"),
+    "dinner": ("cook dinner in the kitchen", "set the table", "eat dinner at the kitchen table", "wash the dishes",
+               "tidy the kitchen"),
+}
+# a step that is part of a meal: eating, cooking, drinking, the table and the dishes
+_MEAL_STEP = re.compile(
+    r"\b(?:eat|eats|eating|ate|dine|dines|dining|cook|cooks|cooking|cooked|bake|baking|fry|frying|grill|grilling|"
+    r"breakfast|brunch|lunch|dinner|supper|meal|meals|food|snack|coffee|tea|toast|cereal|porridge|oatmeal|eggs?|"
+    r"bacon|pancakes?|sandwich|sandwiches|soup|salad|bread|fruit|pasta|rice|stew|juice|milk|drink|drinks|drinking|"
+    r"brew|brewing|kettle|table|dishes|dish|plates?|kitchen|recipe|chop|chopping|taste|tasting|feast|picnic)\b",
+    re.I)
+
+
+_GOING_HOME = re.compile(r"\b(?:go|goes|going|went|head|heads|heading|walk|walks|walking|return|returns|returning|"
+                         r"come|comes|coming|get|gets|getting)\s+(?:back\s+)?home\b", re.I)
+
+
+def going_home_at_home(action: str, kind: str) -> str | None:
+    """A problem when a step of a part of the day spent at home (:data:`AT_HOME`) is going home:
+    'going home' was Lucy Alvarez's step at 07:29 in her own living room (SmolLM2, 2026-11-26)."""
+    if kind in AT_HOME and _GOING_HOME.search(action):
+        return f"going home in the {kind} part of the day, spent at home"
+    return None
+
+
+def step_options(kind: str, activity: str) -> tuple[str, ...]:
+    """The steps the embedded model may choose for a block of a meal (``kind`` breakfast, lunch
+    or dinner), the block's own words first; () for any other block, whose steps it words."""
+    steps = MEAL_STEPS.get(kind)
+    if not steps:
+        return ()
+    own = fit_activity(activity, ACTION_MAX, "")
+    return tuple(dict.fromkeys(s for s in (own if own and _MEAL_STEP.search(own) else "", *steps) if s))
+
+
+def meal_missing(actions: list[str], kind: str) -> str | None:
+    """A problem when a meal's block (``kind`` breakfast, lunch or dinner) has no step of the
+    meal: not one of eating, cooking, the table or the dishes."""
+    if kind in MEAL_STEPS and actions and not any(_MEAL_STEP.search(a) for a in actions):
+        return f"no step of the {kind} in the {kind} part of the day"
+    return None
+
+
 def step_problem(action: str, place: str) -> str | None:
     """Why a step's action is no answer: the instruction copied, a place it cannot happen at, or
     another place named ('working at Willowbrook College' as a step in the bedroom)."""
@@ -427,28 +501,36 @@ class DecompositionAnswer(Patched):
     @model_validator(mode="after")
     def _drop_bad_steps(self) -> "DecompositionAnswer":
         # a meal's block takes no other meal and no bed ('taking lunch', 'going to bed' at 07:30, SmolLM2)
-        problems = [_step_problem(step) or _part_for_kind(step.action, None, self.block_kind)[1] for step in self.steps]
+        problems = [_step_problem(step) or _part_for_kind(step.action, None, self.block_kind)[1]
+                    or going_home_at_home(step.action, self.block_kind) for step in self.steps]
         bad = [f"steps.{i}.action {p}" for i, p in enumerate(problems) if p]
         if mostly_bad(bad, len(self.steps)):
             raise ValueError(f"most steps are no activity ({'; '.join(bad[:2])})")
-        self.steps = [step for step, p in zip(self.steps, problems) if p is None]
+        kept = [step for step, p in zip(self.steps, problems) if p is None]
+        missing = meal_missing([step.action for step in kept], self.block_kind)
+        if missing:
+            raise ValueError(missing)
+        self.steps = kept
         self._patches = bad
         return self
 
 
-def decomposition_schema(places: tuple[str, ...], kind: str = "") -> type[BaseModel]:
+def decomposition_schema(places: tuple[str, ...], kind: str = "", options: tuple[str, ...] = ()) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
-    ``kind``, a step naming another meal or bed in a meal's block is dropped too. One class per
-    (places, kind), however it is called (the fallback must be an instance of the asked schema)."""
-    return _decomposition_schema(tuple(places), kind)
+    ``kind``, a step naming another meal or bed in a meal's block is dropped too, and a meal's block
+    needs a step of the meal; with ``options`` (:func:`step_options`) the embedded model's grammar
+    chooses each step's action among them (a remote model words its steps). One class per
+    (places, kind, options), however it is called (the fallback must be an instance of the asked
+    schema)."""
+    return _decomposition_schema(tuple(places), kind, tuple(options))
 
 
 @lru_cache(maxsize=256)
-def _decomposition_schema(places: tuple[str, ...], kind: str) -> type[BaseModel]:
+def _decomposition_schema(places: tuple[str, ...], kind: str, options: tuple[str, ...] = ()) -> type[BaseModel]:
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
-                           json_schema_extra=PLAIN_WORDS)),
+                           json_schema_extra={ONE_OF: list(options)} if options else PLAIN_WORDS)),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji", json_schema_extra=EMOJI_HINT)),
@@ -465,15 +547,18 @@ def _decomposition_schema(places: tuple[str, ...], kind: str) -> type[BaseModel]
 
 
 def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int,
-                           kind: str = "") -> BaseModel:
-    """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``.
+                           kind: str = "", options: tuple[str, ...] = ()) -> BaseModel:
+    """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``
+    (in a meal's block, the meal's first step when the activity names no meal).
 
     Every text is clipped to the schema's bounds, so this is valid for any activity.
     """
-    schema = decomposition_schema(places, kind)
+    schema = decomposition_schema(places, kind, options)
     action = fit_activity(activity, ACTION_MAX, "keeping busy")
-    if _part_for_kind(action, None, kind)[1]:
+    if _part_for_kind(action, None, kind)[1] or going_home_at_home(action, kind):
         action = "keeping busy"
+    if meal_missing([action], kind):
+        action = MEAL_STEPS[kind][0]
     n = min(MAX_STEPS, max(1, minutes // 15))
     place = place if place in places else places[0]
     if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy

@@ -214,6 +214,21 @@ def test_a_reply_that_says_the_line_again_with_the_names_swapped_is_not_an_answe
     assert "repeats the line before" in " ".join(check.failures)
 
 
+def test_a_reply_that_greets_its_own_speaker_or_says_the_opener_under_its_own_name_is_no_answer():
+    # SmolLM2, 2026-11-26: Maria answered Lucy 'Hi Maria! How are you today?'; in the quickstart
+    # Maria said Tom's opener back with her own name in it and a question added
+    texts = sensible_morning()
+    tom = "I am Tom Alvarez and I would love to discuss my plans for Friday 13 February, but I am stuck."
+    texts.conversations = [
+        [("Lucy Alvarez", "Good morning, Maria! What are you up to today?"),
+         ("Maria Alvarez", "Hi Maria! How are you today?")],
+        [("Tom Alvarez", tom), ("Maria Alvarez", tom.replace("Tom", "Maria") + " How about the festival?")],
+    ]
+    check = score_texts(texts, EMBED, embedder="hashing").checks["conversation_answers"]
+    assert (check.judged, check.score) == (2, 0.0), check.failures
+    assert "own name" in check.failures[0] and "repeats the line before" in check.failures[1]
+
+
 def test_importance_that_counts_upwards_fails_the_pairs():
     counting = importance_pairs_check([("My father died", 1, "I bought a latte", 2), ("A fire", 3, "Tom is idle", 4)])
     assert counting.score == 0.0

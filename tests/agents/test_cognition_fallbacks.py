@@ -36,7 +36,8 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
     react = reacting.reaction_fallback((name, "Tom Alvarez"), places, address)
     return {
         "plan_day": [(planning.day_plan_schema(len(day.parts), tuple(p.kind for p in skeleton if not p.fixed), (),
-                                               tuple(planning.part_options(p, address) for p in skeleton if not p.fixed)),
+                                               tuple(planning.part_options(p, address) for p in skeleton if not p.fixed),
+                                               resident=name),
                       day)],
         "schedule": [(planning.schedule_schema(tuple(hours)),
                       planning.schedule_fallback(planning.plan_from_skeleton(skeleton, day.parts)

@@ -83,6 +83,24 @@ def test_a_line_that_takes_up_the_partners_line_is_no_answer() -> None:
     assert ratings_fallback(texts).ratings == [1, 10, 1]
 
 
+def test_an_opener_said_back_with_the_speakers_own_name_and_a_name_told_to_family_are_refused() -> None:
+    """SmolLM2's quickstart (2026-11-26): Tom opened 'I am Tom Alvarez and I would love to discuss my
+    plans ...' to his wife, and Maria answered with the same line under her own name."""
+    tom = "I am Tom Alvarez and I would love to discuss my plans for Friday 13 February, but I am stuck."
+    maria = line_schema("Maria Alvarez", "Tom Alvarez", tom, (tom,), acquainted=True)
+    with pytest.raises(ValidationError, match="opens with the previous speaker's words"):
+        maria(utterance=tom.replace("Tom", "Maria") + " How about the festival?")
+    with pytest.raises(ValidationError, match="its own name"):
+        maria(utterance="I'm Maria, and the festival needs volunteers this weekend.")
+    assert maria(utterance="Stuck? You should rest today, love.").utterance
+    # a stranger may say who they are; an acquaintance's name for the partner is no introduction
+    stranger = line_schema("Maria Alvarez", "Ben Okafor", "Hello there!", acquainted=False)
+    assert stranger(utterance="Hello! I'm Maria, I run the cafe on the corner.").utterance
+    assert maria(utterance="I am so glad, Tom, that you are home early.").utterance
+    fallback = line_fallback("Tom Alvarez", 1, "Maria Alvarez", tom, said=(tom,), acquainted=True)
+    assert isinstance(fallback, line_schema("Maria Alvarez", "Tom Alvarez", tom, (tom,), acquainted=True))
+
+
 class Canned:
     """A backend that always gives the same (useless) answer."""
 
@@ -243,8 +261,9 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
     assert [p.split(" ", 1)[1] for p in morning.patches()] == [
         "bed in the breakfast part of the day", "words of the instructions",
         "expected words describing an activity, not one word that is no activity"]
+    # a lunch block's fallback eats lunch (it was 'keeping busy' before a meal's block needed a meal step)
     assert [s.action for s in decomposition_fallback(PLACES, "late to bed", "Oak House:bedroom", 30, "lunch").steps] \
-        == ["keeping busy", "keeping busy"]
+        == ["eat lunch", "eat lunch"]
     reaction = reaction_schema(("Bo Smith",), PLACES).model_validate(
         {"decision": "react", "talk_to": "nobody", "action": "nope", "place": "Oak House:bedroom", "minutes": 15,
          "emoji": "🙂"})
@@ -330,6 +349,8 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
         ("Tom Alvarez says to Lucy Alvarez,", "speaker's label"),
         ("What do you think, Tom Alvarez?", "its own name"),
         ("Tom, are you coming?", "its own name"),
+        ("Hi Tom! How are you today?", "its own name"),  # Maria to Lucy, SmolLM2 bench seed 1, 2026-11-26
+        ("Good morning, Tom Alvarez, lovely day.", "its own name"),
         ("Tom Alvarez is idle", "third person"),
         ("Dinner at Oak House kitchen, late to bed, 19:00, Tom Alvarez is working, 20:00, Lucy is eating",
          "like a schedule"),
@@ -341,7 +362,7 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
             line(utterance=said)
         if "own name" not in problem and "third person" not in problem:  # the bench does not know who spoke
             assert degenerate_reason(said, list(names), chat=True), said
-    for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!",
+    for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!", "Hi Lucy! How are you?",
                  "Let's talk it over at dinner.", "Well, well, well. Good morning!"):
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, list(names), chat=True) is None
@@ -474,3 +495,83 @@ def test_a_hyphenated_identifier_is_no_activity() -> None:
 
     assert not_an_action("last-talk-to") == "an identifier"  # SmolLM2, quickstart 2026-11-26
     assert not_an_action("catching up face-to-face with Tom") is None
+
+
+HOUSE = ("Oak House", "Oak House:bedroom", "Oak House:kitchen", "Oak House:living room", "Oak House:second bedroom")
+
+
+def test_a_meals_block_needs_a_step_of_the_meal() -> None:
+    """SmolLM2's breakfast steps in the quickstart of 2026-11-26: Hannah Price 'write' and 'read',
+    Tom Alvarez 'write'. A meal's block with no eating, cooking, table or dishes is refused."""
+    step = {"minutes": 10, "place": "Oak House:kitchen", "emoji": "📖", "object_state": "used"}
+    breakfast = decomposition_schema(HOUSE, "breakfast")
+    with pytest.raises(ValidationError, match="no step of the breakfast"):
+        breakfast.model_validate({"steps": [{**step, "action": "write"}, {**step, "action": "read"}]})
+    kept = breakfast.model_validate({"steps": [{**step, "action": "read the paper"}, {**step, "action": "pour cereal"}]})
+    assert [s.action for s in kept.steps] == ["read the paper", "pour cereal"]
+    # other blocks are the model's to fill
+    assert decomposition_schema(HOUSE, "evening").model_validate({"steps": [{**step, "action": "write"},
+                                                                             {**step, "action": "read"}]})
+
+
+def test_the_embedded_model_chooses_a_meals_steps_among_steps_that_pass_its_checks() -> None:
+    from agents.llm.schemas import ONE_OF, json_schema_of
+    from agents.prompts.planning import MEAL_STEPS, step_options
+
+    home = HOUSE
+    for kind in MEAL_STEPS:
+        options = step_options(kind, f"have {kind} at Oak House kitchen")
+        assert options[0] == f"have {kind} at Oak House kitchen" and len(options) > 3
+        schema = decomposition_schema(home, kind, options)
+        for option in options:
+            for place in home:  # every option, at every place of the block, is a step that stands
+                answer = schema.model_validate({"steps": [{"action": option, "minutes": 10, "place": place,
+                                                           "emoji": "🍳", "object_state": "in use"}]})
+                assert [s.action for s in answer.steps] == [option], (option, place)
+        grammar = json_schema_of(schema, for_grammar=True)["$defs"]["Step"]["properties"]["action"]
+        assert grammar[ONE_OF] == list(options)
+        assert ONE_OF not in json_schema_of(schema)["$defs"]["Step"]["properties"]["action"]  # a remote model words them
+        fallback = decomposition_fallback(home, "write a letter", "Oak House:kitchen", 30, kind, options)
+        assert isinstance(fallback, schema) and fallback.steps[0].action == MEAL_STEPS[kind][0]
+    assert step_options("breakfast", "write a letter")[0] == "make coffee in the kitchen"  # no meal: not offered
+    assert step_options("work", "work at Riverside Clinic") == () and step_options("evening", "read") == ()
+
+
+def test_a_step_chosen_twice_in_a_row_is_one_longer_step() -> None:
+    from agents.minds.cognition.planning import merge_repeats
+
+    schema = decomposition_schema(HOUSE, "breakfast")
+    step = {"place": "Oak House:kitchen", "emoji": "☕", "object_state": "in use"}
+    answer = schema.model_validate({"steps": [{**step, "action": "make toast", "minutes": 10},
+                                              {**step, "action": "make toast", "minutes": 5},
+                                              {**step, "action": "eat breakfast", "minutes": 15},
+                                              {**step, "action": "make toast", "minutes": 5}]})
+    merged = merge_repeats(list(answer.steps))
+    assert [(s.action, s.minutes) for s in merged] == [("make toast", 15), ("eat breakfast", 15), ("make toast", 5)]
+
+
+def test_going_home_at_home_is_no_step_and_a_status_that_says_nothing_is_patched() -> None:
+    """SmolLM2's quickstarts of 2026-11-26: Lucy was 'going home' at 07:29 in her own living room,
+    and the day's statuses were 'Tom Alvarez', 'Hannah Price's status is currently:', 'Lucy Alvarez
+    is idle' and ''."""
+    from agents.minds.cognition.calls import patches_of
+    from agents.prompts.planning import status_problem
+
+    step = {"minutes": 10, "place": "Oak House:living room", "emoji": "📖", "object_state": "used"}
+    wake = decomposition_schema(HOUSE, "wake").model_validate(
+        {"steps": [{**step, "action": "reading"}, {**step, "action": "going home"}, {**step, "action": "getting dressed"}]})
+    assert [s.action for s in wake.steps] == ["reading", "getting dressed"]
+    assert "going home in the wake part" in patches_of(wake)[1]
+    evening = decomposition_schema(HOUSE, "evening").model_validate({"steps": [{**step, "action": "walking home"}]})
+    assert [s.action for s in evening.steps] == ["walking home"]  # the evening may be spent out
+    assert decomposition_fallback(HOUSE, "go back home", "Oak House:living room", 30, "wake").steps[0].action \
+        == "keeping busy"
+    for junk in ("Tom Alvarez", "Hannah Price's status is currently:", "Lucy Alvarez is idle", "", "Busy"):
+        assert status_problem(junk, "Tom Alvarez" if junk.startswith("Tom") else "Lucy Alvarez"), junk
+    assert status_problem("Tom is tired after a long week at the clinic.", "Tom Alvarez") is None
+    from agents.prompts.planning import day_plan_fallback
+
+    fallback = day_plan_fallback("Tom Alvarez", "doctor", "Works day shifts at the clinic.", 6, 23,
+                                 "Oak House", "Riverside Clinic:exam room")
+    answer = type(fallback).model_validate({"currently": "Tom Alvarez", "parts": list(fallback.parts)})
+    assert answer.currently == "" and any("currently" in p for p in answer.patches())

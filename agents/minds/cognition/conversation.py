@@ -88,14 +88,15 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     # every earlier line of the talk, the partner's too: SmolLM2's Tom said Lucy's opening line back
     # to her, word for word, two lines later (quickstart, 2026-11-26)
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if ": " in l)
+    acquainted = mind.social.tie(other) is not None  # no 'I am Tom Alvarez' to one's wife
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous, said),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current),
+        line_schema(mind.name, other, previous, said, acquainted),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current, acquainted),
         max_tokens=160,
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +28,7 @@ from agents.prompts.planning import (
     one_emoji,
     pick_place,
     room_named,
+    step_options,
     open_hours,
     schedule_fallback,
     schedule_from_plan,
@@ -193,7 +194,7 @@ async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPa
     )
     plan = plan_from_skeleton(skeleton, list(answer.parts))
     mind.state.day_plan = plan
-    mind.state.currently = answer.currently.strip()[:300] or mind.state.currently
+    mind.state.currently = answer.currently.strip()[:300] or status  # a patched status keeps the last, or the lifestyle
     return plan
 
 
@@ -269,8 +270,9 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
     default_place = pick_place(activity, places, home, work)
-    schema = decomposition_schema(tuple(places), kind)
-    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes, kind)
+    options = step_options(kind, activity)
+    schema = decomposition_schema(tuple(places), kind, options)
+    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes, kind, options)
     notes = list(context or [])
     if mind.state.currently:
         notes.insert(0, f"Status: {mind.state.currently}")
@@ -282,7 +284,7 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
         fallback,
         max_tokens=900,
     )
-    raw = [s for s in answer.steps if s.action.strip()] or list(fallback.steps)
+    raw = merge_repeats([s for s in answer.steps if s.action.strip()] or list(fallback.steps))
     lengths = fit_minutes([s.minutes for s in raw], minutes)
     steps: list[Step] = []
     at = start
@@ -291,6 +293,19 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
         at += timedelta(minutes=length)
     mind.emit_plan("decomposed", [s.label() for s in steps])
     return steps
+
+
+def merge_repeats(steps: list[Any]) -> list[Any]:
+    """Consecutive steps with the same action at the same place as one longer step: a model
+    choosing among a meal's steps may choose one twice in a row."""
+    merged: list[Any] = []
+    for step in steps:
+        last = merged[-1] if merged else None
+        if last is not None and (last.action, last.place) == (step.action, step.place):
+            merged[-1] = last.model_copy(update={"minutes": last.minutes + step.minutes})
+        else:
+            merged.append(step)
+    return merged
 
 
 def sleep_step(mind: "Resident", now: datetime) -> Step:
