@@ -202,7 +202,8 @@ def _grammar_last_sampler(llama: Any, options: dict[str, Any]) -> Any:
         frequency_penalty=float(options.get("frequency_penalty", 0.0)),
         presence_penalty=float(options.get("presence_penalty", 0.0)))
     grammar = local_sampling.grammar_sampler(llama._model.vocab, options["grammar"])
-    return local_sampling.GrammarLastSampler(chain, grammar, llama._n_vocab)
+    return local_sampling.GrammarLastSampler(chain, grammar, llama._n_vocab,
+                                             no_repeat=getattr(llama, "_townsfolk_no_repeat", None))
 
 
 def _forced_text(llama: Any) -> Any:
@@ -448,10 +449,14 @@ def generate_local(
     seed: int,
     cancel: threading.Event | None = None,
     sampling: dict[str, float] | None = None,
+    no_repeat: tuple[str, ...] | None = None,
 ) -> tuple[str, int, int]:
     """Blocking generation on the embedded model: (text, prompt tokens, completion tokens).
 
     ``sampling`` adds llama.cpp sampling options (``frequency_penalty``: :func:`sampling_for`).
+    ``no_repeat`` are texts the answer may not say again, nor may it say itself twice (a grammar
+    call on the grammar-last sampler blocks every run of their tokens: local_sampling.RepeatTable);
+    None samples freely.
     Setting ``cancel`` stops decoding at the next token or, if the call is still queued,
     keeps it from starting; either way :class:`GenerationCancelled` is raised.
     """
@@ -466,12 +471,18 @@ def generate_local(
     if grammar:
         options["grammar"] = _grammar(grammar)
     with _model_lock(model, cancel):
-        if model.chat:
-            out = model.llama.create_chat_completion(messages=messages, **options)
-            text = out["choices"][0]["message"]["content"] or ""
-        else:
-            out = model.llama.create_completion(prompt=completion_prompt(messages), **options)
-            text = out["choices"][0]["text"] or ""
+        # read by the sampler this call builds (_grammar_last_sampler); only under the model's lock
+        model.llama._townsfolk_no_repeat = None if no_repeat is None else local_sampling.repeat_table(
+            model.llama, no_repeat)
+        try:
+            if model.chat:
+                out = model.llama.create_chat_completion(messages=messages, **options)
+                text = out["choices"][0]["message"]["content"] or ""
+            else:
+                out = model.llama.create_completion(prompt=completion_prompt(messages), **options)
+                text = out["choices"][0]["text"] or ""
+        finally:
+            model.llama._townsfolk_no_repeat = None
     usage = out.get("usage") or {}
     return text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
@@ -495,6 +506,7 @@ def _provider_class() -> type:
                 seed=params.get("seed", 0),
                 cancel=_cancel_for(params.get("townsfolk_cancel")),
                 sampling=params.get("townsfolk_sampling") or {},
+                no_repeat=None if params.get("townsfolk_no_repeat") is None else tuple(params["townsfolk_no_repeat"]),
             )
             response.choices[0].message.content = text
             response.choices[0].finish_reason = "stop"
@@ -549,6 +561,16 @@ def sampling_for(purpose: str) -> dict[str, float]:
     return {"frequency_penalty": penalty} if penalty else {}
 
 
+def no_repeat_of(schema: Any) -> tuple[str, ...] | None:
+    """Texts an answer of ``schema`` may not say again: its ``no_repeat`` (a conversation line's
+    earlier lines of the talk, agents/prompts/conversation.py; () for an opener, which still may
+    not say itself twice); None for any other schema."""
+    texts = getattr(schema, "no_repeat", None)
+    if not isinstance(texts, tuple):
+        return None
+    return tuple(t for t in texts if isinstance(t, str) and t.strip())
+
+
 class LocalBackend:
     """The gateway backend for ``local`` / ``local:<name>``."""
 
@@ -584,6 +606,7 @@ class LocalBackend:
                 grammar=grammar_for(request.schema) if self.grammar else None,
                 townsfolk_cancel=key,
                 townsfolk_sampling=sampling_for(request.purpose),
+                townsfolk_no_repeat=no_repeat_of(request.schema),
                 num_retries=0,
             )
         finally:

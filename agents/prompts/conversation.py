@@ -130,6 +130,8 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], ac
     class CheckedLine(Line):
         model_config = ConfigDict(title="Line")
         same_json_schema_as: ClassVar[type[BaseModel]] = Line  # only checks added (see json_schema_of)
+        # the embedded model is kept from saying these again as it samples (agents/llm/local.py)
+        no_repeat: ClassVar[tuple[str, ...]] = tuple(t for t in dict.fromkeys((previous, *said)) if t)
 
         @model_validator(mode="after")
         def _speech(self) -> "CheckedLine":
