@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, OPENING, WORDS, json_schema_of
+from agents.llm.schemas import CHARS, FIRST_CHAR, ONE_OF, OPENING, SLOTS, WORDS, json_schema_of
 
 # Caps that keep a small model from running away; validation still applies the schema's own.
 DEFAULT_MAX_STRING = 240
@@ -191,6 +191,11 @@ class _Converter:
         if prefix:
             items = [self.visit(s, f"{name}-{i}") for i, s in enumerate(prefix)]
             return self.add(name, '"[" ' + f" {sep} ".join(items) + ' "]"')
+        slots = schema.get(SLOTS)
+        if slots:
+            items = [self.visit(self.slot_item(schema.get("items", {}), slot), f"{name}-slot{i}")
+                     for i, slot in enumerate(slots)]
+            return self.add(name, '"[" ' + f" {sep} ".join(items) + ' "]"')
         item = self.visit(schema.get("items", {}), f"{name}-item")
         low = int(schema.get("minItems", 0))
         high = int(schema.get("maxItems", max(low, DEFAULT_MAX_ITEMS)))
@@ -201,6 +206,17 @@ class _Converter:
         else:
             inner = f"{item} ({sep} {item}){{{low - 1},{high - 1}}}"
         return self.add(name, f'"[" {inner} "]"')
+
+    def slot_item(self, items: dict[str, Any], slot: Any) -> dict[str, Any]:
+        """The array's item schema with each field the ``slot`` names narrowed to its values
+        (:data:`SLOTS`)."""
+        item = self.resolve(items["$ref"]) if "$ref" in items else items
+        props = dict(item.get("properties") or {})
+        if not isinstance(slot, dict) or not all(k in props and isinstance(v, list) and v for k, v in slot.items()):
+            raise GrammarError(f"{SLOTS} slots map the item's fields to lists of values, got {slot!r}")
+        for key, values in slot.items():
+            props[key] = {**props[key], ONE_OF: values}
+        return {**item, "properties": props}
 
     def string_rule(self, schema: dict[str, Any], name: str) -> str:
         """A string of bounded length; the grammar-only hints (agents/llm/schemas.py) narrow it

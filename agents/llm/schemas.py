@@ -48,7 +48,14 @@ tried and left out: SmolLM2 then padded a single word into nonsense the checks p
 ical', 'Monday ireamariel'), where a refused single word is retried or falls back to the engine's
 words (docs/BENCHMARKS.md, 'Fewer model calls a morning')."""
 
-GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF, OPENING, WORDS})
+SLOTS = "x-slots"
+"""A grammar-only hint on an array: one item per slot, in order, each slot a mapping of the item's
+string fields to the values (a list) that field may take there. A meal's steps are a preparation,
+the meal and what comes after (``[{"action": [...]}, {"action": [...]}, ...]``): choosing one
+step among all of a meal's, SmolLM2 chose one and spent the hour on it, never eating. Validation
+keeps the array's own bounds, so a remote model words its steps as it likes."""
+
+GRAMMAR_HINTS = frozenset({FIRST_CHAR, CHARS, ONE_OF, OPENING, WORDS, SLOTS})
 
 WORDS_ONLY = {FIRST_CHAR: "[a-zA-Z]", CHARS: "[a-zA-Z\u00c0-\u00ff ,'-]"}
 """json_schema_extra for a short text a reader takes as words (a step's action, an object's

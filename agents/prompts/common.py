@@ -147,6 +147,20 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
 )
 
 
+_CARD = re.compile(r"\b[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ \(\d+\)|\bOccupation:")
+
+
+def not_a_summary(text: str) -> str | None:
+    """A problem when a summary is the answer's JSON leaking into its words, or a resident's
+    description copied from the prompt: '{{<#1}} Tom Alvarez (46) is patient, tired. Occupation:
+    nurse ...' was SmolLM2's summary of a talk (believability bench seed 1, 2026-11-26)."""
+    if _JSON_DEBRIS.search(text) or "<#" in text:
+        return "has JSON debris in it"
+    if _CARD.search(text):
+        return "copies a resident's description"
+    return None
+
+
 def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> str | None:
     """What a line's words say it is: the instructions, a time, words run together, a list of
     single words, one word that is no activity, or a name."""

@@ -16,7 +16,7 @@ from agents.llm.schemas import OPENING
 from agents.prompts.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
                                    not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
-from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_an_activity
+from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity
 
 
 # How the embedded model's line may open (grammar only, agents/llm/schemas.OPENING): SmolLM2 began
@@ -67,6 +67,7 @@ def summary_schema(name: str, other: str) -> type[ChatSummary]:
         def _sums_up(self) -> "CheckedSummary":
             text = self.summary
             problem = (just_a_name(text, (name, other)) or repeats_itself(text) or help_desk(text)
+                       or not_a_summary(text)
                        or ("is a word or two, not a summary" if len(words(text)) < SUMMARY_MIN_WORDS else None))
             if problem:
                 raise ValueError(f"summary {problem}")

@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
-from agents.llm.schemas import ONE_OF, PLAIN_WORDS
+from agents.llm.schemas import ONE_OF, PLAIN_WORDS, SLOTS
 from agents.minds.cognition.wording import in_use_for
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, just_a_name, names_another_place
@@ -424,15 +424,20 @@ _ASKED_FOR = re.compile(r"\b(?:into steps|steps of|together fill)\b", re.I)
 
 
 # What the steps of a meal are made of, as the paper's morning was 'wake up, brush teeth, take a
-# shower, eat breakfast': the embedded model chooses among them (a grammar-only ONE_OF, see
-# step_options); its free steps of a breakfast were 'write' and 'read' (Hannah Price) and 'write'
-# (Tom Alvarez) in the quickstart of 2026-11-26.
-MEAL_STEPS: dict[str, tuple[str, ...]] = {
-    "breakfast": ("make coffee in the kitchen", "make toast", "eat breakfast at the kitchen table",
-                  "read the news over coffee", "wash the breakfast dishes"),
-    "lunch": ("eat lunch", "buy a sandwich", "have lunch with a colleague", "have a cup of tea after lunch"),
-    "dinner": ("cook dinner in the kitchen", "set the table", "eat dinner at the kitchen table", "wash the dishes",
-               "tidy the kitchen"),
+# shower, eat breakfast': a preparation, the meal, and what comes after. The embedded model
+# chooses one of each in order (a grammar-only SLOTS hint, see step_options); its free steps of a
+# breakfast were 'write' and 'read' (Hannah Price) and 'write' (Tom Alvarez) in the quickstart of
+# 2026-11-26, and choosing one step among all of them it spent the hour on one, never eating.
+MEAL_STEPS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "breakfast": (("make coffee in the kitchen", "make toast", "boil the kettle for tea"),
+                  ("eat breakfast at the kitchen table", "read the news over coffee", "have a bowl of cereal"),
+                  ("wash the breakfast dishes", "tidy the kitchen", "get ready to leave")),
+    "lunch": (("buy a sandwich", "heat up a packed lunch", "find a quiet seat for lunch"),
+              ("eat lunch", "have lunch with a colleague", "eat a sandwich"),
+              ("have a cup of tea after lunch", "take a short walk after lunch", "clear away the lunch things")),
+    "dinner": (("cook dinner in the kitchen", "set the table", "heat up some leftovers"),
+               ("eat dinner at the kitchen table", "eat dinner with the family", "eat a simple supper"),
+               ("wash the dishes", "tidy the kitchen", "put the leftovers away")),
 }
 # a step that is part of a meal: eating, cooking, drinking, the table and the dishes
 _MEAL_STEP = re.compile(
@@ -455,14 +460,16 @@ def going_home_at_home(action: str, kind: str) -> str | None:
     return None
 
 
-def step_options(kind: str, activity: str) -> tuple[str, ...]:
-    """The steps the embedded model may choose for a block of a meal (``kind`` breakfast, lunch
-    or dinner), the block's own words first; () for any other block, whose steps it words."""
-    steps = MEAL_STEPS.get(kind)
-    if not steps:
+def step_options(kind: str, activity: str) -> tuple[tuple[str, ...], ...]:
+    """The steps the embedded model chooses for a block of a meal (``kind`` breakfast, lunch or
+    dinner): one of each slot of :data:`MEAL_STEPS` in order, the block's own words first among the
+    meal's; () for any other block, whose steps it words."""
+    slots = MEAL_STEPS.get(kind)
+    if not slots:
         return ()
     own = fit_activity(activity, ACTION_MAX, "")
-    return tuple(dict.fromkeys(s for s in (own if own and _MEAL_STEP.search(own) else "", *steps) if s))
+    meal = tuple(dict.fromkeys(s for s in (own if own and _MEAL_STEP.search(own) else "", *slots[1]) if s))
+    return (slots[0], meal, *slots[2:])
 
 
 def meal_missing(actions: list[str], kind: str) -> str | None:
@@ -515,22 +522,24 @@ class DecompositionAnswer(Patched):
         return self
 
 
-def decomposition_schema(places: tuple[str, ...], kind: str = "", options: tuple[str, ...] = ()) -> type[BaseModel]:
+def decomposition_schema(places: tuple[str, ...], kind: str = "",
+                         options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
     ``kind``, a step naming another meal or bed in a meal's block is dropped too, and a meal's block
-    needs a step of the meal; with ``options`` (:func:`step_options`) the embedded model's grammar
-    chooses each step's action among them (a remote model words its steps). One class per
-    (places, kind, options), however it is called (the fallback must be an instance of the asked
-    schema)."""
-    return _decomposition_schema(tuple(places), kind, tuple(options))
+    needs a step of the meal; with ``options`` (:func:`step_options`, one tuple per step) the
+    embedded model's grammar chooses each step's action among its slot's (a remote model words
+    its steps). One class per (places, kind, options), however it is called (the fallback must be
+    an instance of the asked schema)."""
+    return _decomposition_schema(tuple(places), kind, tuple(tuple(o) for o in options))
 
 
 @lru_cache(maxsize=256)
-def _decomposition_schema(places: tuple[str, ...], kind: str, options: tuple[str, ...] = ()) -> type[BaseModel]:
+def _decomposition_schema(places: tuple[str, ...], kind: str,
+                          options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
-                           json_schema_extra={ONE_OF: list(options)} if options else PLAIN_WORDS)),
+                           json_schema_extra=PLAIN_WORDS)),
         minutes=(int, Field(ge=5, le=15)),
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji", json_schema_extra=EMOJI_HINT)),
@@ -540,14 +549,15 @@ def _decomposition_schema(places: tuple[str, ...], kind: str, options: tuple[str
     model = make_model(
         "Decomposition",
         __base__=DecompositionAnswer,
-        steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order")),
+        steps=(list[step], Field(min_length=1, max_length=MAX_STEPS, description="5-15 minute steps in order",
+                                 json_schema_extra={SLOTS: [{"action": list(o)} for o in options]} if options else None)),
     )
     model.block_kind = kind
     return model
 
 
 def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int,
-                           kind: str = "", options: tuple[str, ...] = ()) -> BaseModel:
+                           kind: str = "", options: tuple[tuple[str, ...], ...] = ()) -> BaseModel:
     """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``
     (in a meal's block, the meal's first step when the activity names no meal).
 
@@ -558,7 +568,7 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
     if _part_for_kind(action, None, kind)[1] or going_home_at_home(action, kind):
         action = "keeping busy"
     if meal_missing([action], kind):
-        action = MEAL_STEPS[kind][0]
+        action = MEAL_STEPS[kind][1][0]
     n = min(MAX_STEPS, max(1, minutes // 15))
     place = place if place in places else places[0]
     if step_problem(action, place):  # e.g. 'sleep in' at the office: somewhere it fits, else keep busy

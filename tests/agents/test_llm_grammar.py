@@ -250,6 +250,21 @@ def test_decoding_a_decomposition_writes_words_and_the_engines_emoji(smollm2) ->
         assert not re.search(r"\s", re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)), text  # compact outside strings
 
 
+@pytest.mark.slow
+def test_decoding_a_meal_writes_one_step_of_each_slot_in_order(smollm2) -> None:
+    """A breakfast under the slotted grammar: a preparation, the meal, what comes after."""
+    from agents.prompts.planning import decomposition_schema, step_options
+
+    slots = step_options("breakfast", "have breakfast at Oak House kitchen")
+    schema = decomposition_schema(("Oak House:kitchen", "Oak House:living room"), "breakfast", slots)
+    messages = [{"role": "user", "content": "Lucy has breakfast at 07:00. Break it into steps as JSON."}]
+    for seed in range(3):
+        text, _, _ = smollm2("smollm2", messages, grammar=grammar_for(schema), temperature=1.0, max_tokens=400,
+                             seed=seed)
+        answer = schema.model_validate_json(text)
+        assert [s.action in slot for s, slot in zip(answer.steps, slots)] == [True] * 3, text
+
+
 def test_an_opening_starts_the_string_in_the_grammar_only() -> None:
     """An interview answer opens 'I ' or 'I'' under the grammar (the rest stays free, bounded so
     the whole fits the cap); other views of the schema never see the hint."""

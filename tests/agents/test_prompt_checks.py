@@ -515,32 +515,53 @@ def test_a_meals_block_needs_a_step_of_the_meal() -> None:
 
 
 def test_the_embedded_model_chooses_a_meals_steps_among_steps_that_pass_its_checks() -> None:
-    from agents.llm.schemas import ONE_OF, json_schema_of
+    """A meal is a preparation, the meal and what comes after: the grammar offers one slot of each
+    (SmolLM2, choosing one step among all, spent breakfast on 'read the news over coffee')."""
+    from agents.llm.grammar import grammar_for
+    from agents.llm.schemas import SLOTS, json_schema_of
     from agents.prompts.planning import MEAL_STEPS, step_options
 
     home = HOUSE
     for kind in MEAL_STEPS:
-        options = step_options(kind, f"have {kind} at Oak House kitchen")
-        assert options[0] == f"have {kind} at Oak House kitchen" and len(options) > 3
-        schema = decomposition_schema(home, kind, options)
-        for option in options:
-            for place in home:  # every option, at every place of the block, is a step that stands
-                answer = schema.model_validate({"steps": [{"action": option, "minutes": 10, "place": place,
-                                                           "emoji": "🍳", "object_state": "in use"}]})
-                assert [s.action for s in answer.steps] == [option], (option, place)
-        grammar = json_schema_of(schema, for_grammar=True)["$defs"]["Step"]["properties"]["action"]
-        assert grammar[ONE_OF] == list(options)
-        assert ONE_OF not in json_schema_of(schema)["$defs"]["Step"]["properties"]["action"]  # a remote model words them
-        fallback = decomposition_fallback(home, "write a letter", "Oak House:kitchen", 30, kind, options)
-        assert isinstance(fallback, schema) and fallback.steps[0].action == MEAL_STEPS[kind][0]
-    assert step_options("breakfast", "write a letter")[0] == "make coffee in the kitchen"  # no meal: not offered
+        slots = step_options(kind, f"have {kind} at Oak House kitchen")
+        assert len(slots) == 3 and slots[1][0] == f"have {kind} at Oak House kitchen"  # the block's own words
+        schema = decomposition_schema(home, kind, slots)
+        for i, slot in enumerate(slots):
+            for option in slot:
+                for place in home:  # every option, at every place of the block, is a step that stands
+                    actions = [option if j == i else other[0] for j, other in enumerate(slots)]
+                    answer = schema.model_validate({"steps": [
+                        {"action": a, "minutes": 10, "place": place, "emoji": "🍳", "object_state": "in use"}
+                        for a in actions]})
+                    assert [s.action for s in answer.steps] == actions, (option, place)
+        steps = json_schema_of(schema, for_grammar=True)["properties"]["steps"]
+        assert steps[SLOTS] == [{"action": list(slot)} for slot in slots]
+        assert SLOTS not in json_schema_of(schema)["properties"]["steps"]  # a remote model words them
+        gbnf = grammar_for(schema)
+        assert all(f'\\"{slot[0]}\\"' in gbnf or slot[0] in gbnf for slot in slots)
+        fallback = decomposition_fallback(home, "write a letter", "Oak House:kitchen", 30, kind, slots)
+        assert isinstance(fallback, schema) and fallback.steps[0].action == MEAL_STEPS[kind][1][0]
+    assert step_options("breakfast", "write a letter")[1][0] == "eat breakfast at the kitchen table"  # no meal
     assert step_options("work", "work at Riverside Clinic") == () and step_options("evening", "read") == ()
+
+
+def test_a_slotted_array_is_one_item_per_slot_in_the_grammar() -> None:
+    from agents.llm.grammar import GrammarError, schema_to_gbnf
+
+    item = {"type": "object", "properties": {"action": {"type": "string", "maxLength": 20}, "n": {"type": "integer"}}}
+    gbnf = schema_to_gbnf({"type": "array", "items": item, "minItems": 1, "maxItems": 8,
+                           "x-slots": [{"action": ["cook", "set the table"]}, {"action": ["eat"]}]})
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.strip().splitlines())
+    assert rules["root"] == '"[" root-slot0 "," root-slot1 "]"'
+    assert '"\\"cook\\"" | "\\"set the table\\""' in rules["root-slot0-action"] and rules["root-slot1-action"] == '"\\"eat\\""'
+    with pytest.raises(GrammarError, match="x-slots"):
+        schema_to_gbnf({"type": "array", "items": item, "x-slots": [{"colour": ["red"]}]})
 
 
 def test_a_step_chosen_twice_in_a_row_is_one_longer_step() -> None:
     from agents.minds.cognition.planning import merge_repeats
 
-    schema = decomposition_schema(HOUSE, "breakfast")
+    schema = decomposition_schema(HOUSE, "breakfast")  # a remote model may say one step twice
     step = {"place": "Oak House:kitchen", "emoji": "☕", "object_state": "in use"}
     answer = schema.model_validate({"steps": [{**step, "action": "make toast", "minutes": 10},
                                               {**step, "action": "make toast", "minutes": 5},
@@ -575,3 +596,16 @@ def test_going_home_at_home_is_no_step_and_a_status_that_says_nothing_is_patched
                                  "Oak House", "Riverside Clinic:exam room")
     answer = type(fallback).model_validate({"currently": "Tom Alvarez", "parts": list(fallback.parts)})
     assert answer.currently == "" and any("currently" in p for p in answer.patches())
+
+
+def test_a_talks_summary_that_is_json_debris_or_a_residents_description_is_refused() -> None:
+    """SmolLM2's summary of a talk on the believability bench (seed 1, 2026-11-26)."""
+    from agents.prompts.conversation import summary_schema
+
+    schema = summary_schema("Tom Alvarez", "Maria Alvarez")
+    with pytest.raises(ValidationError, match="JSON debris"):
+        schema(summary="{{<#1}} We talked about the festival and the cafe.", importance=3)
+    with pytest.raises(ValidationError, match="description"):
+        schema(summary="We talked. Tom Alvarez (46) is patient, tired. Occupation: nurse at Riverside Clinic.",
+               importance=3)
+    assert schema(summary="Maria told me the cafe is slow since the grocer sells coffee.", importance=4).summary
