@@ -6,6 +6,7 @@ known places), so the answer is always actionable.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -51,13 +52,18 @@ REACT_WORDS = ("People here (and last talk): Should continue, react by doing som
                "place and minutes), or talk to one of the people here? Only react or talk when it matters.")
 
 
-def talk_partner(answer: Any, people: list[str]) -> str | None:
+def talk_partner(answer: Any, people: list[str], observed: Sequence[str] = ()) -> str | None:
     """Whom the resident starts talking to, if anyone: the person the model named, when it chose
     to talk or to carry on (chatting over breakfast is carrying on). A reaction with its own
     action keeps that action. SmolLM2, shown the family at breakfast, named Lucy in 8 of 8
     answers but chose 'react' with the action 'not today' (refused, so carrying on): with only
     'talk' opening a conversation, the quickstart's four residents never spoke in two hours."""
     partner = answer.talk_to
+    if answer.decision == "talk" and (partner == NOBODY or partner not in people):
+        # 'talk' to 'nobody' (SmolLM2 at 07:00, the family in view, quickstart 2026-11-26): the one
+        # whose doing was just seen, when the observations name exactly one of the people here
+        seen = [n for n in people if any(n in text for text in observed)]
+        return seen[0] if len(seen) == 1 else None
     if partner == NOBODY or partner not in people:
         return None
     return partner if answer.decision in ("talk", "continue") else None

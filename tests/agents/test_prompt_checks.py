@@ -296,6 +296,11 @@ def test_a_named_partner_is_talked_to_when_the_model_talks_or_carries_on_not_whe
     assert busy.decision == "react" and talk_partner(busy, people) is None  # its own action stands
     alone = schema.model_validate({**base, "decision": "talk", "talk_to": "nobody", "action": ""})
     assert talk_partner(alone, people) is None and talk_partner(talk, []) is None  # nobody, or not offered
+    # 'talk' to 'nobody' right after seeing one of the people here: that one (SmolLM2, 2026-11-26)
+    assert talk_partner(alone, people, ["Lucy Alvarez is having breakfast"]) == "Lucy Alvarez"
+    two = ["Lucy Alvarez", "Tom Alvarez"]
+    assert talk_partner(alone, two, ["Lucy Alvarez is reading", "Tom Alvarez is idle"]) is None  # which one?
+    assert talk_partner(alone, two, ["the stove is off"]) is None
 
 
 def test_a_chat_line_that_copies_a_persona_loops_or_is_only_a_label_is_refused() -> None:

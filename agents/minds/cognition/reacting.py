@@ -49,7 +49,7 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
         max_tokens=200,
     )
     mind.state.last_reaction = now
-    partner = talk_partner(answer, people)
+    partner = talk_partner(answer, people, observed)
     if partner is not None:
         from agents.minds.cognition.conversation import open_conversation
 
