@@ -60,10 +60,10 @@ def talk_partner(answer: Any, people: list[str], observed: Sequence[str] = ()) -
     'talk' opening a conversation, the quickstart's four residents never spoke in two hours."""
     partner = answer.talk_to
     if answer.decision == "talk" and (partner == NOBODY or partner not in people):
-        # 'talk' to 'nobody' (SmolLM2 at 07:00, the family in view, quickstart 2026-11-26): the one
-        # whose doing was just seen, when the observations name exactly one of the people here
-        seen = [n for n in people if any(n in text for text in observed)]
-        return seen[0] if len(seen) == 1 else None
+        # 'talk' to 'nobody' (SmolLM2 at 07:00, the family in view, quickstart 2026-11-26): the
+        # first of the people here that the observations name (they are in the order seen)
+        seen = [n for text in observed for n in people if n in text]
+        return seen[0] if seen else None
     if partner == NOBODY or partner not in people:
         return None
     return partner if answer.decision in ("talk", "continue") else None
