@@ -691,7 +691,8 @@ def room_named(text: str, place: str, places: Sequence[str]) -> str:
     when all its words but 'room' are there and no other room of the building fits as well; a
     bedroom only in the first way (a house has more than one, and whose is the words' to say)."""
     building = place.split(":")[0]
-    said = f" {' '.join(_place_words(text))} "
+    words = _place_words(text)
+    said, said_set = f" {' '.join(words)} ", set(words)
     rooms = [p for p in places if ":" in p and p.split(":")[0] == building]
     for room in rooms:
         if f" {' '.join(_place_words(room))} " in said:
@@ -699,7 +700,7 @@ def room_named(text: str, place: str, places: Sequence[str]) -> str:
     fits: list[tuple[int, str]] = []
     for room in rooms:
         room_words = set(_place_words(room.split(":", 1)[1])) - {"room", "the", "of", "a"}
-        if room_words and room_words <= set(said.split()) and "bedroom" not in room_words:
+        if room_words and room_words <= said_set and "bedroom" not in room_words:
             fits.append((len(room_words), room))
     best = [room for n, room in fits if n == max(fits)[0]] if fits else []
     return best[0] if len(best) == 1 else place
