@@ -122,6 +122,7 @@ RecordKind = Literal[
     "llm",  # an LLM call behind a decision: LLMPayload
     "note",  # anything else worth showing in a timeline: {"text": ...}
     "mind_error",  # a resident's decision raised; it carried on: MindErrorPayload
+    "event",  # a resident learned, refused or decided on a gathering (or a candidacy): EventPayload
 ]
 
 
@@ -195,6 +196,28 @@ class MindErrorPayload(BaseModel):
 
     error: str = Field(description="exception type, e.g. ValidationError")
     message: str = Field(description="one line; equal messages are the same error")
+
+
+class EventPayload(BaseModel):
+    """A gathering as one resident knows it (agents/minds/cognition/events.py parses it).
+
+    ``status``: ``learned`` (from ``source``: a resident's name, or '' for the resident's own
+    idea, 'whisper', 'announcement'), ``refused`` (named but not resolvable: ``problem`` says
+    why; nothing is guessed) or ``decided`` (``going`` says whether the resident will be there)."""
+
+    status: Literal["learned", "refused", "decided"]
+    key: str = Field(default="", description="the same event however it was worded")
+    kind: str = ""
+    what: str = ""
+    host: str = ""
+    place: str = Field(default="", description="'sector:arena' of the town; '' for a candidacy")
+    start: datetime | None = None
+    end: datetime | None = None
+    invitees: list[str] = Field(default_factory=list)
+    source: str = ""
+    going: bool | None = None
+    text: str = Field(default="", description="the fact as remembered, or the words refused")
+    problem: str = ""
 
 
 class Record(BaseModel):

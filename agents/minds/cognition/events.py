@@ -1,0 +1,349 @@
+"""Gatherings named in words, as structure: what, host, place (a town address), start and end
+resolved against the clock, who is invited. Pure functions, no model call.
+
+The model words and decides; the engine parses what was said or written here, resolves it
+against the town (its sector and arena names) and the clock, and validates it: a place that
+is not in the town, a time already past, an end before the start, a gathering with no time
+at all is refused with the reason — never guessed. Nothing is special-cased on one kind: a
+party, a town meeting, a funeral, a concert, a match and an election go through the same
+path. A candidacy ('Sam is running for mayor') is a notion with no place or time.
+
+:func:`describe` writes an event back as one plain sentence that :func:`parse_event` reads
+again to the same event, so news told in those words keeps its meaning as it travels.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+# The gatherings a town has (nouns; a modifier before one is kept: 'Valentine's Day party').
+KINDS = ("party", "celebration", "festival", "meeting", "assembly", "funeral", "memorial", "vigil",
+         "wedding", "concert", "recital", "performance", "match", "game", "tournament", "race",
+         "election", "vote", "debate", "picnic", "fair", "market", "dance", "ceremony", "reunion",
+         "barbecue", "potluck", "service", "lecture", "screening", "quiz")
+_KIND = "|".join(KINDS)
+OFFICES = ("mayor", "council", "councillor", "town council", "sheriff", "president", "chair", "office")
+DEFAULT_HOURS = 2  # a gathering given only its start lasts this long
+# 'tomorrow evening': the part of the day as a window (start hour, end hour)
+PARTS = {"morning": (9, 11), "noon": (12, 13), "lunchtime": (12, 13), "afternoon": (14, 16),
+         "evening": (18, 20), "tonight": (19, 21), "night": (20, 22)}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_STOP = {"is", "are", "was", "at", "on", "in", "there", "a", "an", "the", "to", "for", "with", "and", "of",
+         "from", "i", "we", "you", "be", "will", "my", "our", "his", "her", "their", "this", "that", "it"}
+_ARTICLE = r"(?:a|an|the|my|our|his|her|their|this)"
+_DETERMINERS = ("my", "our", "his", "her", "their", "this")
+_HOSTING = r"(?:planning|hosting|throwing|organi[sz]ing|holding|giving|having|playing|performing in|running)"
+_NAME = r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?"
+_CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+# a place named after 'at'/'in' that may not be in the town: 'at the Grand Hotel'
+_NAMED_PLACE = re.compile(r"\b(?:at|in)\s+(?:the\s+)?((?:[A-Z][\w'’-]*)(?:\s+[A-Z][\w'’-]*){0,3})")
+_PUBLIC_ROOM = ("hall", "chamber", "dining", "floor", "lobby", "room", "library", "bar", "lawn", "garden")
+_PRIVATE_ROOM = ("kitchen", "pantry", "storeroom", "office", "vault", "bedroom", "cellar", "apartment")
+
+
+class Gathering(BaseModel):
+    """A gathering (or a candidacy) resolved against the town and the clock."""
+
+    kind: str = Field(description="the noun: party, meeting, funeral, ..., or 'candidacy'")
+    what: str = Field(description="its name in words, e.g. \"Valentine's Day party\"")
+    host: str = ""
+    place: str = Field(default="", description="'sector:arena' of the town ('' for a candidacy)")
+    start: datetime | None = None
+    end: datetime | None = None
+    invitees: list[str] = Field(default_factory=list, description="names, or 'everyone'")
+
+    @property
+    def candidacy(self) -> bool:
+        return self.kind == "candidacy"
+
+    def key(self) -> str:
+        """The same event however it was worded: its kind, host or place, and day."""
+        if self.candidacy:
+            return f"candidacy|{self.host.lower()}|{self.what.lower()}"
+        day = f"{self.start:%Y-%m-%d %H:%M}" if self.start else ""
+        return f"{self.kind}|{self.place.split(':')[0].lower()}|{day}"
+
+
+class Parsed(BaseModel):
+    """What a text names: an event, or the reason it could not be one (``problem``)."""
+
+    event: Gathering | None = None
+    problem: str = ""
+    what: str = ""
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.replace("’", "'").split())
+
+
+def find_kind(text: str) -> tuple[str, str] | None:
+    """(kind, what) of the first gathering noun in ``text``: 'a Valentine's Day party' ->
+    ('party', "a Valentine's Day party"), "Arthur's funeral" -> ('funeral', "Arthur's funeral");
+    'my party' is 'a party' (told on, it is no longer the teller's). None when it names none."""
+    match = re.search(rf"\b({_KIND})(?:es|s)?\b", text, re.IGNORECASE)
+    if match is None:
+        return None
+    kind = match.group(1).lower()
+    before = re.findall(r"[\w'-]+", text[:match.start()])
+    words: list[str] = []
+    article = ""
+    for word in reversed(before[-5:]):
+        if word.lower() in _STOP:
+            article = word.lower() if word.lower() in ("a", "an", "the") else ("a" if word.lower() in _DETERMINERS else "")
+            break
+        words.insert(0, word)
+    what = " ".join([*words, kind])
+    if article in ("a", "an"):
+        article = _article(what)
+    return kind, f"{article} {what}".strip()
+
+
+def find_candidacy(text: str, speaker: str, names: list[str]) -> Gathering | None:
+    """'Sam Moore is running for mayor' / 'I am running for mayor' as a candidacy notion."""
+    match = re.search(rf"(\bI(?: am|'m)|{_NAME})\s+(?:is\s+)?(?:running|standing)\s+for\s+(?:the\s+)?(?:post of\s+)?"
+                      rf"({'|'.join(OFFICES)})\b", text)
+    if match is None:
+        return None
+    who = speaker if match.group(1).startswith("I") else resolve_name(match.group(1), names)
+    if not who:
+        return None
+    return Gathering(kind="candidacy", what=f"running for {match.group(2).lower()}", host=who)
+
+
+def resolve_name(word: str, names: list[str]) -> str:
+    """A full resident name for 'Maria' or 'Maria Alvarez' when exactly one known name fits,
+    else the words as said (a name the hearer does not know is still a name)."""
+    word = word.strip()
+    if word in names:
+        return word
+    fits = [n for n in names if n.split()[0] == word.split()[0] and (len(word.split()) == 1 or n == word)]
+    return fits[0] if len(fits) == 1 else word
+
+
+def find_host(text: str, speaker: str, names: list[str]) -> str:
+    """Who holds it: 'I am planning a ...' (the speaker), 'Maria is hosting a ...'. A possessive
+    is not read as the host ("Arthur's funeral" is not held by Arthur)."""
+    if re.search(rf"\b(?:I(?: am|'m| will be)?|we(?: are|'re)?)\s+{_HOSTING}\s+{_ARTICLE}\b", text, re.IGNORECASE):
+        return speaker
+    match = re.search(rf"({_NAME})\s+(?:is|will be)\s+{_HOSTING}\s+{_ARTICLE}\b", text)
+    if match and match.group(1).split()[0] not in ("There", "It", "This", "That", "The"):
+        return resolve_name(match.group(1), names)
+    return ""
+
+
+def find_invitees(text: str, speaker: str, listener: str, names: list[str]) -> list[str]:
+    """Who is invited: 'everyone', names after 'invite', or the listener addressed ('you are invited',
+    'would you like to come')."""
+    lower = text.lower()
+    if re.search(r"\binvite (?:everyone|everybody|all)\b|\beveryone is (?:welcome|invited)\b|\ball welcome\b", lower):
+        return ["everyone"]
+    found: list[str] = []
+    match = re.search(r"\binvit(?:e|ing)\s+(.+?)(?:[.!?]|$)", text)
+    if match:
+        found = [n for n in names if re.search(rf"\b{re.escape(n.split()[0])}\b", match.group(1))]
+    if listener and re.search(r"\byou(?:'re| are)? (?:invited|welcome)\b|\blike to come\b|\bcome along\b|\bjoin (?:me|us)\b",
+                              lower):
+        found.append(listener)
+    return list(dict.fromkeys(n for n in found if n != speaker))
+
+
+# -- the town ------------------------------------------------------------------------------------
+
+
+def town_places(addresses: list[str]) -> dict[str, list[str]]:
+    """{sector: [arena, ...]} from every 'sector:arena:object' address of the town."""
+    out: dict[str, list[str]] = {}
+    for address in addresses:
+        parts = address.split(":")
+        arenas = out.setdefault(parts[0], [])
+        if len(parts) > 1 and parts[1] not in arenas:
+            arenas.append(parts[1])
+    return out
+
+
+def venue(sector: str, arenas: list[str], named: str = "") -> str:
+    """The 'sector:arena' a gathering is held in: the arena named, else the sector's most
+    public room (a cafe's dining room, the town hall's chamber), never its kitchen or office."""
+    if named:
+        return f"{sector}:{named}"
+    public = [a for a in arenas if any(w in a.lower() for w in _PUBLIC_ROOM)
+              and not any(w in a.lower() for w in _PRIVATE_ROOM)]
+    others = [a for a in arenas if not any(w in a.lower() for w in _PRIVATE_ROOM)]
+    chosen = (public or others or arenas or [""])[0]
+    return f"{sector}:{chosen}" if chosen else sector
+
+
+def find_place(text: str, places: dict[str, list[str]]) -> tuple[str, str]:
+    """(address, problem): the town place the text names, resolved to 'sector:arena'; a
+    capitalised place after 'at'/'in' that is no place of the town is the problem."""
+    lower = text.lower()
+    for sector in sorted(places, key=len, reverse=True):
+        if re.search(rf"\b{re.escape(sector.lower())}\b", lower):
+            after = lower[lower.find(sector.lower()):][:60]
+            room = next((a for a in places[sector] if re.search(rf"\b{re.escape(a.lower())}\b", after)), "")
+            return venue(sector, places[sector], room), ""
+    for match in re.finditer(r"\b(?:at|in)\s+the\s+([a-z][\w'-]*)(?:\s+([a-z][\w'-]*))?", lower):
+        first, second = match.group(1), match.group(2) or ""
+        for said in ([f"{first} {second}"] if second else []) + [first]:
+            if said.split()[-1] in _STOP:
+                continue
+            fits = [s for s in places if s.lower().endswith(said) or said in s.lower().split()]
+            if len(fits) == 1:
+                return venue(fits[0], places[fits[0]]), ""
+            rooms = [(s, a) for s in places for a in places[s] if a.lower() == said]
+            if len(rooms) == 1:
+                return venue(*rooms[0]), ""
+    for match in _NAMED_PLACE.finditer(text):
+        name = match.group(1)
+        first = name.split()[0]
+        if first in ("I", "Feb", "February", "Saturday") or first.lower() in _WEEKDAYS + _MONTHS:
+            continue
+        return "", f"unknown place {name!r} (not a place of this town)"
+    return "", ""
+
+
+# -- the clock -----------------------------------------------------------------------------------
+
+
+def _hour(hour: int, minute: int, suffix: str, part: str) -> tuple[int, int]:
+    """A clock time read as 24-hour: pm/am, else the part of day ('tonight at 8' is 20:00),
+    else a small hour (1-7) as the afternoon's."""
+    suffix = suffix.lower().replace(".", "")
+    if suffix == "pm" and hour < 12:
+        hour += 12
+    elif suffix == "am" and hour == 12:
+        hour = 0
+    elif not suffix and hour < 12 and (part in ("afternoon", "evening", "tonight", "night") or 1 <= hour <= 7):
+        hour += 12
+    return hour, minute
+
+
+def find_day(text: str, now: datetime) -> tuple[date | None, str]:
+    """(day, problem) the text names: 'February 14', '14 Feb', 'today', 'tonight', 'tomorrow',
+    'Saturday' (the next one, today included); (None, '') when no day is named."""
+    lower = text.lower()
+    match = re.search(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", lower) or \
+        re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}", lower)
+    if match:
+        groups = match.groups()
+        month_word, day_word = (groups[0], groups[1]) if not groups[0].isdigit() else (groups[1], groups[0])
+        month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(month_word[:3]))
+        try:
+            when = date(now.year, month, int(day_word))
+        except ValueError:
+            return None, f"no such day ({match.group(0)!r})"
+        if (now.date() - when).days > 180:  # 'January 5' said in December: next year's
+            when = date(now.year + 1, month, int(day_word))
+        return when, ""
+    if re.search(r"\b(today|tonight|this (?:morning|afternoon|evening))\b", lower):
+        return now.date(), ""
+    if re.search(r"\btomorrow\b", lower):
+        return now.date() + timedelta(days=1), ""
+    for i, name in enumerate(_WEEKDAYS):
+        if re.search(rf"\b{name}\b", lower):
+            return now.date() + timedelta(days=(i - now.weekday()) % 7), ""
+    return None, ""
+
+
+def find_hours(text: str) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """(start, end) as (hour, minute) from 'from 5pm to 7pm', '17:00-19:00', 'between 5 and 7 pm',
+    'at noon', 'at 8', 'tomorrow evening' (the part of day's window)."""
+    lower = text.lower()
+    part = next((p for p in PARTS if re.search(rf"\b{p}\b", lower)), "")
+    span = re.search(rf"\b(?:from|between)?\s*{_CLOCK}\s*(?:-|–|to|until|till|and)\s*{_CLOCK}", lower)
+    if span and (span.group(3) or span.group(6) or span.group(2) or span.group(5) or "from" in span.group(0)
+                 or "between" in span.group(0)):
+        end_suffix = span.group(6) or ""
+        start_suffix = span.group(3) or ("" if int(span.group(1)) > int(span.group(4)) else end_suffix)
+        start = _hour(int(span.group(1)), int(span.group(2) or 0), start_suffix, part)
+        end = _hour(int(span.group(4)), int(span.group(5) or 0), end_suffix, part)
+        if start[0] > 23 or end[0] > 24:
+            return None, None
+        return start, end
+    if re.search(r"\bat (?:12 )?noon\b|\bat midday\b", lower):
+        return (12, 0), None
+    at = re.search(rf"\b(?:at|from|by)\s+{_CLOCK}(?:\s*o'clock)?\b", lower)
+    if at and (at.group(2) or at.group(3) or part or int(at.group(1)) <= 12):
+        start = _hour(int(at.group(1)), int(at.group(2) or 0), at.group(3) or "", part)
+        return (start if start[0] <= 23 else None), None
+    if part:
+        return (PARTS[part][0], 0), (PARTS[part][1], 0)
+    return None, None
+
+
+def find_times(text: str, now: datetime) -> tuple[datetime | None, datetime | None, str]:
+    """(start, end, problem): the day and hours the text names, resolved against ``now``."""
+    day, problem = find_day(text, now)
+    if problem:
+        return None, None, problem
+    start_hm, end_hm = find_hours(text)
+    if start_hm is None:
+        return None, None, ("a day but no time of day" if day else "no time given")
+    day = day or now.date()
+    start = datetime(day.year, day.month, day.day, *start_hm, tzinfo=now.tzinfo)
+    if end_hm is None:
+        end = start + timedelta(hours=DEFAULT_HOURS)
+    else:
+        end = datetime(day.year, day.month, day.day, tzinfo=now.tzinfo) + timedelta(hours=end_hm[0], minutes=end_hm[1])
+    if end <= start:
+        return start, end, f"it ends ({end:%H:%M}) before it starts ({start:%H:%M})"
+    if end <= now:
+        return start, end, f"the time is past ({start:%a %d %b %H:%M}-{end:%H:%M} is before {now:%a %d %b %H:%M})"
+    return start, end, ""
+
+
+# -- the whole -----------------------------------------------------------------------------------
+
+
+def parse_event(text: str, now: datetime, places: dict[str, list[str]], *, speaker: str = "",
+                listener: str = "", names: list[str] | None = None) -> Parsed | None:
+    """The gathering (or candidacy) ``text`` names, resolved, or why it cannot be one; None when
+    it names none. ``speaker`` said or wrote it (the host of 'I am planning a ...'), ``listener``
+    heard it (invited by 'would you like to come?'), ``names`` are the residents the reader knows."""
+    text = _clean(text)
+    names = list(names or [])
+    found = find_kind(text)
+    if found is None:
+        candidacy = find_candidacy(text, speaker, names)
+        return Parsed(event=candidacy, what=candidacy.what) if candidacy else None
+    kind, what = found
+    start, end, time_problem = find_times(text, now)
+    if time_problem == "no time given":
+        candidacy = find_candidacy(text, speaker, names)
+        if candidacy:
+            return Parsed(event=candidacy, what=candidacy.what)
+        return None  # a gathering talked about with no time is no announcement ('the meeting went well')
+    place, place_problem = find_place(text, places)
+    problem = time_problem or place_problem or ("" if place else "no place given")
+    if problem:
+        return Parsed(problem=problem, what=what)
+    host = find_host(text, speaker, names)
+    event = Gathering(kind=kind, what=what, host=host, place=place, start=start, end=end,
+                      invitees=find_invitees(text, speaker, listener, names))
+    return Parsed(event=event, what=what)
+
+
+def _article(what: str) -> str:
+    return "an" if what[:1].lower() in "aeiou" else "a"
+
+
+def describe(event: Gathering) -> str:
+    """One plain sentence with everything needed to be there (read back by :func:`parse_event`)."""
+    if event.candidacy:
+        return f"{event.host} is running for {event.what.removeprefix('running for ')}"
+    where = event.place.replace(":", " ")
+    when = f"on {event.start:%A} {event.start:%B} {event.start.day} from {event.start:%H:%M} to {event.end:%H:%M}" \
+        if event.start and event.end else ""
+    if event.host:
+        head = f"{event.host} is hosting {event.what}"
+    elif event.what.startswith("the "):
+        head = f"The {event.what[4:]} is"
+    else:
+        head = f"There is {event.what}"
+    return f"{head} at {where} {when}".strip()
