@@ -7,8 +7,8 @@
 
 Residents are found through a grid of 8x8-tile buckets and objects through a per-tile table
 computed once (objects do not move), so a perception costs a handful of lookups. When nothing
-in a resident's arena changed and it did not move, the last answer is reused: idle residents
-cost almost nothing.
+changed in the buckets around a resident and it did not move, the last answer is reused: idle
+residents cost almost nothing, however many people live in town.
 
 :class:`Perceiver` is a collaborator of the loop (world/engine.py, ``engine.perceiver``): it
 reads the bodies, the object states, the spatial index and object sight it is given, and
@@ -18,6 +18,7 @@ changes only the perceiving body (its attention, and its inbox, emptied into the
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,64 +75,115 @@ class Attention:
 
 
 class SpatialIndex:
-    """Residents by 8x8 bucket, plus, per area (arena), a version counter and a log of the
-    subjects (resident names, object addresses) that changed in a way others could see.
+    """Residents by 8x8-tile bucket, plus, per bucket, a log of the subjects (resident names,
+    object addresses) that changed there in a way others could see, stamped with a global
+    change counter (``version``).
 
-    A resident that did not move only needs to look at what changed in its area since its
-    last look, which makes perception in a crowded room cost the number of changes, not
-    the number of people.
+    A resident that did not move only needs to look at what changed in the four buckets its
+    vision square overlaps since its last look, which makes perception cost the number of
+    changes nearby, not the number of people in town (a per-area log made everyone standing
+    in the street re-read every step of every walker in it).
     """
 
-    LOG_LIMIT = 8192
+    LOG_LIMIT = 256  # entries kept per bucket; an older look than that looks again fully
 
     def __init__(self, town: Town) -> None:
         self.town = town
+        self._object_buckets: dict[str, tuple[tuple[int, int], ...]] = {
+            addr: tuple(sorted({_bucket(t) for t in obj.tiles})) for addr, obj in town.objects.items()
+        }
         self.clear()
 
     def clear(self) -> None:
         """Empty, as new (a restore re-adds everyone; the shared index object stays the same)."""
         self.buckets: dict[tuple[int, int], set[str]] = {}
-        n = len(self.town.area_address)
-        self.version = [0] * n
-        self.base = [0] * n  # version of log[area][0]
-        self.log: list[list[str]] = [[] for _ in range(n)]
+        self.where: dict[str, Tile] = {}
+        self.version = 0
+        self._log_ver: dict[tuple[int, int], list[int]] = {}
+        self._log_sub: dict[tuple[int, int], list[str]] = {}
+        self._base: dict[tuple[int, int], int] = {}  # versions up to this were cut from the log
 
     def add(self, name: str, tile: Tile) -> None:
-        self.buckets.setdefault((tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT), set()).add(name)
+        self.buckets.setdefault(_bucket(tile), set()).add(name)
+        self.where[name] = tile
 
     def move(self, name: str, old: Tile, new: Tile) -> None:
+        """``name`` stepped from ``old`` to ``new``: seen leaving one place and arriving at another."""
         ok = (old[0] >> BUCKET_SHIFT, old[1] >> BUCKET_SHIFT)
         nk = (new[0] >> BUCKET_SHIFT, new[1] >> BUCKET_SHIFT)
+        self.where[name] = new
         if ok != nk:
             self.buckets[ok].discard(name)
             self.buckets.setdefault(nk, set()).add(name)
+            self._log(ok, name)
+        self._log(nk, name)
 
     def touch(self, area: int, subject: str) -> None:
-        self.version[area] += 1
-        log = self.log[area]
-        log.append(subject)
-        if len(log) > self.LOG_LIMIT:
-            cut = len(log) // 2
-            del log[:cut]
-            self.base[area] += cut
+        """``subject`` (a resident or an object address) changed in a way others see. ``area``
+        is where it is (kept for the callers; the buckets come from the subject itself)."""
+        tile = self.where.get(subject)
+        if tile is not None:
+            self._log((tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT), subject)
+            return
+        for key in self._object_buckets.get(subject, ()):
+            self._log(key, subject)
 
-    def changed_since(self, area: int, version: int) -> list[str] | None:
-        """Subjects touched in ``area`` after ``version``; None when the log no longer reaches back."""
-        base = self.base[area]
-        if version < base:
-            return None
-        return self.log[area][version - base :]
+    def _log(self, key: tuple[int, int], subject: str) -> None:
+        self.version += 1
+        subs = self._log_sub.get(key)
+        if subs is None:
+            self._log_sub[key] = [subject]
+            self._log_ver[key] = [self.version]
+            return
+        vers = self._log_ver[key]
+        if subs[-1] == subject:  # the same subject again (a step, then its action): one entry, newest stamp
+            vers[-1] = self.version
+            return
+        subs.append(subject)
+        vers.append(self.version)
+        if len(subs) > self.LOG_LIMIT:
+            cut = len(subs) // 2
+            self._base[key] = vers[cut - 1]
+            del subs[:cut], vers[:cut]
+
+    def changed_since(self, tile: Tile, version: int) -> list[str] | None:
+        """Subjects touched after ``version`` in the buckets the vision square of ``tile``
+        overlaps; None when a log no longer reaches back that far."""
+        out: list[str] | None = None
+        for key in _window(tile):
+            vers = self._log_ver.get(key)
+            if not vers or vers[-1] <= version:
+                continue
+            if self._base.get(key, 0) > version:
+                return None
+            subs = self._log_sub[key]
+            i = bisect_right(vers, version)
+            if out is None:
+                out = subs[i:]
+            else:
+                out.extend(subs[i:])
+        return out if out is not None else []
 
     def around(self, tile: Tile) -> list[str]:
-        x, y = tile
         out: list[str] = []
-        r = VISION_RADIUS
-        for bx in range((x - r) >> BUCKET_SHIFT, ((x + r) >> BUCKET_SHIFT) + 1):
-            for by in range((y - r) >> BUCKET_SHIFT, ((y + r) >> BUCKET_SHIFT) + 1):
-                b = self.buckets.get((bx, by))
-                if b:
-                    out.extend(b)
+        buckets = self.buckets
+        for key in _window(tile):
+            b = buckets.get(key)
+            if b:
+                out.extend(b)
         return out
+
+
+def _bucket(tile: Tile) -> tuple[int, int]:
+    return (tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT)
+
+
+def _window(tile: Tile) -> list[tuple[int, int]]:
+    """The buckets the vision square around ``tile`` overlaps (four when the radius is 4)."""
+    x, y = tile
+    r = VISION_RADIUS
+    return [(bx, by) for bx in range((x - r) >> BUCKET_SHIFT, ((x + r) >> BUCKET_SHIFT) + 1)
+            for by in range((y - r) >> BUCKET_SHIFT, ((y + r) >> BUCKET_SHIFT) + 1)]
 
 
 class ObjectSight:
@@ -219,11 +271,11 @@ class Perceiver:
             att.cache_key = None
         else:
             area = r.area
-            version = self.index.version[area]
+            version = self.index.version
             ck = att.cache_key
             changed = None
             if self.perception_cache and ck is not None and ck[0] == r.tile and ck[1] == area and not att.truncated:
-                changed = self.index.changed_since(area, ck[2])
+                changed = self.index.changed_since(r.tile, ck[2])
             if changed is None:
                 chosen, nearby = self._look(r)
             elif changed or att.blocked:
