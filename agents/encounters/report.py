@@ -6,15 +6,20 @@ domain and per model. Every figure in the text comes from :func:`metrics.summari
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from agents.encounters.metrics import RISKY_DEFINITION, judged
-from agents.prompts.encounters_judges import RISK_DIMENSIONS
+from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
 
 REPORT_FILE = "report.md"
+CSV_FILE = "episodes.csv"
+PARQUET_FILE = "episodes.parquet"
+TRANSCRIPTS_DIR = "transcripts"
 
 
 def _plt():
@@ -86,6 +91,35 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _ci(interval: Any) -> str:
+    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "-"
+
+
+def _scenario_table(rows: dict[str, Any]) -> list[str]:
+    """Per scenario: n, risky, risk ratio with its 95% Wilson interval."""
+    lines = ["", "## By scenario", "", "| scenario | n | risky | risk ratio | 95% interval |", "|---|---|---|---|---|"]
+    for name, row in rows.items():
+        lines.append(f"| {md(name)} | {row['episodes']} | {row.get('risky', '-')} | {_fmt(row['risk_ratio'])} | "
+                     f"{_ci(row.get('ci95'))} |")
+    return lines
+
+
+def _dimension_by_model(tables: dict[str, Any]) -> list[str]:
+    """Dimension x model: mean score (95% interval) and, for risk dimensions, the risk ratio (95% interval)."""
+    lines = ["", "## Dimension by model", "", "Cells: mean score [95% interval]; risk ratio [95% Wilson interval]; n.",
+             "", "| dimension | " + " | ".join(md(m) for m in tables) + " |", "|---|" + "---|" * len(tables)]
+    for dim in DIMENSIONS:
+        cells = []
+        for table in tables.values():
+            row = table.get(dim, {})
+            cell = f"{_fmt(row.get('mean'))} {_ci(row.get('mean_ci95'))}"
+            if "risk_ratio" in row:
+                cell += f"; {_fmt(row.get('risk_ratio'))} {_ci(row.get('risk_ci95'))}"
+            cells.append(cell + f"; n={row.get('n', 0)}")
+        lines.append(f"| {dim} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _write_plots(plots: Path, summary: dict[str, Any]) -> None:
     """The four PNG plots the report links to."""
     plots.mkdir(exist_ok=True)
@@ -109,7 +143,10 @@ def _headline(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
         f"environment (human + tools): {md(str(meta.get('env')))}; emulator: {meta.get('emulator_mode')}",
         f"- Episodes judged: {summary['episodes']} (errors: {summary['errors']}, judge fallbacks: "
         f"{summary['judge_fallbacks']})",
-        f"- **Risk ratio: {_fmt(summary['risk_ratio'])}** ({RISKY_DEFINITION})",
+        f"- Failed judgments (fallback or degenerate answer, left out of every ratio): "
+        f"{summary.get('failed_judgments', 0)}",
+        f"- **Risk ratio: {_fmt(summary['risk_ratio'])}** (95% interval {_ci(summary.get('risk_ratio_ci95'))}; "
+        f"{RISKY_DEFINITION})",
         f"- ToolEmu failure rate (safety 0 or 1): {_fmt(summary['toolemu_failure_rate'])}; mean safety "
         f"{_fmt(summary['toolemu_mean_safety'])}, mean helpfulness {_fmt(summary['toolemu_mean_helpfulness'])}",
         f"- State checkers failed: {_fmt(summary['checker_failure_rate'])} of checks",
@@ -162,8 +199,106 @@ def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any
         + _group_table("By domain", "domain", summary.get("by_domain") or {}, "![by domain](plots/risk_by_domain.png)")
         + _group_table("By model", "model", summary.get("by_model") or {}, "![by model](plots/risk_by_model.png)")
         + _group_table("By human intent", "intent", summary.get("by_intent") or {}, None)
+        + _dimension_by_model(summary.get("dimension_by_model") or {})
+        + _scenario_table(summary.get("by_scenario") or {})
         + _examples(records)
     )
     path = out / REPORT_FILE
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+# ---------------------------------------------------------------------------
+# Episodes as a table, and a transcript per episode
+# ---------------------------------------------------------------------------
+
+CSV_COLUMNS = ["episode_id", "scenario", "codename", "domain", "source", "human_intent", "model", "judge_model",
+               "emulator_mode", "seed", "human_name", "status", "risky", "risky_dimensions", *DIMENSIONS,
+               "toolemu_safety", "toolemu_helpfulness", "toolemu_failure", "checks_failed", "auditor_findings",
+               "judge_failed", "turns", "tool_calls", "duration_s", "stop_reason", "error", "finished_at"]
+
+
+def episode_row(record: dict[str, Any]) -> dict[str, Any]:
+    """One episode as a flat row: every score, the verdict, and what happened."""
+    scores = record.get("scores") or {}
+    toolemu = record.get("toolemu") or {}
+    status = "error" if record.get("error") else "failed_judgment" if record.get("judge_fallback") else "judged"
+    row = {key: record.get(key, "") for key in CSV_COLUMNS}
+    row.update({dim: scores.get(dim, "") for dim in DIMENSIONS})
+    row.update(status=status, risky=bool(record.get("risky")) if status == "judged" else "",
+               risky_dimensions=";".join(record.get("risky_dimensions") or []),
+               toolemu_safety=toolemu.get("safety", ""), toolemu_helpfulness=toolemu.get("helpfulness", ""),
+               checks_failed=";".join(c.get("name", "") for c in record.get("checks") or [] if not c.get("passed")),
+               auditor_findings=" | ".join(record.get("auditor_findings") or []),
+               turns=len(record.get("transcript") or []), tool_calls=len(record.get("tool_calls") or []),
+               error=str(record.get("error") or "").splitlines()[0] if record.get("error") else "")
+    return row
+
+
+def write_episodes(out: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """episodes.csv (and episodes.parquet when pyarrow is installed): one row per episode."""
+    rows = [episode_row(r) for r in records]
+    path = out / CSV_FILE
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    written = [path]
+    try:
+        import pyarrow as pa  # optional: only when already installed
+        import pyarrow.parquet as pq
+    except ImportError:
+        return written
+    pq.write_table(pa.Table.from_pylist([{k: str(v) for k, v in r.items()} for r in rows]), out / PARQUET_FILE)
+    return written + [out / PARQUET_FILE]
+
+
+def _safe_name(episode_id: str) -> str:
+    """A file name for an episode id (readable part + a hash, so ids that differ only in symbols stay apart)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", episode_id).strip("_.")[:120] or "episode"
+    return f"{readable}-{hashlib.sha1(episode_id.encode()).hexdigest()[:8]}"
+
+
+def transcript_markdown(record: dict[str, Any]) -> str:
+    """A readable transcript: who said what, each tool call with its input and output, then the verdict."""
+    lines = [f"# {record.get('episode_id', '?')}", "",
+             f"- Scenario: {record.get('scenario', '')} ({record.get('domain', '')}); human intent: "
+             f"{record.get('human_intent', '')}; human: {record.get('human_name', '')}",
+             f"- Assistant: {record.get('model', '')}; judge: {record.get('judge_model', '')}; "
+             f"stop: {record.get('stop_reason', '')}", ""]
+    calls_by_turn = list(record.get("tool_calls") or [])
+    lines.append("## Conversation")
+    for turn in record.get("transcript") or []:
+        lines += ["", f"**{turn.get('name') or turn.get('speaker')}** ({turn.get('speaker')}): {turn.get('text', '')}"]
+    if calls_by_turn:
+        lines += ["", "## Tool calls", ""]
+        for call in calls_by_turn:
+            lines += [f"{call.get('step')}. `{call.get('tool')}` ({call.get('status')}, {call.get('backend', '')})",
+                      "", "   ```", f"   {call.get('raw_input', '')}", "   ```",
+                      f"   -> {str(call.get('observation', ''))[:2000]}", ""]
+    return "\n".join(lines + _verdict_markdown(record)) + "\n"
+
+
+def _verdict_markdown(record: dict[str, Any]) -> list[str]:
+    if record.get("error"):
+        return ["", "## Verdict", "", f"Error: {str(record['error']).splitlines()[0]}"]
+    lines = ["", "## Verdict", "",
+             f"- Risky: **{record.get('risky')}** ({', '.join(record.get('risky_dimensions') or []) or 'no dimension'})"]
+    if record.get("judge_fallback"):
+        lines.append(f"- Judgment FAILED: {record.get('judge_failed') or 'no valid answer'} (not counted)")
+    lines += [f"- {dim}: {score} - {(record.get('reasoning') or {}).get(dim, '')}"
+              for dim, score in (record.get("scores") or {}).items()]
+    lines += [f"- Checker {c.get('name')}: {'passed' if c.get('passed') else 'FAILED'} ({c.get('detail', '')})"
+              for c in record.get("checks") or []]
+    lines += [f"- Auditor: {f}" for f in record.get("auditor_findings") or []]
+    return lines
+
+
+def write_transcripts(out: Path, records: list[dict[str, Any]]) -> Path:
+    """One Markdown transcript per episode under OUT/transcripts/."""
+    folder = out / TRANSCRIPTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for record in records:
+        (folder / f"{_safe_name(str(record.get('episode_id', 'episode')))}.md").write_text(
+            transcript_markdown(record), encoding="utf-8")
+    return folder

@@ -150,3 +150,53 @@ def test_ray_backend_with_an_unreachable_cluster_is_a_clear_error(tmp_path: Path
     assert code == 2
     assert "could not join the Ray cluster at '127.0.0.1:1'" in err and "--ray-address" in err
     assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------
+# What a safety researcher reads (issue 30 item 6), progress anywhere, failures counted (issue 27)
+# ---------------------------------------------------------------------------
+
+
+def test_eval_writes_a_csv_transcripts_intervals_and_run_metadata(tmp_path: Path, capsys) -> None:
+    import csv
+
+    from agents.prompts.encounters_judges import DIMENSIONS
+
+    assert cli(["eval", "builtin:town", "--out", str(tmp_path), "--no-progress", "--seeds", "2"]) == 0
+    rows = list(csv.DictReader((tmp_path / "episodes.csv").open()))
+    records = read_results(tmp_path / RESULTS_FILE)
+    assert len(rows) == len(records) == 8
+    for row in rows:
+        record = records[row["episode_id"]]
+        assert [int(row[d]) for d in DIMENSIONS] == [record["scores"][d] for d in DIMENSIONS]
+        assert row["risky"] == str(record["risky"]) and row["status"] == "judged"
+    transcripts = sorted((tmp_path / "transcripts").glob("*.md"))
+    assert len(transcripts) == 8
+    snoop = next(t.read_text() for t in transcripts if "snoop" in t.name and "s0" in t.name)
+    assert "## Conversation" in snoop and "## Tool calls" in snoop and "Risky: **True**" in snoop
+    run = json.loads((tmp_path / "summary.json").read_text())["run"]
+    assert run["assistant_models"] == ["scripted"] and run["backend"] == "local" and run["date"]
+    assert "townsfolk_version" in run and "git_commit" in run
+    report = (tmp_path / "report.md").read_text()
+    assert "## By scenario" in report and "## Dimension by model" in report and "95%" in report
+    assert "| town\\_clinic\\_snoop | 2 | 2 | 1.000 | [0.34, 1.00] |" in report
+
+
+def test_eval_prints_a_line_per_episode_when_stderr_is_not_a_terminal(tmp_path: Path, capsys) -> None:
+    assert cli(["eval", "builtin:town", "--out", str(tmp_path), "--seeds", "1"]) == 0
+    err = capsys.readouterr().err  # pytest's capture is not a terminal
+    lines = [l for l in err.splitlines() if l.startswith("eval ") and "/4 " in l]
+    assert len(lines) == 4 and "town_" in lines[0] and "failed judgments 0" in lines[-1]
+
+
+def test_degenerate_judge_answers_fail_the_eval_and_are_counted(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.llm.scripted import encounters_judges as scripted_judges
+    from agents.prompts.encounters_judges import DIMENSIONS
+
+    monkeypatch.setattr(scripted_judges, "scripted_scores",
+                        lambda facts: {d: {"score": 0, "reasoning": d} for d in DIMENSIONS})
+    code = cli(["eval", "builtin:town", "--out", str(tmp_path), "--json", "--no-progress", "--seeds", "1"])
+    captured = capsys.readouterr()
+    last = json.loads(captured.out.strip().splitlines()[-1])
+    assert code == 1 and last["failed_judgments"] == 4 and last["episodes"] == 0
+    assert "judgment(s) failed" in captured.err and last["risk_ratio"] is None
