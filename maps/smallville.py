@@ -20,9 +20,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from maps.contracts import Persona, Relationship
+from maps.files import FileReadError, read_json
 from maps.town import Town
 
 SCRATCH = Path("bootstrap_memory") / "scratch.json"
+MAX_SCRATCH_BYTES = 4 * 1024 * 1024  # a Smallville scratch.json is ~2 KB
 
 # Words in a Smallville place name or description -> the kind of sector it is in our towns.
 # Order matters: the first kind whose word appears wins ("college dorm" is a home).
@@ -77,13 +79,10 @@ class SmallvilleImport:
 def read_scratch(path: Path) -> ScratchPersona:
     """One ``scratch.json``, with an error naming the file and field when it is not usable."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SmallvilleError(f"{path}: no such file (expected <Name>/{SCRATCH})") from None
-    except UnicodeDecodeError as exc:
-        raise SmallvilleError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise SmallvilleError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raw = read_json(path, MAX_SCRATCH_BYTES)
+    except FileReadError as exc:
+        hint = f" (expected <Name>/{SCRATCH})" if exc.problem == "no such file" else ""
+        raise SmallvilleError(f"{exc}{hint}") from None
     if not isinstance(raw, dict):
         raise SmallvilleError(f"{path}: expected a JSON object of persona fields, got {type(raw).__name__}")
     try:
@@ -359,10 +358,15 @@ def write_residents(result: SmallvilleImport, town: Town, out: Path) -> None:
     out = Path(out)
     if out.is_dir():
         raise SmallvilleError(f"--out {out}: is a folder; expected a file name such as smallville.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     data = [p.model_dump(exclude_defaults=True) | {"name": p.name} for p in result.residents]
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise SmallvilleError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
     try:
         load_residents(tmp, town)
     except TownError as exc:

@@ -23,7 +23,6 @@ only after every check passed, so a broken town never half-loads.
 
 from __future__ import annotations
 
-import json
 import reprlib
 from collections import deque
 from collections.abc import Iterable
@@ -35,6 +34,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from maps.contracts import Persona
+from maps.files import FileReadError, read_json
+from maps.plaintext import escape_invisible, invisible_problem, strings_in
 from maps.contracts import NAME_MAX, SHORT_MAX, control_problem, escape_controls
 
 TOWNS_DIR = Path(__file__).resolve().parent / "towns"
@@ -504,7 +505,11 @@ def _read_persona(path: Path, i: int, item: Any) -> tuple[Persona, str]:
     """One entry of a residents file as a Persona, and its label for errors ('[3] (Ada)')."""
     label = f"[{i}]"
     if isinstance(item, dict) and isinstance(item.get("name"), str):
-        label = f"[{i}] ({escape_controls(item['name'][:NAME_MAX])})"  # the error must not carry an escape
+        label = f"[{i}] ({escape_invisible(escape_controls(item['name'][:NAME_MAX]))})"  # no escape in the error
+    for where, text in strings_in(item):  # bidi overrides, zero-width spaces: a name that reads as another
+        why = invisible_problem(text)
+        if why:
+            raise TownError(path, f"{label}.{escape_invisible(where)}", why)
     try:
         return Persona.model_validate(item), label
     except ValidationError as exc:
@@ -529,26 +534,15 @@ def _check_relationships(path: Path, personas: list[Persona]) -> None:
 
 
 def _read_json(path: Path) -> Any:
-    """A JSON file as data; TownError for a missing, huge, binary, malformed or too deep file."""
+    """A JSON file as data; TownError for a missing, special (FIFO, device), huge, binary,
+    malformed or too deep file (maps.files: only regular files, the size cap before reading)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TownError(path, "(file)", f"file is {size} bytes; expected a JSON file of at most {MAX_FILE_BYTES} bytes")
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise TownError(path, "(file)", "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise TownError(
-            path, "(file)", f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); expected a JSON file"
-        ) from None
-    except OSError as exc:
-        raise TownError(path, "(file)", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TownError(path, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise TownError(path, "(file)", "JSON nested too deeply; expected the town's own structure") from None
+        return read_json(path, MAX_FILE_BYTES)
+    except FileReadError as exc:
+        if exc.syntax is not None:  # 'line L column C' is the field of a syntax error
+            line, column, message = exc.syntax
+            raise TownError(path, f"line {line} column {column}", f"invalid JSON: {message}") from None
+        raise TownError(path, "(file)", exc.problem) from None
 
 
 _SHORT = reprlib.Repr()
@@ -565,7 +559,7 @@ def _plain_name(value: str, limit: int = NAME_MAX) -> str | None:
     """Why a map name or state is not plain text, or None."""
     if len(value) > limit:
         return f"is {len(value)} characters long; expected at most {limit}"
-    return control_problem(value)
+    return control_problem(value) or invisible_problem(value)
 
 
 def _loc(exc: ValidationError) -> str:

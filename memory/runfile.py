@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,6 +69,12 @@ CREATE TABLE IF NOT EXISTS llm_answers (
     info TEXT NOT NULL,
     PRIMARY KEY (tick, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending_commands (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    applies_at INTEGER NOT NULL,
+    command TEXT NOT NULL,
+    submitted TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS snapshot_marks (
     tick INTEGER NOT NULL,
     name TEXT NOT NULL,
@@ -159,6 +166,8 @@ class RunStore:
         self._last_known = False
         self._answer_logs: list[Any] = []  # agents.llm.recorded.AnswerLog, one per gateway
         self.lock: Any = None  # replays.lock.RunLock of a writer, released on close
+        self._journal: sqlite3.Connection | None = None  # the control channel's own (journal_command)
+        self._journal_lock = threading.Lock()
 
     # -- opening ----------------------------------------------------------------
 
@@ -247,12 +256,65 @@ class RunStore:
             dst.close()
 
     def close(self) -> None:
-        try:
-            self.conn.close()
-        except sqlite3.Error:  # pragma: no cover
-            pass
+        with self._journal_lock:
+            journal, self._journal = self._journal, None
+            self._closed = True
+        for conn in (journal, self.conn):
+            try:
+                if conn is not None:
+                    conn.close()
+            except sqlite3.Error:  # pragma: no cover
+                pass
         if self.lock is not None:
             self.lock.release()
+
+    # -- accepted commands, durable before they are acknowledged ------------------------------
+
+    _closed = False
+
+    def journal_command(self, applies_at: int, command: dict[str, Any]) -> bool:
+        """Keep a command the run accepted until the tick that applies it is committed, so a
+        run killed before then applies it when resumed. Called by the control channel's
+        threads on their own connection (the tick's transaction is never split); False when
+        it could not be written (the acknowledgement then says it is not kept)."""
+        if self.readonly:
+            return False
+        try:
+            with self._journal_lock:
+                if self._closed:
+                    return False
+                if self._journal is None:
+                    self._journal = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False)
+                    self._journal.execute("PRAGMA busy_timeout=10000")
+                with self._journal:
+                    self._journal.execute(
+                        "INSERT INTO pending_commands(applies_at, command, submitted) VALUES (?, ?, ?)",
+                        (applies_at, json.dumps(command, default=str), datetime.now().isoformat(timespec="seconds")))
+            return True
+        except (sqlite3.Error, OSError):
+            return False
+
+    def pending_commands(self, after_tick: int) -> list[dict[str, Any]]:
+        """Commands accepted for a tick after ``after_tick`` (never committed), in the order accepted."""
+        if not self._has_table("pending_commands"):
+            return []
+        rows = self.conn.execute("SELECT command FROM pending_commands WHERE applies_at > ? ORDER BY seq",
+                                 (after_tick,)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def reschedule_pending(self, after_tick: int, applies_at: int) -> None:
+        """The pending commands (after ``after_tick``) now apply at ``applies_at``; those of
+        committed ticks are forgotten (their records hold them)."""
+        self._check_writable()
+        with self.conn:
+            self.conn.execute("DELETE FROM pending_commands WHERE applies_at <= ?", (after_tick,))
+            self.conn.execute("UPDATE pending_commands SET applies_at = ? WHERE applies_at > ?", (applies_at, after_tick))
+
+    def drop_pending(self) -> None:
+        """Forget every pending command (a fork: they belong to the run it came from)."""
+        self._check_writable()
+        with self.conn:
+            self.conn.execute("DELETE FROM pending_commands")
 
     def __enter__(self) -> "RunStore":
         return self
@@ -675,8 +737,64 @@ def connect_readonly(db_path: Path | str) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
 
 
+class SharedConnection(sqlite3.Connection):
+    """One writing connection to a run file, shared by every resident's memory store in a process.
+
+    Why: each connection holds two open files (the database and its WAL), so a town of 10,000
+    residents opened 20,000 files and died at the process's open-file limit ('unable to open
+    database file'). The minds run on one thread and each write is its own transaction, so
+    one connection serves them all; :meth:`close` only closes it when its last user lets go."""
+
+    users: int = 0
+    key: tuple[str, int, int, int] | None = None
+
+    def close(self) -> None:
+        if self.key is not None:
+            with _SHARED_LOCK:
+                self.users -= 1
+                if self.users > 0:
+                    return
+                if _SHARED.get(self.key) is self:
+                    del _SHARED[self.key]
+        super().close()
+
+
+_SHARED: dict[tuple[str, int, int, int], SharedConnection] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[str, int, int, int] | None:
+    """(path, device, inode, pid): a file deleted and made again is another file."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path.resolve()), st.st_dev, st.st_ino, os.getpid())
+
+
+def _shared_writer(db_path: Path | str) -> SharedConnection:
+    """The process's writing connection to ``db_path`` (made on first use), one user more."""
+    path = Path(db_path)
+    with _SHARED_LOCK:
+        key = _file_key(path)
+        conn = _SHARED.get(key) if key is not None else None
+        if conn is None:
+            conn = sqlite3.connect(str(path), timeout=10.0, check_same_thread=False, factory=SharedConnection)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(MEMORY_SCHEMA)
+            conn.key = _file_key(path)
+            if conn.key is not None:
+                _SHARED[conn.key] = conn
+        conn.users += 1
+        return conn
+
+
 def connect_memory(db_path: Path | str | None, *, readonly: bool = False) -> sqlite3.Connection:
-    """A connection to the run file's memory tables (WAL), or a private in-memory database."""
+    """A connection to the run file's memory tables (WAL), or a private in-memory database.
+
+    Writers of one file in one process share a connection (:class:`SharedConnection`)."""
     if db_path is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
     elif readonly:
@@ -687,10 +805,7 @@ def connect_memory(db_path: Path | str | None, *, readonly: bool = False) -> sql
         conn.execute("PRAGMA busy_timeout=5000")
         return conn
     else:
-        conn = sqlite3.connect(str(db_path), timeout=10.0, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        return _shared_writer(db_path)
     conn.executescript(MEMORY_SCHEMA)
     return conn
 

@@ -39,6 +39,10 @@ from typing import Any
 MAX_REQUEST_BYTES = 64 * 1024  # a command is a few hundred bytes; this is generous
 MAX_DEPTH = 16  # a command nests two levels; deeper JSON is refused before parsing
 BACKLOG = 1024  # connections queued while the server is busy (the kernel may cap it)
+MAX_CONNECTIONS = 64  # connections served at once; more are told the run is busy
+MAX_PER_PEER = 8  # of those, from one client process
+IDLE_S = 10.0  # a connection that starts no request for this long is closed
+REQUEST_S = 5.0  # a request line must be complete this long after its first byte
 _UNIX_PATH_MAX = 100  # AF_UNIX paths are limited to ~107 bytes; keep a margin
 NO_CONTROL_HINT = "or start the run with --no-control (no live commands)"
 
@@ -131,6 +135,16 @@ def socket_path(run_dir: str | os.PathLike[str], *, create: bool = False) -> Pat
     return fitting[0]
 
 
+def check_channel() -> Path:
+    """Make and check the socket directory a run would serve in, before the run folder is
+    touched: a refused channel must not leave a run.db behind. ControlError says why."""
+    fitting = [d for d in socket_dirs() if len(os.fsencode(str(d / ("0" * 24 + ".sock")))) <= _UNIX_PATH_MAX]
+    if not fitting:
+        raise ControlError(f"control channel: no socket directory with a short enough path; {NO_CONTROL_HINT}")
+    _make_private_dir(fitting[0])
+    return fitting[0]
+
+
 def check_socket_owner(path: Path, uid: int | None = None) -> None:
     """Raise :class:`ControlError` unless ``path`` is a socket owned by ``uid`` (default: us)."""
     uid = _uid() if uid is None else uid
@@ -144,18 +158,24 @@ def check_socket_owner(path: Path, uid: int | None = None) -> None:
         )
 
 
-def peer_uid(conn: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket; None where the OS cannot say."""
+def peer_ids(conn: socket.socket) -> tuple[int | None, int | None]:
+    """(uid, pid) of the process at the other end of a Unix socket; None where the OS cannot say."""
     try:
-        if hasattr(socket, "SO_PEERCRED"):  # Linux
+        if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            return struct.unpack("3i", creds)[1]
+            pid, uid, _gid = struct.unpack("3i", creds)
+            return uid, pid
         if sys.platform == "darwin":  # LOCAL_PEERCRED -> struct xucred {version, uid, ngroups, groups[16]}
             creds = conn.getsockopt(0, 0x001, struct.calcsize("IIh16I"))
-            return struct.unpack_from("II", creds)[1]
+            return struct.unpack_from("II", creds)[1], None
     except OSError:
-        return None
-    return None
+        return None, None
+    return None, None
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket; None where the OS cannot say."""
+    return peer_ids(conn)[0]
 
 
 # ---------------------------------------------------------------------------
@@ -248,25 +268,64 @@ def _encode(reply: dict[str, Any]) -> bytes:
 # ---------------------------------------------------------------------------
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    """One connection: answer request lines until the client closes or goes quiet."""
+class _Handler(socketserver.BaseRequestHandler):
+    """One connection: answer request lines until the client closes or goes quiet.
 
-    timeout = 30.0
+    A client gets :data:`IDLE_S` to start a request and :data:`REQUEST_S` to finish it: one that
+    trickles a byte at a time is cut off, so slow clients cannot hold the server's slots."""
 
     def handle(self) -> None:
         owner: ControlServer = self.server.owner  # type: ignore[attr-defined]
+        sock: socket.socket = self.request
+        buf = bytearray()
         try:
             while not owner._stopping.is_set():
-                line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
-                if not line:
+                line = _read_line(sock, buf)
+                if line is None:
                     return
                 if len(line) > MAX_REQUEST_BYTES:
-                    self.wfile.write(_encode({"ok": False, "error": f"request longer than {MAX_REQUEST_BYTES} bytes"}))
+                    sock.sendall(_encode({"ok": False, "error": f"request longer than {MAX_REQUEST_BYTES} bytes"}))
                     return  # the rest of the line is not read: close the connection
                 if line.strip():
-                    self.wfile.write(_encode(owner.handle_line(line)))
-        except OSError:  # timeouts, a client that went away
+                    sock.sendall(_encode(owner.handle_line(line)))
+        except TimeoutError:
+            try:
+                sock.sendall(_encode({"ok": False, "error": f"request not complete within {REQUEST_S:g} s; closed"}))
+            except OSError:
+                pass
+        except OSError:  # a client that went away
             return
+
+
+def _read_line(sock: socket.socket, buf: bytearray) -> bytes | None:
+    """The next request line (with its newline) from ``sock``; None at the end. TimeoutError
+    when none starts within IDLE_S or one started does not end within REQUEST_S."""
+    started: float | None = None
+    while True:
+        end = buf.find(b"\n")
+        if end >= 0 or len(buf) > MAX_REQUEST_BYTES:
+            cut = end + 1 if end >= 0 else len(buf)
+            line = bytes(buf[:cut])
+            del buf[:cut]
+            return line
+        now = time.monotonic()
+        if buf and started is None:
+            started = now
+        left = (started + REQUEST_S - now) if started is not None else IDLE_S
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            if not buf:
+                return None  # quiet between requests: close without a word
+            raise TimeoutError from None
+        if not chunk:
+            return bytes(buf) if buf else None
+        if started is None:
+            started = time.monotonic()
+        buf += chunk
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -276,6 +335,8 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, path: str, owner: "ControlServer") -> None:
         self.owner = owner
+        self._open: dict[int, int] = {}  # id(socket) -> peer pid, of connections being served
+        self._count_lock = threading.Lock()
         super().__init__(path, _Handler, bind_and_activate=False)
 
     def server_bind(self) -> None:
@@ -286,18 +347,36 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             os.umask(old_umask)
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
-        uid = peer_uid(request)
-        if uid is None or uid == self.owner.owner_uid:
-            return True
-        try:
-            request.sendall(_encode({"ok": False, "error": f"permission denied: this run belongs to uid "
-                                                         f"{self.owner.owner_uid}, you are uid {uid}"}))
-        except OSError:
-            pass
-        return False
+        uid, pid = peer_ids(request)
+        if uid is not None and uid != self.owner.owner_uid:
+            return _refuse(request, f"permission denied: this run belongs to uid {self.owner.owner_uid}, you are uid {uid}")
+        with self._count_lock:
+            mine = sum(1 for p in self._open.values() if p == pid) if pid is not None else 0
+            if len(self._open) >= MAX_CONNECTIONS or mine >= MAX_PER_PEER:
+                busy = len(self._open) >= MAX_CONNECTIONS
+            else:
+                self._open[id(request)] = pid if pid is not None else -1
+                return True
+        why = f"{MAX_CONNECTIONS} connections open" if busy else f"process {pid} already has {MAX_PER_PEER} connections open"
+        return _refuse(request, f"busy: {why}; send one request per connection and close it, or try again")
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._count_lock:
+            self._open.pop(id(request), None)
+        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that failed is that client's problem; the server keeps serving quietly."""
+
+
+def _refuse(request: socket.socket, error: str) -> bool:
+    """Tell a client why it is not served (verify_request's False)."""
+    try:
+        request.settimeout(1.0)
+        request.sendall(_encode({"ok": False, "error": error}))
+    except OSError:
+        pass
+    return False
 
 
 class ControlServer:

@@ -83,3 +83,20 @@ def _read_pid(fd: int) -> int | None:
         return int(text) if text.isdigit() else None
     except OSError:
         return None
+
+
+def is_held(folder: str | Path) -> bool:
+    """True while a writer holds ``folder``'s lock (a run starting or running); never blocks,
+    never creates the lock file."""
+    path = Path(folder) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)  # closing drops a lock we took
+    return False

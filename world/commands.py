@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from maps.plaintext import escape_invisible, invisible_problem, strings_in
+
 from maps.contracts import (
     COMMAND_HELP, AnnounceCommand, Command, ObjectCommand, WhisperCommand, parse_command, short_repr,
 )
@@ -112,10 +114,13 @@ class Registry:
     def check(self, command: Any, facts: TownFacts) -> tuple[Command | None, InjectResult]:
         """Validate a command (dict, model or text line) against the town: (model or None, result)."""
         raw_dict = command if isinstance(command, dict) else ({"text": command} if isinstance(command, str) else {})
+        invisible = _invisible(raw_dict)
+        if invisible:  # refused before parsing; recorded with the characters escaped
+            return None, InjectResult(accepted=False, message=invisible, command=_escaped(raw_dict))
         try:
             cmd = parse(command, facts.residents, list(facts.objects))
         except ValueError as exc:
-            return None, InjectResult(accepted=False, message=str(exc), command=raw_dict)
+            return None, InjectResult(accepted=False, message=escape_invisible(str(exc)), command=_escaped(raw_dict))
         as_dict = cmd.model_dump()
         spec = self.kinds.get(cmd.kind)
         problem = _resident_problem(cmd, facts)
@@ -131,6 +136,28 @@ class Registry:
     def apply(self, cmd: Command, view: "WorldView") -> None:
         """Apply a command accepted by :meth:`check` (kinds are never unregistered)."""
         self.kinds[cmd.kind].apply(cmd, view)
+
+
+def _invisible(raw: dict[str, Any]) -> str | None:
+    """Why a command holds text a reader cannot see (bidi overrides, zero-width spaces, lone
+    surrogates), naming the field; None when it holds none."""
+    for where, text in strings_in(raw):
+        why = invisible_problem(text)
+        if why:
+            return f"bad command: field {escape_invisible(where) or 'text'!r} {why}"
+    return None
+
+
+def _escaped(value: Any) -> Any:
+    """A refused command as it is recorded: every string with such characters escaped, so that
+    every reader of the run (timeline, replay, summary) can print it."""
+    if isinstance(value, str):
+        return escape_invisible(value)
+    if isinstance(value, dict):
+        return {escape_invisible(str(k)): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def check(command: Any, residents: list[str], objects: dict[str, str], places: set[str]) -> tuple[Command | None, InjectResult]:

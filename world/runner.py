@@ -20,18 +20,21 @@ import errno
 import logging
 import os
 import platform
+import re
 import shutil
 import sqlite3
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from maps.contracts import MindOptions, Persona
+from maps.contracts import MindOptions, Persona, control_problem
 from maps.crowd import NoResidentsError, pick_residents
+from maps.plaintext import invisible_problem
 from maps.town import Town
-from replays.lock import RunFolderBusy, RunLock
+from replays.lock import LOCK_NAME, RunFolderBusy, RunLock
 from memory.runfile import DB_NAME, RunStore, StoreError
 from world.clock import parse_duration, parse_start
 from world.engine import Engine
@@ -57,7 +60,7 @@ class RunOptions(BaseModel):
     residents: str | None = Field(default=None, description="residents file of the town")
     agents: int | None = Field(default=None, ge=1, le=5000)
     start: datetime | None = None
-    duration: timedelta | None = None
+    duration: timedelta | None = Field(default=None, description="game time to run, with a unit: 30m, 6h, 1d")
     model: str | None = None
     mind: Literal["auto", "generative", "routine"] | None = None
     seed: int | None = None
@@ -67,7 +70,8 @@ class RunOptions(BaseModel):
     fork: Path | None = None
     at: str | None = None
     chaos: float = Field(default=0.0, ge=0.0, le=1.0)
-    seconds_per_tick: float | None = Field(default=None, gt=0, le=3600)
+    seconds_per_tick: float | None = Field(default=None, ge=1, le=3600, description="game seconds per tick: "
+                                           "1 s to 1 h (under a second, a 10-minute run would be millions of ticks)")
     snapshot_every: int = Field(default=60, ge=1)
     ablation: Literal["full", "no_reflection", "no_reflection_planning", "no_observation"] | None = None
     cache_dir: Path | None = None
@@ -83,6 +87,9 @@ class RunOptions(BaseModel):
     @field_validator("duration", mode="before")
     @classmethod
     def _duration(cls, v: Any) -> Any:
+        if isinstance(v, str) and re.fullmatch(r"\s*[0-9.]+\s*", v):  # '2': minutes? hours? say which
+            raise ValueError(f"expected a number with a unit (s, m, h or d), e.g. {v.strip()}m or {v.strip()}h; "
+                             f"got {v!r} without one")
         try:
             v = parse_duration(v) if isinstance(v, str) else v
         except OverflowError:
@@ -103,6 +110,9 @@ class RunOptions(BaseModel):
     def _model(cls, v: str | None) -> str | None:
         if v is not None and not v.strip():
             raise ValueError("expected 'local', 'scripted' or a litellm model string such as 'ollama/llama3'")
+        why = (control_problem(v) or invisible_problem(v)) if v is not None else None
+        if why:  # never echo a terminal escape back
+            raise ValueError(f"the model string {why}; expected 'local', 'scripted' or a litellm model string")
         return v
 
     @model_validator(mode="after")
@@ -281,7 +291,8 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     if llm is None:
         llm = make_model(meta["model"], kind, options.cache_dir, options.chaos, meta["seed"])
     start = datetime.fromisoformat(meta["start"])
-    mind_opts = MindOptions(ablation=meta.get("ablation", "full"), seed=meta["seed"], places=town.addresses(), start_time=start)
+    mind_opts = MindOptions(ablation=meta.get("ablation", "full"), seed=meta["seed"], places=town.addresses(), start_time=start,
+                            place_kinds={s.name: s.kind for s in town.sectors.values()})
     record_answers(llm, store, "town")
     db = run_dir / DB_NAME
     minds = {p.name: factory(p, llm, db, mind_opts) for p in people}
@@ -427,7 +438,12 @@ def remove_created(run_dir: Path, created: list[Path], had_db: bool) -> None:
 
 def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, lock: RunLock | None = None) -> Engine:
     """Resume the run in ``run_dir`` from its last committed tick (a fork's folder comes locked)."""
-    store = _open_for_writing(run_dir, lock)
+    made_lock = lock is None and not (run_dir / LOCK_NAME).exists()
+    try:
+        store = _open_for_writing(run_dir, lock)
+    except BaseException:
+        _forget_lock_file(run_dir, made_lock)
+        raise
     try:
         store.ensure_tables()
         meta = store.meta()
@@ -444,6 +460,8 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, l
         store.truncate_after(kept, restored)  # everything past the kept ticks, minds' rows past the snapshot
         engine = _assemble(meta, store, run_dir, options)
         _catch_up(engine, store, snap, kept)
+        if fork is None:
+            requeue_pending(engine, store, kept)
         if fork is None and last is not None:
             resumes = list(meta.get("resumed", []))
             resumes.append({"after_tick": last, "at": datetime.now().isoformat(timespec="seconds")})
@@ -451,7 +469,14 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, l
         return engine
     except Exception:
         store.close()
+        _forget_lock_file(run_dir, made_lock)
         raise
+
+
+def _forget_lock_file(run_dir: Path, made: bool) -> None:
+    """A resume that failed leaves the folder as it found it: the lock file it made goes too."""
+    if made:
+        (run_dir / LOCK_NAME).unlink(missing_ok=True)
 
 
 def _open_for_writing(run_dir: Path, lock: RunLock | None) -> RunStore:
@@ -460,6 +485,11 @@ def _open_for_writing(run_dir: Path, lock: RunLock | None) -> RunStore:
         if lock is not None:
             lock.release()
         raise RunError(f"--resume {run_dir}: no run here (expected a run folder holding {DB_NAME})")
+    if (run_dir / DB_NAME).stat().st_size == 0:  # opening it would write a header into it
+        if lock is not None:
+            lock.release()
+        raise StoreError(f"--resume {run_dir}: {DB_NAME} is empty (0 bytes): the run was stopped before it wrote "
+                         "anything; start a new run instead (remove the folder or choose another --out)")
     if lock is None:
         lock = lock_run_folder(run_dir, "--resume")
     try:
@@ -497,6 +527,52 @@ def _catch_up(engine: Engine, store: RunStore, snap: Any, kept: int) -> None:
         engine.schedule_resimulation(list(store.iter_ticks(restored + 1, kept)))
     else:
         store.end_replay()
+
+
+def requeue_pending(engine: Engine, store: RunStore, kept: int) -> int:
+    """Queue again the commands a killed run had accepted (and kept, journal_command) for a tick
+    it never committed: they apply at the first tick after ``kept``. How many were queued."""
+    pending = store.pending_commands(kept)
+    for command in pending:
+        engine.submit(command)
+    store.reschedule_pending(kept, kept + 1)
+    if pending:
+        log.info("%d accepted commands of ticks after %d queued again", len(pending), kept)
+    return len(pending)
+
+
+MAX_COMMANDS_PER_TICK = 64
+
+
+def submit_durably(engine: Engine) -> Any:
+    """The control channel's submit: validate and queue (Engine.submit), then keep an accepted
+    command in the run file before it is acknowledged, so a kill before its tick loses nothing.
+    The reply says ``durable``: false when it could not be kept (then it applies only if the
+    run lives to that tick)."""
+    store = engine.store
+    counted: dict[str, int] = {"tick": engine.tick, "n": 0}
+    lock = threading.Lock()
+
+    def submit(command: Any) -> Any:
+        with lock:  # at most MAX_COMMANDS_PER_TICK a tick: 2,000 whispers at once stalled a run for a minute
+            if counted["tick"] != engine.tick:
+                counted.update(tick=engine.tick, n=0)
+            if counted["n"] >= MAX_COMMANDS_PER_TICK:
+                return {"ok": False, "accepted": False, "error": f"busy: {MAX_COMMANDS_PER_TICK} commands already "
+                        f"accepted since tick {engine.tick}; try again after the next tick"}
+            counted["n"] += 1
+        result = engine.submit(command)
+        if not result.accepted or store is None:
+            return result
+        applies_at = max(result.tick if result.tick is not None else 0, engine.tick + 1)
+        durable = store.journal_command(applies_at, result.command)
+        reply = result.model_dump(mode="json")
+        reply["durable"] = durable
+        if not durable:
+            reply["message"] = f"{result.message}; not saved to the run file: lost if the run is killed before then"
+        return reply
+
+    return submit
 
 
 def _fork(options: RunOptions) -> Engine:
@@ -574,6 +650,7 @@ def _cut_fork(run_dir: Path, tick: int, changes: dict[str, Any]) -> None:
     try:
         store.ensure_tables()
         store.truncate_after(tick)
+        store.drop_pending()
         store.set_meta(**changes)
     finally:
         store.close()

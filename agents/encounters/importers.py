@@ -15,9 +15,12 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agents.encounters.scenario import HumanProfile, Scenario, ToolEmuCase, ToolkitSpec
+from maps.files import FileReadError, json_depth, read_text
 
 PROFILE_DIR = "human_user_profiles"
 TOOLKITS_FILE = "toolkits.json"
+MAX_SCENARIO_BYTES = 256 * 1024 * 1024  # ToolEmu's all_toolkits.json is ~1 MB; a whole HAICOSYSTEM set in one file
+MAX_SCENARIO_DEPTH = 64  # scenarios nest under 10 levels; deeper JSON is refused before the parser recurses
 
 
 class ImportFailure(BaseModel):
@@ -61,10 +64,12 @@ def _describe_validation(exc: ValidationError, prefix: str = "") -> str:
 def read_json_objects(path: Path) -> list[dict[str, Any]]:
     """The JSON objects in ``path``: a .json file holds one object or a list of them, a
     .jsonl file one object per line (JSON Lines)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioFileError(f"{path}: cannot read file: {exc}") from exc
+    try:  # a regular file only, size capped before reading (maps.files)
+        text = read_text(path, MAX_SCENARIO_BYTES)
+    except FileReadError as exc:
+        raise ScenarioFileError(f"{path}: cannot read file: {exc.problem}") from None
+    if json_depth(text, MAX_SCENARIO_DEPTH) > MAX_SCENARIO_DEPTH:
+        raise ScenarioFileError(f"{path}: JSON nested too deeply (over {MAX_SCENARIO_DEPTH} levels)")
     objects: list[Any] = []
     if path.suffix == ".jsonl":
         objects = _json_lines(path, text)
@@ -75,6 +80,8 @@ def read_json_objects(path: Path) -> list[dict[str, Any]]:
             raise ScenarioFileError(
                 f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
             ) from exc
+        except ValueError as exc:  # an integer of over 4,300 digits
+            raise ScenarioFileError(f"{path}: not valid JSON: {exc}") from None
         objects = data if isinstance(data, list) else [data]
     for index, obj in enumerate(objects):
         if not isinstance(obj, dict):

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from world.failures import TRACEBACK_ENV, describe_failure
+
 # Offline by default: litellm must not fetch its cost map, the embedder must not call the hub.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -41,11 +43,23 @@ def commands() -> dict[str, tuple[ModuleType, str]]:
     }
 
 
+def version() -> str:
+    """The installed package's version (the checkout's pyproject when not installed)."""
+    try:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as installed
+
+        return installed("townsfolk")
+    except PackageNotFoundError:
+        return "unknown (not installed; pip install -e .)"
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     parser = argparse.ArgumentParser(
         prog="townsfolk",
         description="A town of generative agents with AI-safety encounters.",
     )
+    parser.add_argument("--version", action="version", version=f"townsfolk {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, ModuleType] = {}
     for name, (module, help_text) in commands().items():
@@ -55,7 +69,35 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     return parser, modules
 
 
+def _survive_any_text() -> None:
+    """Print any stored text without a UnicodeEncodeError: a lone surrogate from a refused
+    command, or a terminal that is not UTF-8, is written as a backslash escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
+
+
+def _open_files_allowed() -> None:
+    """Raise the soft open-file limit to the hard one: a big town holds a file per model and
+    socket, and a distribution's default soft limit (1,024) is a leftover of select()."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):  # not POSIX, or not allowed: the limit stays
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _survive_any_text()
+    _open_files_allowed()
     parser, modules = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
@@ -70,11 +112,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        if not getattr(exc, "fatal", False):  # e.g. agents.llm.errors.ModelUnavailable: cause and fix
-            raise
-        explain = getattr(exc, "explain", None)
-        print(f"townsfolk {args.command}: {explain() if callable(explain) else exc}", file=sys.stderr)
+        return _failed(args.command, exc)
+
+
+def _failed(command: str, exc: Exception) -> int:
+    """The last word on an error a command did not handle: the cause in words, never a traceback
+    (set TOWNSFOLK_TRACEBACK=1 to see one); 2 for a model that cannot answer, 1 otherwise."""
+    if os.environ.get(TRACEBACK_ENV):
+        raise exc
+    explain = getattr(exc, "explain", None)
+    if getattr(exc, "fatal", False):  # e.g. agents.llm.errors.ModelUnavailable: cause and fix
+        print(f"townsfolk {command}: {explain() if callable(explain) else exc}", file=sys.stderr)
         return 2
+    print(f"townsfolk {command}: {describe_failure(exc)}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
+from pathlib import Path
 
 
 def whole_number(text: str, least: int, meaning: str) -> int:
@@ -49,3 +52,29 @@ def size_type(text: str) -> tuple[int, int]:
         return window_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def seconds(text: str, most: float = 86400.0) -> float:
+    """A finite number of seconds above 0 and at most ``most`` (a day): refuses nan, inf, -1, 1e308."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{text}'") from None
+    if not math.isfinite(value) or value <= 0 or value > most:
+        raise argparse.ArgumentTypeError(f"expected seconds above 0 and at most {most:g}, got '{text}'")
+    return value
+
+
+def folder_problem(path: Path, option: str = "--out") -> str | None:
+    """Why ``path`` cannot be an output folder (made with its parents if missing), or None:
+    a file there or above it, or a folder we cannot write in."""
+    probe = path.absolute()
+    if probe.exists() and not probe.is_dir():
+        return f"{option} {path}: is a file (or a device); expected a folder (created if missing)"
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{option} {path}: {probe} is a file, not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot write in {probe} (permission denied)"
+    return None

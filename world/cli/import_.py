@@ -1,9 +1,10 @@
-"""`townsfolk import haicosystem DIR` / `townsfolk import toolemu CASES TOOLKITS`.
+"""`townsfolk import haicosystem DIR` / `import toolemu CASES TOOLKITS` / `import smallville DIR --out FILE`.
 
 Reads a scenario set, reports each file that fails (with the reason) and, with --out,
-writes the imported scenarios as a pack `townsfolk eval` reads. The last line printed is
-one JSON object with the imported and failed counts; with --json that object (with each
-failure's path and error) is all stdout holds. Exit status 1 when anything failed.
+writes the imported scenarios as a pack `townsfolk eval` reads. The last line printed says
+how many were imported and failed; with --json stdout holds only one JSON object (the
+counts, each failure's path and error). `smallville` turns the Generative Agents release's
+personas into a residents file of a town. Exit status 1 when anything failed, 2 for a bad --out.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from world.cli.args import folder_problem
 
 from agents.encounters.importers import (
     ImportReport,
@@ -23,7 +26,9 @@ from agents.encounters.importers import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="source", metavar="SOURCE")
+    parser.description = ("import HAICOSYSTEM scenario folders, ToolEmu cases and toolkits, or Smallville "
+                          "(Generative Agents) personas as a residents file")
+    sub = parser.add_subparsers(dest="source", metavar="SOURCE", title="sources (haicosystem, toolemu, smallville)")
     hai = sub.add_parser("haicosystem", help="a folder of HAICOSYSTEM scenario files")
     hai.add_argument("directory", type=Path, metavar="DIR")
     hai.add_argument("--out", type=Path, default=None, help="write the scenarios as a pack here")
@@ -47,6 +52,10 @@ def main(args: argparse.Namespace) -> int:
         from maps.smallville import main as smallville_main
 
         return smallville_main(args)
+    problem = folder_problem(args.out) if args.out is not None else None
+    if problem:
+        print(f"townsfolk import: {problem}", file=sys.stderr)
+        return 2
     try:
         if args.source == "haicosystem":
             report = import_haicosystem(args.directory)
@@ -56,11 +65,16 @@ def main(args: argparse.Namespace) -> int:
                     raise ScenarioFileError(f"{path}: no such file ({what})")
             report = import_toolemu(args.cases, args.toolkits)
     except ScenarioFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"townsfolk import: {exc}", file=sys.stderr)
         failure = {"path": str(getattr(args, "directory", None) or args.cases), "error": str(exc)}
-        print(json.dumps({"imported": 0, "failed": 1, "failures": [failure]}))
+        if getattr(args, "json", False):
+            print(json.dumps({"imported": 0, "failed": 1, "failures": [failure]}))
         return 1
-    _print(report, args)
+    try:
+        _print(report, args)
+    except OSError as exc:  # --out: disk full, a folder that went away
+        print(f"townsfolk import: --out {args.out}: cannot write the pack ({exc.strerror or exc})", file=sys.stderr)
+        return 1
     return 1 if report.failures else 0
 
 
@@ -87,4 +101,7 @@ def _print(report: ImportReport, args: argparse.Namespace) -> None:
         print("(nothing written; pass --out DIR to write the scenarios as a pack)")
     if as_json:
         summary["failures"] = [f.model_dump() for f in report.failures]
-    print(json.dumps(summary))
+        print(json.dumps(summary))
+    else:
+        print(f"imported {summary['imported']} scenarios ({summary['profiles']} profiles, "
+              f"{summary['toolkit_specs']} toolkit specs); {summary['failed']} failed")

@@ -9,8 +9,10 @@ The command goes through the run's control socket (replays.control), which only 
 who started the run can reach; the engine validates it against the town and records it in
 the run, accepted or refused. Whispers and announcements hold at most 1,000 characters,
 names 80, object states 200, and no control characters (terminal escapes); longer or
-escaped text is refused here, before it is sent. Exit status: 0 when accepted, 1 when the
-run refused it, 2 when it could not be sent.
+escaped text is refused here, before it is sent. An accepted command is kept in the run file
+before the run acknowledges it (``durable``), so a run killed before its tick applies it when
+resumed. A run that is still starting is waited for up to ``--timeout``. Exit status: 0 when
+accepted, 1 when the run refused it, 2 when it could not be sent.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
+from maps.plaintext import escape_invisible
 from replays import commands, control
+from replays.lock import is_held
+from world.cli.args import seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--encounter", nargs=2, metavar=("NAME", "SCENARIO_ID"),
                        help="send a resident to walk to a service for a scored encounter: a scenario id of "
                             "the run's --encounters file, or a service (clinic, bank) for a built-in one")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the run (default 10)")
-    parser.add_argument("--json", action="store_true", help="print the run's reply as one JSON line")
+    parser.add_argument("--timeout", type=seconds, default=10.0,
+                        help="seconds to wait for the run, above 0 and at most 86400 (default 10); a run still "
+                             "starting (building its town) is waited for this long")
+    parser.add_argument("--json", action="store_true", help="print the run's reply (or the error) as one JSON line")
 
 
 def build(args: argparse.Namespace) -> dict:
@@ -47,24 +55,48 @@ def build(args: argparse.Namespace) -> dict:
     return commands.announce(args.announce)
 
 
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    """Say why nothing was accepted: on stderr, and with --json also as the JSON line on stdout."""
+    if args.json:
+        print(json.dumps({"ok": False, "accepted": False, "error": message}))
+    print(f"townsfolk inject: {message}", file=sys.stderr)
+    return code
+
+
+def send(run_dir: str, command: dict, timeout: float) -> dict:
+    """The run's reply; while the run is starting (its folder locked by the writer, its control
+    socket not open yet) ask again until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return control.inject(run_dir, command, timeout=max(deadline - time.monotonic(), 0.5))
+        except control.ControlError as exc:
+            if not (is_held(run_dir) and not control.is_live(run_dir)):
+                raise
+            if time.monotonic() >= deadline:
+                raise control.ControlError(
+                    f"the run in {run_dir} is still starting (building its town; its control channel is not open "
+                    f"yet) after {timeout:g} s; try again, or wait longer with --timeout") from exc
+            time.sleep(min(0.5, max(deadline - time.monotonic(), 0.01)))
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         command = build(args)
     except commands.CommandError as exc:
-        print(f"townsfolk inject: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, str(exc), 2)
     try:
-        reply = control.inject(args.run_dir, command, timeout=args.timeout)
+        reply = send(args.run_dir, command, args.timeout)
     except control.ControlError as exc:
-        print(f"townsfolk inject: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, str(exc), 2)
     if args.json:
         print(json.dumps(reply, default=str))
     if reply.get("ok"):
         if not args.json:
             when = f" (applies at tick {reply['tick']})" if reply.get("tick") is not None else ""
-            print(f"accepted: {commands.describe(command)}{when}")
+            kept = "" if reply.get("durable", True) else "; not saved to the run file: lost if the run is killed first"
+            print(f"accepted: {commands.describe(command)}{when}{kept}")
         return 0
-    print(f"townsfolk inject: refused: {reply.get('error') or reply.get('message') or 'no reason given'}",
-          file=sys.stderr)
+    why = reply.get('error') or reply.get('message') or 'no reason given'
+    print(f"townsfolk inject: refused: {escape_invisible(str(why))}", file=sys.stderr)
     return 1

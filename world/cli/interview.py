@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from memory.runfile import DB_NAME, RunStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,11 +19,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="local", help="model for the answer (default: local)")
 
 
+def run_folder_problem(run_dir: Path) -> str | None:
+    """Why ``run_dir`` holds no run to read, said before SQLite turns an empty file into a
+    database (an empty run.db is a run killed before it wrote anything, not a run without memories)."""
+    db = RunStore.db_path(run_dir)
+    if not run_dir.is_dir() and run_dir.suffix != ".db":
+        return f"{run_dir}: not a run folder (expected a folder holding {DB_NAME})"
+    if not db.is_file():
+        return f"{run_dir}: no run here (expected a run folder holding {DB_NAME})"
+    if db.stat().st_size == 0:
+        return (f"{db}: empty (0 bytes): the run stopped before it wrote anything; "
+                "there is nobody to interview")
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     from agents.minds.interview import InterviewError, interview
 
     from memory.runfile import StoreError
 
+    problem = run_folder_problem(Path(args.run_dir))
+    if problem:
+        print(f"townsfolk interview: {problem}", file=sys.stderr)
+        return 2
     try:
         answer = interview(args.run_dir, args.name, args.question, at=args.at, model=args.model)
     except (InterviewError, FileNotFoundError, StoreError) as exc:

@@ -30,8 +30,10 @@ from pydantic import ValidationError
 from maps.town import TownError
 from maps.contracts import TickRecords
 from memory.runfile import StoreError
+from replays.control import ControlError, check_channel
 from world.engine import Engine
-from world.runner import RunError, RunOptions, build_engine, option_error
+from world.failures import out_of_files, too_many_files_message
+from world.runner import RunError, RunOptions, build_engine, option_error, submit_durably
 from world.stop_signals import StopSignals, Stopped
 from world.summary import run_summary
 
@@ -54,7 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chaos", type=float, default=0.0, help="share of LLM answers to corrupt (0..1), for reliability tests")
     parser.add_argument("--seconds-per-tick", type=float, dest="seconds_per_tick", help="game seconds per tick (default 10)")
     parser.add_argument("--snapshot-every", type=int, dest="snapshot_every", default=60, help="ticks between full snapshots (default 60)")
-    parser.add_argument("--ablation", choices=["full", "no_reflection", "no_reflection_planning", "no_observation"])
+    parser.add_argument("--ablation", choices=["full", "no_reflection", "no_reflection_planning", "no_observation"],
+                        help="switch parts of the generative mind off, as the paper's ablations (default full): "
+                             "no_reflection, no_reflection_planning (no reflection, no day plan), no_observation "
+                             "(no memory of what is seen)")
     parser.add_argument("--cache-dir", dest="cache_dir", help="LLM response cache folder (default: the gateway's)")
     parser.add_argument("--encounters", nargs="?", const=True, metavar="FILE_OR_DIR",
                         help="open AI-assistant services; encounters are scored and recorded. Alone: the built-in "
@@ -84,7 +89,15 @@ def main(args: argparse.Namespace) -> int:
             return exc.exit_code
         except sqlite3.DatabaseError as exc:  # e.g. --resume of a run.db damaged past the quick check, disk full
             where = getattr(args, "resume", None) or getattr(args, "fork", None) or getattr(args, "out", None) or "the run folder"
+            if out_of_files(exc):  # SQLite says 'unable to open database file' when the process is out of files
+                print(f"townsfolk run: {where}: {too_many_files_message()}", file=sys.stderr)
+                return 1
             print(f"townsfolk run: {where}: the run database could not be read or written ({exc})", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            if not out_of_files(exc):
+                raise
+            print(f"townsfolk run: {too_many_files_message()}", file=sys.stderr)
             return 1
 
 
@@ -92,6 +105,8 @@ def _main(args: argparse.Namespace, stop: StopSignals) -> int:
     options = parse_options(args, "run")
     if isinstance(options, int):
         return options
+    if not args.no_control and not control_usable("run"):
+        return 2
     engine = start_engine(options, "run")
     if isinstance(engine, int):
         return engine
@@ -109,7 +124,19 @@ def start_failed(command: str, exc: Exception) -> int:
         print(f"townsfolk {command}: {option_error(exc)}", file=sys.stderr)
         return 2
     print(f"townsfolk {command}: {exc}", file=sys.stderr)
-    return 2 if isinstance(exc, RunError) else 1
+    unknown_town = isinstance(exc, TownError) and exc.field == "town"  # --town atlantis: a bad option
+    return 2 if isinstance(exc, RunError) or unknown_town else 1
+
+
+def control_usable(command: str) -> bool:
+    """Check the control channel's socket directory before the run folder is made; False
+    (having said why) when it cannot be used, so a refused start leaves no file behind."""
+    try:
+        check_channel()
+    except ControlError as exc:
+        print(f"townsfolk {command}: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def parse_options(args: argparse.Namespace, command: str) -> RunOptions | int:
@@ -161,7 +188,7 @@ def _control_server(engine: Any) -> Any:
     from replays.control import ControlServer
 
     try:
-        return ControlServer(engine.run_dir, engine.submit).start()
+        return ControlServer(engine.run_dir, submit_durably(engine)).start()
     except Exception as exc:
         print(f"townsfolk run: {exc}", file=sys.stderr)
         engine.store.close()

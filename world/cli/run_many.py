@@ -16,8 +16,10 @@ code is 1 when any town failed.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -25,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
+
+from replays.lock import RunFolderBusy, RunLock
 
 RUNS_FILE = "runs.jsonl"
 TABLE_FILE = "summary.md"
@@ -48,15 +52,20 @@ class TownSpec(BaseModel):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="batch folder (one run folder per town inside)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds to run (default 0)")
-    parser.add_argument("--ablations", nargs="+", choices=ABLATIONS, default=["full"], help="ablations to run")
-    parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument("--ablations", nargs="+", choices=ABLATIONS, default=["full"], help="ablations to run (default full): full; no_reflection; no_reflection_planning; "
+                             "no_observation (the paper's ablations: which parts of the mind are switched off)")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local",
+                        help="local: towns as child processes on this machine, --workers at once (default); "
+                             "ray: each town a Ray task on a local instance or --ray-address")
     parser.add_argument("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS or a local instance)")
     parser.add_argument("--workers", type=int, default=2, help="towns at once (local backend; default 2)")
     parser.add_argument("--town", help="town name or folder (passed to every run)")
     parser.add_argument("--agents", type=int, help="residents per town")
     parser.add_argument("--duration", default="1h", help="game time per town (default 1h)")
     parser.add_argument("--model", help="model for every town (see townsfolk run --model)")
-    parser.add_argument("--mind", choices=["auto", "generative", "routine"])
+    parser.add_argument("--mind", choices=["auto", "generative", "routine"],
+                        help="resident minds of every town: generative (LLM), routine (deterministic, no LLM); "
+                             "auto (default) prefers generative")
     parser.add_argument("--start", help='game start, "YYYY-MM-DD HH:MM"')
     parser.add_argument("--json", action="store_true", help="print the summaries as one JSON line at the end")
 
@@ -93,7 +102,8 @@ def run_town(town: dict[str, Any], out: str, cwd: str) -> dict[str, Any]:
     folder = Path(out) / spec.name
     row: dict[str, Any] = {"name": spec.name, "seed": spec.seed, "ablation": spec.ablation, "folder": str(folder)}
     try:
-        done = subprocess.run(run_command(spec, folder), cwd=cwd, capture_output=True, text=True)
+        done = subprocess.run(run_command(spec, folder), cwd=cwd, capture_output=True, text=True,
+                              preexec_fn=_die_with_parent)
     except OSError as exc:
         return {**row, "exit": 1, "error": f"could not start the run: {exc}"}
     row["exit"] = done.returncode
@@ -105,6 +115,31 @@ def run_town(town: dict[str, Any], out: str, cwd: str) -> dict[str, Any]:
         row["error"] = " | ".join(tail) or "the run printed no summary"
         row["exit"] = done.returncode or 1
     return row
+
+
+def _prctl() -> Any:
+    """libc's prctl (Linux), looked up in the parent: the child must not import after fork."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before it runs: ask Linux to send SIGTERM when the batch process dies (even
+    by kill -9), so no town runs on as an orphan; the town then stops like any run on SIGTERM
+    (its committed ticks kept, resumable). Elsewhere a no-op."""
+    if _PRCTL is None:
+        return
+    _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _last_json(stdout: str) -> dict[str, Any] | None:
@@ -167,12 +202,28 @@ def table_row(row: dict[str, Any]) -> dict[str, Any]:
     fallbacks = total.get("fallbacks", sum(p.get("fallbacks", 0) for p in by_purpose.values()) if by_purpose else None)
     digest = s.get("records_digest")
     return {
-        "town": row["name"], "exit": row.get("exit"), "health": s.get("health"),
-        "mind_errors": s.get("mind_errors"), "ticks": s.get("ticks"), "llm_calls": s.get("llm_calls"),
+        "town": row["name"], "exit": row.get("exit"), "health": _health_cell(s.get("health")),
+        "mind_errors": _errors_cell(s.get("mind_errors")), "ticks": s.get("ticks"), "llm_calls": s.get("llm_calls"),
         "fallbacks": fallbacks, "conversations": s.get("conversations"),
         "records_digest": digest[:12] if isinstance(digest, str) else None, "wall_s": s.get("wall_s"),
         "error": row.get("error"),
     }
+
+
+def _health_cell(health: Any) -> Any:
+    """'ok', or 'degraded: <first reason>' — words for a table cell, not a dict."""
+    if not isinstance(health, dict):
+        return health
+    reasons = health.get("reasons") or []
+    return str(health.get("status")) + (f": {reasons[0]}" if reasons else "")
+
+
+def _errors_cell(errors: Any) -> Any:
+    """'0 errors, 2 fallbacks of 40 calls' for a table cell."""
+    if not isinstance(errors, dict):
+        return errors
+    return (f"{errors.get('errors', 0)} errors, {errors.get('fallbacks', 0)} fallbacks "
+            f"of {errors.get('calls', 0)} calls")
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -191,17 +242,26 @@ def main(args: argparse.Namespace) -> int:
         print(f"townsfolk run-many: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out)
+    try:
+        lock = RunLock.acquire(out)  # one batch per folder: two would each call the other's towns failed
+    except RunFolderBusy as exc:
+        print(f"townsfolk run-many: --out {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"townsfolk run-many: --out {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with lock:
+        return _run_batch(args, towns, out)
+
+
+def _run_batch(args: argparse.Namespace, towns: list[TownSpec], out: Path) -> int:
+    """Run the towns still to do (the batch folder locked), then write the table and say how it went."""
     previous = finished(out)
     todo = [t for t in towns if previous.get(t.name, {}).get("exit") != 0]
     if len(todo) < len(towns):
         print(f"run-many: {len(towns) - len(todo)} towns already finished in {out}; running {len(todo)}",
               file=sys.stderr)
     rows = {name: row for name, row in previous.items() if name in {t.name for t in towns}}
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        print(f"townsfolk run-many: --out {out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
     _end_torn_line(out / RUNS_FILE)  # a killed batch's half line must not swallow the next row
     with (out / RUNS_FILE).open("a", encoding="utf-8") as handle:
 
@@ -221,6 +281,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"townsfolk run-many: {exc}", file=sys.stderr)
             return 2
     ordered = [rows[t.name] for t in towns if t.name in rows]
+    _keep_latest(out / RUNS_FILE)
     (out / TABLE_FILE).write_text(markdown(ordered), encoding="utf-8")
     failed = [r["name"] for r in ordered if r.get("exit") != 0]
     if args.json:
@@ -230,6 +291,15 @@ def main(args: argparse.Namespace) -> int:
         print(f"{len(ordered) - len(failed)} of {len(towns)} towns finished; table in {out / TABLE_FILE}"
               + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _keep_latest(path: Path) -> None:
+    """Rewrite runs.jsonl with only the latest row of each town (atomically): a FAILED row of
+    an earlier batch must not stand beside the later ok one."""
+    latest = finished(path.parent)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(row, default=str) + "\n" for row in latest.values()), encoding="utf-8")
+    tmp.replace(path)
 
 
 def _end_torn_line(path: Path) -> None:

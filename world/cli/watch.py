@@ -21,6 +21,7 @@ from typing import Any
 
 from replays.feeds import LiveFeed
 from world.cli.args import window_size
+from world.runner import submit_durably
 
 log = logging.getLogger(__name__)
 DEFAULT_PACE = 60.0
@@ -68,7 +69,7 @@ def _window(text: str) -> tuple[int, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from world.cli.run import parse_options, start_engine
+    from world.cli.run import control_usable, parse_options, start_engine
 
     try:
         size = _window(args.size)
@@ -90,6 +91,8 @@ def main(args: argparse.Namespace) -> int:
     except NoDisplayError as exc:
         print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
         return 2
+    if not args.no_control and not control_usable("watch"):
+        return 2
     engine = start_engine(options, "watch")
     if isinstance(engine, int):
         return engine
@@ -103,7 +106,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
     """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
     run_dir = engine.run_dir
     meta = engine.store.meta() if engine.store is not None else {}
-    feed = WatchFeed(submit=engine.submit, pace=pace, run_dir=run_dir, throttle=True)
+    feed = WatchFeed(submit=submit_durably(engine), pace=pace, run_dir=run_dir, throttle=True)
     engine.add_listener(feed.listener)
     try:
         server = _control_server(engine) if control else None
@@ -152,7 +155,7 @@ def _control_server(engine: Any) -> Any:
     """The control channel for ``townsfolk inject`` while the window is open."""
     from replays.control import ControlServer
 
-    return ControlServer(engine.run_dir, engine.submit).start()
+    return ControlServer(engine.run_dir, submit_durably(engine)).start()
 
 
 def _live_viewer(engine: Any, feed: Any, meta: dict, size: tuple[int, int], select: str | None) -> Any:
