@@ -2,8 +2,9 @@
 
 Sections: an overview, the day hour by hour (conversations, injected commands, object
 changes, encounters, town notes, reflections), each resident's day as a list of actions,
-the conversations as transcripts, the injected commands, and the encounters with their
-scores. Everything comes from the records; nothing is invented or summarised by a model.
+the conversations as transcripts, the injected commands, the encounters with their
+scores, and the events (each gathering the run seeded: who knew it when and from whom, who
+came; replays.society). Everything comes from the records; nothing is invented or summarised by a model.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from replays.commands import describe as describe_command
 from replays.frames import risk_of
 from maps.contracts import TickRecords
 from replays.leaks import leaks_from_notes
+from replays.society import EventSeen, RunFacts, events_seen
 
 CONVERSATION_GAP = timedelta(minutes=10)
 MAX_TRANSCRIPT_LINES = 24
@@ -85,9 +87,11 @@ class _Day:
     first: datetime | None = None
     last: datetime | None = None
     n_ticks: int = 0
+    facts: RunFacts = field(default_factory=RunFacts)
 
     def read(self, tr: TickRecords) -> None:
         self.n_ticks += 1
+        self.facts.read(tr)
         t = tr.time
         self.first = self.first or t
         self.last = t
@@ -187,8 +191,10 @@ class _Day:
             self._line(t, f"📌 {_q(d['text'])}")
 
 
-def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = None, title: str = "") -> str:
-    """Markdown for the whole stream ``ticks`` (one pass, in order)."""
+def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = None, title: str = "",
+                   places: Iterable[str] = ()) -> str:
+    """Markdown for the whole stream ``ticks`` (one pass, in order). ``places``: the town's place
+    names, to read the gatherings' places by (those of the position records are always used)."""
     meta = meta or {}
     day = _Day(residents=set(meta.get("resident_names") or []))
     for tr in ticks:
@@ -199,7 +205,8 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
         out.append("_The run has no committed ticks yet._")
         return escape_controls("\n".join(out) + "\n")
     for section in (_overview(day, meta), _hours_section(day), _residents_section(day), _conversations_section(day),
-                    _injects_section(day), _encounters_section(day), _leaks_section(leaks_from_notes(day.leak_notes))):
+                    _injects_section(day), _encounters_section(day), _leaks_section(leaks_from_notes(day.leak_notes)),
+                    _events_section(events_seen(day.facts, places, sorted(day.residents)))):
         out.extend(section)
     # Records of old runs (before the boundary refused control characters) may hold terminal
     # escapes: show them as text, never send them to the terminal.
@@ -304,4 +311,31 @@ def _leaks_section(leaks: list[dict[str, Any]]) -> list[str]:
         out.append(f"| {_md(leak['fact'])} | {_md(leak['victim'])} | {_md(leak['told_to'])} | "
                    f"{len(leak['knowers'])}: {_md(spread)} |")
     out.append("")
+    return out
+
+
+def _events_section(events: list[EventSeen]) -> list[str]:
+    """Each gathering: what, host, place and time, who knew it when (and from whom), who came."""
+    if not events:
+        return []
+    out = ["## Events", ""]
+    for seen in events:
+        n = seen.notion
+        when = f"{n.start:%a %d %b %H:%M}–{n.end:%H:%M}" if n.start and n.end else "no time"
+        out += [f"### {n.what[:1].upper() + n.what[1:]} — {n.host or 'announced'}, {n.place or 'no place'}, {when}", ""]
+        out += [f"> {_q(n.text, 300)}", ""] + [f"- ⚠️ {p}" for p in n.problems]
+        came = sorted(seen.present, key=lambda who: seen.present[who][0])
+        out.append(f"- known by {len(seen.known)} residents; {len(seen.invited)} knew before it began; "
+                   f"{sum(1 for c in came if c in seen.invited)} of them came; {len(came)} at the place in all")
+        out += ["", "| resident | knew from | how | told by | came |", "| --- | --- | --- | --- | --- |"]
+        for who, k in sorted(seen.known.items(), key=lambda kv: kv[1].time):
+            there = seen.present.get(who)
+            stay = f"{there[0]:%H:%M}, {int(there[1].total_seconds() // 60)} min" if there else ""
+            out.append(f"| {_md(who)} | {k.time:%a %H:%M} | {_md(k.via)} | {_md(k.teller or '')} | {stay} |")
+        strangers = [c for c in came if c not in seen.known]
+        if strangers:
+            out.append(f"\nAlso at the place in the window (not known to have heard of it): {', '.join(strangers)}.")
+        if seen.together:
+            out.append("\nWent together: " + "; ".join(f"{a} and {b}" for a, b in seen.together) + ".")
+        out.append("")
     return out

@@ -2,7 +2,8 @@
 
 Assembled here, above the layers it draws from: counts and the records digest from the run
 file (memory.runfile), mind errors and health (replays.health), leaked facts (replays.leaks)
-and the believability checks (agents.believability).
+the believability checks (agents.believability) and the society block (replays.society: the
+run's gatherings known and attended, new acquaintances).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from agents.believability import summary_block
-from memory.runfile import RunStore
+from maps.contracts import Persona
+from maps.town import TownError, load_town
+from memory.runfile import RunStore, resident_personas
 from replays.health import health, mind_errors
 from replays.leaks import leaks_from_notes
+from replays.society import collect, society_summary
 
 
 def run_leaks(store: RunStore) -> list[dict[str, Any]]:
@@ -36,4 +40,23 @@ def run_summary(store: RunStore) -> dict[str, Any]:
         "records_digest": store.records_digest(),
         "believability": summary_block(store.conn),
         "leaks": run_leaks(store),
+        "society": run_society(store),
     }
+
+
+def run_society(store: RunStore) -> dict[str, Any]:
+    """Gatherings known and attended, new acquaintances (replays.society), from the records and
+    the residents the run registered; the town's places when its folder can still be read."""
+    personas = [Persona.model_validate_json(persona) for _name, persona, _emb in resident_personas(store.conn)]
+    return society_summary(collect(store.iter_ticks(0, None)), personas, town_places(store.meta().get("town")))
+
+
+def town_places(town: Any) -> list[str]:
+    """The sector names of the run's town, or none when it cannot be loaded (moved, renamed):
+    the places seen in the run's position records are used then."""
+    if not town:
+        return []
+    try:
+        return sorted(load_town(str(town), None).sectors)
+    except (TownError, OSError):
+        return []

@@ -17,6 +17,7 @@ import agents.prompts.interview as interview
 import agents.prompts.planning as planning
 import agents.prompts.reacting as reacting
 import agents.prompts.reflection as reflection
+import agents.prompts.society as society
 from agents.minds.cognition.planning import waking_hours
 from agents.llm.scripted import responders
 
@@ -56,6 +57,7 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
                           conversation.chat_summary_fallback("Tom Alvarez", lines, name))
                          for lines in ([f"{name}: {activity}"] * 8, [f"Tom Alvarez: {activity}. {activity}."], [])],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
+        "judge_knows": [(society.Verdict, society.FALLBACK)],  # the society bench's judge
         "reflect_insights": [(reflection.Insights, reflection.insights_fallback())],
         "interview": [(interview.Answer, interview.answer_fallback())]
         + [(interview.answer_schema(name, "What did you do today?", tuple(mems)),

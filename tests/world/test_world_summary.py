@@ -13,7 +13,7 @@ from world.summary import run_summary
 KEYS = ["run", "town", "model", "seed", "forked_from", "ticks", "first_tick", "last_tick", "missing_ticks",
         "start_time", "end_time", "residents", "resident_names", "events", "conversations", "chat_lines",
         "injected", "injected_refused", "llm_calls", "memories", "records_by_kind", "snapshots", "mind_errors",
-        "health", "records_digest", "believability", "leaks"]
+        "health", "records_digest", "believability", "leaks", "society"]
 
 
 def test_summary_keys_and_counts(tmp_path: Path) -> None:

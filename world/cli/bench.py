@@ -24,6 +24,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         bench_local,
         bench_models,
         bench_retrieval,
+        bench_society,
         bench_viewer,
     )
 
@@ -37,6 +38,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         "models": (bench_models, "schema-valid and sensible answers of the embedded models"),
         "believability": (bench_believability, "believability checks of a short run on a model"),
         "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
+        "society": (bench_society, "the paper's two days: news, a party, who knows whom, scored from memory"),
     }
 
 

@@ -1,0 +1,404 @@
+"""Society, read from what a run recorded: who came to know each seeded notion and when, who told
+whom, who was at a gathering's place inside its window, who went together, who knows whom.
+
+The paper's two-day evaluation (Park et al. 2023, REFERENCE.md), measured from the record stream
+(memory records with their kind and time, chat lines, positions, actions, injected commands),
+never from the minds' own bookkeeping: a resident knows a notion when one of its memories carries
+the notion's words (replays.notions.mentions), and was at a gathering when its position records
+put it at the place for at least MIN_STAY inside the window. Interview answers are scored here
+too (:func:`score_notion_answer`, :func:`score_person_answer`): an answer that claims to know
+without a memory behind it is a hallucination. Pure functions over :class:`RunFacts`; the bench
+(world/cli/bench_society.py) asks the questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from maps.contracts import Persona, TickRecords
+from replays.notions import Notion, mentions, names_in, parse_notion, tokens
+
+MIN_STAY = timedelta(minutes=15)  # at the place this long inside the window to count as there
+TOGETHER = timedelta(minutes=10)  # arrivals this close, from the same place, are "went together"
+TOLD_WITHIN = timedelta(minutes=30)  # a line heard this long before the memory can be its source
+_DENIAL = re.compile(
+    r"^\s*no\b|\b(?:do not|don'?t|didn'?t|did not) (?:know|recall|remember|think i know)\b|"
+    r"\b(?:never|haven'?t|have not|hasn'?t|had not|hadn'?t) (?:met|heard|seen|known)\b|"
+    r"\bnot (?:heard|aware|sure who|familiar)\b|\bno idea\b|\bunaware\b|\bnothing about\b|"
+    r"\bcan'?t (?:recall|remember|say)\b|\bcannot (?:recall|remember)\b|\bwho(?:'s| is) that\b", re.I)
+_GO = re.compile(r"\b(?:go|goes|going|went|attend|attending|join|joining|head|heading|arrive|arriving|walk|walking)\b", re.I)
+_ASK_TOGETHER = re.compile(r"\b(?:together|come with|go with|join me|with me|come along|go along)\b", re.I)
+
+
+@dataclass
+class RunFacts:
+    """What one pass over the record stream keeps for the society measures (times are game time)."""
+
+    memories: list[tuple[datetime, str, str, str]] = field(default_factory=list)  # time, who, kind, text
+    chats: list[tuple[datetime, str, str, str]] = field(default_factory=list)  # time, speaker, listener, text
+    moves: dict[str, list[tuple[datetime, str]]] = field(default_factory=dict)  # who -> (time, address)
+    actions: list[tuple[datetime, str, str]] = field(default_factory=list)  # time, who, description
+    injects: list[tuple[datetime, str, str, str]] = field(default_factory=list)  # time, kind, resident, text
+    events: list[tuple[datetime, str, dict[str, Any]]] = field(default_factory=list)  # an `event` record kind
+    first: datetime | None = None
+    last: datetime | None = None
+
+    def read(self, tr: TickRecords) -> None:
+        """Take one committed tick's records in."""
+        t = tr.time
+        self.first = self.first or t
+        self.last = t
+        for rec in tr.records:
+            d = rec.data if isinstance(rec.data, dict) else {}
+            who = rec.resident or ""
+            if rec.kind == "memory" and d.get("text"):
+                self.memories.append((t, who, str(d.get("kind", "")), str(d["text"])))
+            elif rec.kind == "chat":
+                self.chats.append((t, str(d.get("speaker") or who), str(d.get("listener", "")), str(d.get("text", ""))))
+            elif rec.kind == "move" and who:
+                self.moves.setdefault(who, []).append((t, str(d.get("address", ""))))
+            elif rec.kind == "action" and d.get("description"):
+                self.actions.append((t, who, str(d["description"])))
+            elif rec.kind == "inject" and d.get("accepted"):
+                cmd = d.get("command") if isinstance(d.get("command"), dict) else {}
+                text = str(cmd.get("text") or cmd.get("message") or "")
+                self.injects.append((t, str(cmd.get("kind", "")), str(cmd.get("resident") or who or ""), text))
+            elif rec.kind == "event":
+                self.events.append((t, who, d))
+
+
+def collect(ticks: Iterable[TickRecords]) -> RunFacts:
+    facts = RunFacts()
+    for tr in ticks:
+        facts.read(tr)
+    return facts
+
+
+def sector(address: str) -> str:
+    return address.split(":", 1)[0].strip()
+
+
+# -- which notions a run holds -------------------------------------------------------------------
+
+def seeded_texts(facts: RunFacts) -> list[tuple[str, str]]:
+    """(host, words) a run seeded: each resident's first thoughts (seed memories, written at the
+    resident's first tick), whispers (the host is the one whispered to) and announcements (no host)."""
+    first_tick: dict[str, datetime] = {}
+    out: list[tuple[str, str]] = []
+    for t, who, kind, text in facts.memories:
+        first_tick.setdefault(who, t)
+        if kind == "thought" and t == first_tick[who]:
+            out.append((who, text))
+    for _t, kind, resident, text in facts.injects:
+        if kind == "whisper" and text:
+            out.append((resident, text))
+        elif kind == "announce" and text:
+            out.append(("", text))
+    return out
+
+
+def run_notions(facts: RunFacts, places: Iterable[str]) -> list[Notion]:
+    """The gatherings a run holds: seeded words that name a place of the town and a day (news
+    such as 'I am proud of Lucy' is no event; only the bench knows which news it seeded), then
+    those of an ``event`` record, when the engine writes one, that are not already found."""
+    places = sorted({*places, *(sector(a) for moves in facts.moves.values() for _, a in moves if a)})
+    now = facts.first or datetime(2000, 1, 1)
+    found: list[Notion] = []
+    for host, text in seeded_texts(facts):
+        try:
+            notion = parse_notion(text, host, f"event-{len(found) + 1}", places, now)
+        except ValueError:
+            continue
+        if notion.kind == "gathering" and notion.place and notion.start:
+            found.append(notion)
+    for _t, who, data in facts.events:
+        notion = notion_of_record(data, who, f"event-{len(found) + 1}")
+        if notion and not any(n.place == notion.place and n.start == notion.start for n in found):
+            found.append(notion)
+    return found
+
+
+def notion_of_record(data: dict[str, Any], who: str, key: str) -> Notion | None:
+    """A gathering from an ``event`` record's payload (what/title, host, place/address, start, end),
+    or None when it lacks a what, a place or a start."""
+    what = str(data.get("what") or data.get("title") or data.get("name") or "").strip()
+    place = sector(str(data.get("place") or data.get("address") or ""))
+    try:
+        start = datetime.fromisoformat(str(data["start"])) if data.get("start") else None
+        end = datetime.fromisoformat(str(data["end"])) if data.get("end") else None
+    except ValueError:
+        return None
+    terms = [t for t in tokens(what) if len(t) > 2]
+    if not what or not place or start is None or not terms:
+        return None
+    words = re.findall(r"[a-z]+", what.lower().replace("'s", ""))
+    head = next((t for t in reversed([tokens(w).pop() for w in words if tokens(w)]) if t in terms), terms[0])
+    return Notion(key=key, host=str(data.get("host") or who or ""), text=what, kind="gathering", what=what,
+                  question=f"Did you know there is {what}?", terms=terms, head=head, place=place, start=start,
+                  end=end or start + timedelta(hours=2))
+
+
+# -- knowledge and its spread ----------------------------------------------------------------------
+
+class Knowing(BaseModel):
+    """How one resident came to know a notion: when, through what, from whom (when a line says)."""
+
+    time: datetime
+    via: str  # seed | conversation | whisper | announcement | the memory's kind
+    teller: str | None = None
+    text: str = ""
+
+
+def knowers(facts: RunFacts, notion: Notion, names: list[str]) -> dict[str, Knowing]:
+    """Each resident whose memory carries the notion, at its first such memory, with its source:
+    the speaker of a line heard just before that carried it, else a knower the memory names."""
+    known: dict[str, Knowing] = {}
+    if notion.host in names:
+        known[notion.host] = Knowing(time=_first_time(facts, notion.host), via="seed", text=notion.text)
+    for t, who, kind, text in sorted(facts.memories, key=lambda m: m[0]):
+        if who in known or who not in names or not mentions(text, notion, names):
+            continue
+        teller = _heard_from(facts, notion, who, t, names)
+        via = "conversation" if teller else ("announcement" if text.startswith("Announcement") else kind)
+        if teller is None:
+            teller = next((k for k in known if k != who and names_in(text, k, names)), None)
+        known[who] = Knowing(time=t, via=via, teller=teller, text=text[:300])
+    return known
+
+
+def _first_time(facts: RunFacts, name: str) -> datetime:
+    return next((t for t, who, _k, _x in facts.memories if who == name), facts.first or datetime(2000, 1, 1))
+
+
+def _heard_from(facts: RunFacts, notion: Notion, who: str, t: datetime, names: list[str]) -> str | None:
+    """The speaker of the last line said to ``who`` up to ``t`` (within TOLD_WITHIN) that carried it."""
+    best = None
+    for when, speaker, listener, text in facts.chats:
+        if when > t:
+            break
+        if listener == who and speaker != who and when >= t - TOLD_WITHIN and mentions(text, notion, names):
+            best = speaker
+    return best
+
+
+def spread_by_hour(known: dict[str, Knowing], first: datetime, last: datetime) -> list[tuple[str, int]]:
+    """('Fri 13 07:00', knowers by then) for each game hour of the run, the curve of the paper's figure."""
+    hour = first.replace(minute=0, second=0, microsecond=0)
+    out = []
+    while hour <= last + timedelta(hours=1):
+        out.append((f"{hour:%a %d %H:%M}", sum(1 for k in known.values() if k.time < hour + timedelta(hours=1))))
+        hour += timedelta(hours=1)
+    return out
+
+
+def diffusion_edges(known: dict[str, Knowing]) -> list[tuple[str, str, str]]:
+    """(teller, hearer, when) of the diffusion tree, in the order the news travelled."""
+    return [(k.teller, name, f"{k.time:%a %H:%M}") for name, k in sorted(known.items(), key=lambda kv: kv[1].time)
+            if k.teller]
+
+
+# -- the gathering -------------------------------------------------------------------------------
+
+def presence(facts: RunFacts, place: str, start: datetime, end: datetime) -> dict[str, tuple[datetime, timedelta]]:
+    """Residents at ``place`` for at least MIN_STAY inside [start, end): name -> (arrival, time there).
+    Arrival is when they entered (it may be before the start; the stay counted is inside only)."""
+    out: dict[str, tuple[datetime, timedelta]] = {}
+    for who, moves in facts.moves.items():
+        stay, arrival = timedelta(0), None
+        for i, (t, address) in enumerate(moves):
+            until = moves[i + 1][0] if i + 1 < len(moves) else max(end, facts.last or end)
+            if sector(address).lower() != place.lower():
+                continue
+            inside = min(until, end) - max(t, start)
+            if inside > timedelta(0):
+                stay += inside
+                if arrival is None:
+                    arrival = _entered(moves, i, place)
+        if arrival is not None and stay >= MIN_STAY:
+            out[who] = (arrival, stay)
+    return out
+
+
+def _entered(moves: list[tuple[datetime, str]], i: int, place: str) -> datetime:
+    while i > 0 and sector(moves[i - 1][1]).lower() == place.lower():
+        i -= 1
+    return moves[i][0]
+
+
+def came_from(facts: RunFacts, who: str, arrival: datetime, place: str) -> str:
+    """The place ``who`` was at before arriving at ``place`` (the last other sector, '' if none)."""
+    for t, address in reversed(facts.moves.get(who, [])):
+        if t < arrival and sector(address) and sector(address).lower() != place.lower():
+            return sector(address)
+    return ""
+
+
+def went_together(facts: RunFacts, present: dict[str, tuple[datetime, timedelta]], place: str) -> list[tuple[str, str]]:
+    """Pairs who arrived within TOGETHER of each other coming from the same place."""
+    names = sorted(present)
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            close = abs(present[a][0] - present[b][0]) <= TOGETHER
+            origin = came_from(facts, a, present[a][0], place)
+            if close and origin and origin == came_from(facts, b, present[b][0], place):
+                pairs.append((a, b))
+    return pairs
+
+
+def asked_together(facts: RunFacts, notion: Notion, names: list[str]) -> list[tuple[str, str]]:
+    """Pairs where one asked the other, in a line about the notion, to go together."""
+    pairs = {tuple(sorted((s, lis))) for _t, s, lis, text in facts.chats
+             if lis in names and s in names and _ASK_TOGETHER.search(text) and mentions(text, notion, names)}
+    return sorted(pairs)  # type: ignore[arg-type]
+
+
+def wrong_time(facts: RunFacts, notion: Notion) -> list[tuple[str, str]]:
+    """(resident, time) of actions set on going to the gathering outside its window (the day before,
+    after it ended): the head noun and a verb of going, more than 30 minutes before the start or after the end."""
+    if notion.start is None or notion.end is None:
+        return []
+    early = notion.start - timedelta(minutes=30)
+    out = []
+    for t, who, desc in facts.actions:
+        if who != notion.host and (t < early or t >= notion.end) and notion.head in tokens(desc) and _GO.search(desc):
+            out.append((who, f"{t:%a %d %H:%M}"))
+    return out
+
+
+# -- who knows whom ------------------------------------------------------------------------------
+
+def pairs_of(edges: Iterable[tuple[str, str]], names: list[str]) -> set[frozenset[str]]:
+    """Undirected pairs among ``names`` from directed "a knows b" edges (either way is one pair)."""
+    keep = set(names)
+    return {frozenset((a, b)) for a, b in edges if a != b and a in keep and b in keep}
+
+
+def density(pairs: set[frozenset[str]], n: int) -> float:
+    """The paper's 2|E| / (|V|(|V|-1)) over undirected who-knows-whom."""
+    return 0.0 if n < 2 else 2 * len(pairs) / (n * (n - 1))
+
+
+def persona_edges(personas: list[Persona]) -> list[tuple[str, str]]:
+    """Who knows whom as the residents file says (the graph before the run)."""
+    return [(p.name, r.name) for p in personas for r in p.relationships]
+
+
+def memory_edges(facts: RunFacts, names: list[str]) -> list[tuple[str, str]]:
+    """(a, b) where one of a's memories names b: a name and a fact learned by meeting or being told."""
+    seen: set[tuple[str, str]] = set()
+    by_who: dict[str, list[str]] = {}
+    for _t, who, _kind, text in facts.memories:
+        by_who.setdefault(who, []).append(text.lower())
+    for who, texts in by_who.items():
+        blob = "\n".join(texts)
+        for other in names:
+            if other != who and (who, other) not in seen and names_in(blob, other, names):
+                seen.add((who, other))
+    return sorted(seen)
+
+
+def remembers(facts: RunFacts, who: str) -> list[str]:
+    return [text for _t, w, _k, text in facts.memories if w == who]
+
+
+# -- interview answers ---------------------------------------------------------------------------
+
+class Scored(BaseModel):
+    """One interview answer scored against the resident's memory."""
+
+    resident: str
+    about: str  # a notion's key, or the other resident's name
+    answer: str
+    claims: bool  # the answer says it knows (yes, or shows the information)
+    shows: bool  # the answer carries the information itself
+    supported: bool  # a memory (or the residents file) backs it
+    knows: bool  # counted as knowing: claims, shows and supported
+    hallucinated: bool  # claims without support
+
+
+def denies(answer: str) -> bool:
+    """Whether an answer says it does not know ('I don't know who that is', 'No, I have not heard')."""
+    return bool(_DENIAL.search(answer))
+
+
+def score_notion_answer(resident: str, answer: str, notion: Notion, memory: list[str], names: list[str],
+                        verdict: bool | None = None) -> Scored:
+    """Knowing a notion needs an answer that shows it (a gathering's words; news's host named) and a
+    memory that carries it; ``verdict`` is a judge model's yes/no in place of the denial words."""
+    if notion.kind == "gathering":
+        shows = notion.head in tokens(answer)
+    elif resident == notion.host:  # the host answers 'I am running for mayor': its words, no name needed
+        shows = any(t in tokens(answer) for t in notion.terms)
+    else:
+        shows = mentions(answer, notion, names)
+    claims = (not denies(answer) and shows) if verdict is None else verdict
+    supported = resident == notion.host or any(mentions(m, notion, names) for m in memory)
+    return Scored(resident=resident, about=notion.key, answer=answer, claims=claims, shows=shows,
+                  supported=supported, knows=claims and shows and supported, hallucinated=claims and not supported)
+
+
+def score_person_answer(resident: str, answer: str, other: str, memory: list[str], persona: Persona | None,
+                        names: list[str], verdict: bool | None = None) -> Scored:
+    """'Do you know <other>?': a yes is an answer that names them (or says yes) and does not deny;
+    it is backed when the residents file relates them or a memory names them."""
+    shows = names_in(answer, other, names)
+    said_yes = bool(re.match(r"^\s*(yes|yeah|of course|sure|i do\b)", answer, re.I))
+    claims = ((shows or said_yes) and not denies(answer)) if verdict is None else verdict
+    related = persona is not None and any(r.name == other for r in persona.relationships)
+    supported = related or any(names_in(m, other, names) for m in memory)
+    return Scored(resident=resident, about=other, answer=answer, claims=claims, shows=shows, supported=supported,
+                  knows=claims and supported, hallucinated=claims and not supported)
+
+
+# -- the run summary's block and the timeline's section -------------------------------------------
+
+class EventSeen(BaseModel):
+    """One gathering as a run shows it: who knew when, who was there."""
+
+    notion: Notion
+    known: dict[str, Knowing]
+    invited: list[str]
+    present: dict[str, tuple[datetime, timedelta]]
+    together: list[tuple[str, str]]
+
+
+def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> list[EventSeen]:
+    """Each gathering of the run (replays.society.run_notions) with its knowers and who came."""
+    out = []
+    for notion in run_notions(facts, places):
+        known = knowers(facts, notion, names)
+        present: dict[str, tuple[datetime, timedelta]] = {}
+        invited: list[str] = []
+        if notion.place and notion.start and notion.end:
+            present = presence(facts, notion.place, notion.start, notion.end)
+            invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.start)
+        came = {n: v for n, v in present.items() if n in invited}
+        out.append(EventSeen(notion=notion, known=known, invited=invited, present=present,
+                             together=went_together(facts, came, notion.place or "")))
+    return out
+
+
+def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[str]) -> dict[str, Any]:
+    """The run summary's ``society`` block: each gathering known/invited/came, and who-knows-whom
+    before (the residents file) and after (memories that name someone)."""
+    names = sorted({p.name for p in personas} | set(facts.moves))
+    before = pairs_of(persona_edges(personas), names)
+    after = before | pairs_of(memory_edges(facts, names), names)
+    events = []
+    for seen in events_seen(facts, places, names):
+        n = seen.notion
+        events.append({"what": n.what, "host": n.host, "place": n.place,
+                       "window": f"{n.start:%Y-%m-%d %H:%M}-{n.end:%H:%M}" if n.start and n.end else None,
+                       "known": len(seen.known), "invited": len(seen.invited),
+                       "came": sum(1 for p in seen.present if p in seen.invited),
+                       "at_place": len(seen.present), "problems": n.problems})
+    return {"events": events, "new_acquaintances": len(after - before),
+            "density_before": round(density(before, len(names)), 3),
+            "density_from_memory": round(density(after, len(names)), 3)}

@@ -1,0 +1,206 @@
+"""The society measures on hand-built runs: knowing needs a memory, being there needs the place
+inside the window, and the paper's density formula."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from maps.contracts import Persona, Record, Relationship, TickRecords
+from replays.notions import mentions, parse_notion
+from replays.society import (RunFacts, asked_together, collect, density, knowers, memory_edges, pairs_of, presence,
+                             run_notions, score_notion_answer, score_person_answer, society_summary, went_together,
+                             wrong_time)
+from replays.timeline import build_timeline
+
+START = datetime(2026, 2, 13, 7, 0)
+PLACES = ["Willow Cafe", "Oak House", "Town Hall", "Willow Park", "Green Grocer"]
+NAMES = ["Maria Alvarez", "Tom Alvarez", "Grace Kim", "Hugo Lambert"]
+PARTY_WORDS = ("I am planning a Valentine's Day party at the Willow Cafe on February 14 from 5pm to 7pm, "
+               "and I want to invite everyone I know.")
+
+
+def party():
+    return parse_notion(PARTY_WORDS, "Maria Alvarez", "party", PLACES, START)
+
+
+def candidacy():
+    return parse_notion("I am running for mayor, and I want everyone in town to know.", "Hugo Lambert", "candidacy",
+                        PLACES, START)
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 2, day, hour, minute)
+
+
+# -- notions -------------------------------------------------------------------------------------
+
+def test_four_kinds_of_gathering_resolve_place_and_window() -> None:
+    cases = {
+        PARTY_WORDS: ("party", "Willow Cafe", at(14, 17), at(14, 19)),
+        "I am hosting a town meeting at the Town Hall tomorrow evening": ("meeting", "Town Hall", at(14, 18), at(14, 21)),
+        "I am organising a funeral at Oak House on 14 February between 10am and noon": ("funeral", "Oak House",
+                                                                                        at(14, 10), at(14, 12)),
+        "a chess match at Willow Park on Saturday at 3pm": ("match", "Willow Park", at(14, 15), at(14, 17)),
+    }
+    for words, (head, place, start, end) in cases.items():
+        n = parse_notion(words, "Maria Alvarez", "k", PLACES, START)
+        assert (n.kind, n.head, n.place, n.start, n.end, n.problems) == ("gathering", head, place, start, end, [])
+
+
+def test_unresolved_place_and_time_are_problems_not_guesses() -> None:
+    nowhere = parse_notion("I will hold a concert at the Moon Bar on Saturday at 8pm", "Maria Alvarez", "k", PLACES, START)
+    assert nowhere.place is None and "no place of the town" in nowhere.problems[0]
+    backwards = parse_notion("I am planning a party at Willow Cafe on February 14 from 7pm to 5pm", "M", "k", PLACES,
+                             START)
+    assert "is not after the start" in backwards.problems[0]
+    past = parse_notion("I am planning a party at Willow Cafe on February 12 at 5pm", "M", "k", PLACES, START)
+    assert "before the run starts" in past.problems[0]
+    undated = parse_notion("I am planning a party at Willow Cafe", "M", "k", PLACES, START)
+    assert undated.start is None and "no day" in undated.problems[0]
+    with pytest.raises(ValueError, match="cannot tell what the notion is"):
+        parse_notion("Hello there", "M", "k", PLACES, START)
+
+
+def test_news_needs_its_words_and_who() -> None:
+    news = candidacy()
+    assert news.kind == "news" and news.question == "Do you know who is running for mayor?"
+    assert mentions("Hugo Lambert told me he is running for mayor.", news, NAMES)
+    assert not mentions("Someone is running for mayor.", news, NAMES)  # who is the information
+    assert not mentions("Hugo Lambert was at the bank.", news, NAMES)
+
+
+# -- interview answers ---------------------------------------------------------------------------
+
+def test_a_yes_without_a_memory_is_a_hallucination() -> None:
+    answer = "Yes! Maria is throwing a Valentine's Day party at the Willow Cafe."
+    lying = score_notion_answer("Grace Kim", answer, party(), ["I made coffee."], NAMES)
+    assert lying.claims and lying.hallucinated and not lying.knows
+    told = score_notion_answer("Grace Kim", answer, party(),
+                               ["Maria Alvarez told me about the Valentine's party at the cafe."], NAMES)
+    assert told.knows and not told.hallucinated
+
+
+def test_a_denial_claims_nothing_and_a_vague_yes_does_not_know() -> None:
+    memory = ["Maria Alvarez told me about the Valentine's party at the cafe."]
+    no = score_notion_answer("Grace Kim", "No, I haven't heard of any party.", party(), [], NAMES)
+    assert not no.claims and not no.hallucinated and not no.knows
+    vague = score_notion_answer("Grace Kim", "Yes, I think so.", party(), memory, NAMES)
+    assert not vague.knows  # the information was not shown
+    judged_no = score_notion_answer("Grace Kim", "The party at the cafe, yes.", party(), memory, NAMES, verdict=False)
+    assert not judged_no.claims and not judged_no.knows
+
+
+def test_knowing_a_person_needs_a_memory_or_the_residents_file() -> None:
+    grace = Persona(name="Grace Kim", age=27, occupation="barista", workplace="Willow Cafe", home="Oak House",
+                    relationships=[Relationship(name="Maria Alvarez", relation="boss")])
+    made_up = score_person_answer("Grace Kim", "Yes, I know Hugo Lambert well.", "Hugo Lambert", [], grace, NAMES)
+    assert made_up.hallucinated and not made_up.knows
+    met = score_person_answer("Grace Kim", "Yes, I know Hugo.", "Hugo Lambert",
+                              ["Conversation with Hugo Lambert: the bank is quiet."], grace, NAMES)
+    assert met.knows and not met.hallucinated
+    boss = score_person_answer("Grace Kim", "Maria Alvarez is my boss.", "Maria Alvarez", [], grace, NAMES)
+    assert boss.knows
+    stranger = score_person_answer("Grace Kim", "I don't know who that is.", "Hugo Lambert", [], grace, NAMES)
+    assert not stranger.claims and not stranger.hallucinated
+
+
+# -- knowledge, attendance, density ----------------------------------------------------------------
+
+def facts_of_a_party() -> RunFacts:
+    f = RunFacts(first=at(13, 7), last=at(14, 23))
+    f.memories += [
+        (at(13, 7), "Maria Alvarez", "thought", PARTY_WORDS),
+        (at(13, 9, 1), "Tom Alvarez", "chat", "Conversation with Maria Alvarez: a Valentine's party at the cafe!"),
+        (at(13, 12), "Grace Kim", "observation", "Tom Alvarez said the Valentine's Day party is on Saturday."),
+    ]
+    f.chats += [(at(13, 9), "Maria Alvarez", "Tom Alvarez", "I'm hosting a Valentine's party at the cafe on the 14th."),
+                (at(13, 11), "Tom Alvarez", "Grace Kim", "Shall we go together to the Valentine's party?")]
+    f.moves = {
+        "Maria Alvarez": [(at(13, 7), "Oak House"), (at(14, 16, 30), "Willow Cafe:dining room"), (at(14, 19, 30), "Oak House")],
+        "Tom Alvarez": [(at(13, 7), "Oak House"), (at(13, 17), "Willow Cafe:dining room"), (at(13, 19), "Oak House"),
+                        (at(14, 17, 5), "Willow Cafe:dining room"), (at(14, 18, 30), "Oak House")],
+        "Grace Kim": [(at(13, 7), "Oak House"), (at(14, 17, 10), "Willow Cafe:dining room"), (at(14, 18, 30), "Oak House")],
+        "Hugo Lambert": [(at(13, 7), "Town Hall"), (at(14, 16), "Willow Cafe:kitchen"), (at(14, 17, 5), "Town Hall")],
+    }
+    f.actions += [(at(13, 19), "Tom Alvarez", "go to the Valentine's party"),
+                  (at(14, 17), "Grace Kim", "go to the party at the cafe")]
+    return f
+
+
+def test_knowers_and_who_told_whom() -> None:
+    known = knowers(facts_of_a_party(), party(), NAMES)
+    assert list(known) == ["Maria Alvarez", "Tom Alvarez", "Grace Kim"]
+    assert (known["Maria Alvarez"].via, known["Tom Alvarez"].via) == ("seed", "conversation")
+    assert known["Tom Alvarez"].teller == "Maria Alvarez"
+    assert known["Grace Kim"].teller == "Tom Alvarez"  # the memory names a knower (his line was an hour before)
+    assert "Hugo Lambert" not in known
+
+
+def test_only_the_place_inside_the_window_counts() -> None:
+    f, n = facts_of_a_party(), party()
+    there = presence(f, n.place, n.start, n.end)
+    assert sorted(there) == ["Grace Kim", "Maria Alvarez", "Tom Alvarez"]
+    assert there["Tom Alvarez"][0] == at(14, 17, 5)  # Friday at the cafe, the wrong day, does not count
+    assert "Hugo Lambert" not in there  # five minutes inside the window: passing through
+    early = RunFacts(first=at(14, 7), last=at(14, 23), moves={"X": [(at(14, 15), "Willow Cafe"), (at(14, 16, 59), "Oak House")]})
+    assert presence(early, n.place, n.start, n.end) == {}  # gone before it began
+    assert went_together(f, {k: there[k] for k in ("Tom Alvarez", "Grace Kim")}, n.place) == [("Grace Kim", "Tom Alvarez")]
+    assert asked_together(f, n, NAMES) == [("Grace Kim", "Tom Alvarez")]
+    assert wrong_time(f, n) == [("Tom Alvarez", "Fri 13 19:00")]
+
+
+def test_density_is_the_papers_formula_over_undirected_pairs() -> None:
+    pairs = pairs_of([("A", "B"), ("B", "A"), ("C", "D"), ("A", "Z")], ["A", "B", "C", "D"])
+    assert len(pairs) == 2
+    assert density(pairs, 4) == pytest.approx(2 * 2 / (4 * 3))
+    assert density(set(), 1) == 0.0
+    assert memory_edges(facts_of_a_party(), NAMES) == [("Grace Kim", "Tom Alvarez"), ("Tom Alvarez", "Maria Alvarez")]
+
+
+# -- from the record stream: the run's events, the summary block, the timeline ----------------------------
+
+def stream() -> list[TickRecords]:
+    def tick(k: int, when: datetime, *recs: Record) -> TickRecords:
+        return TickRecords(tick=k, time=when, records=list(recs))
+
+    def mem(who: str, kind: str, text: str) -> Record:
+        return Record(kind="memory", resident=who, data={"memory_id": 1, "kind": kind, "text": text, "importance": 5})
+
+    def move(who: str, address: str) -> Record:
+        return Record(kind="move", resident=who, data={"tile": [0, 0], "address": address})
+
+    return [
+        tick(0, at(13, 7), mem("Maria Alvarez", "thought", "I have run the Willow Cafe for twelve years."),
+             mem("Maria Alvarez", "thought", PARTY_WORDS), move("Maria Alvarez", "Oak House"), move("Tom Alvarez", "Oak House")),
+        tick(1, at(13, 9), Record(kind="chat", resident="Maria Alvarez", data={
+            "speaker": "Maria Alvarez", "listener": "Tom Alvarez", "text": "Come to my Valentine's party at the cafe!"}),
+             mem("Tom Alvarez", "chat", "Maria Alvarez invited me to her Valentine's party.")),
+        tick(2, at(14, 16, 50), move("Maria Alvarez", "Willow Cafe:dining room")),
+        tick(3, at(14, 17, 2), move("Tom Alvarez", "Willow Cafe:dining room")),
+        tick(4, at(14, 19, 10), move("Tom Alvarez", "Oak House"), move("Maria Alvarez", "Oak House")),
+    ]
+
+
+def test_the_run_finds_its_gathering_and_the_timeline_shows_it() -> None:
+    facts = collect(stream())
+    notions = run_notions(facts, PLACES)
+    assert [(n.what, n.place) for n in notions] == [("a Valentine's Day party", "Willow Cafe")]
+    people = [Persona(name=n, age=40, occupation="x", workplace="Willow Cafe", home="Oak House") for n in NAMES[:2]]
+    block = society_summary(facts, people, PLACES)
+    assert block["events"][0] | {"problems": []} == {
+        "what": "a Valentine's Day party", "host": "Maria Alvarez", "place": "Willow Cafe",
+        "window": "2026-02-14 17:00-19:00", "known": 2, "invited": 1, "came": 1, "at_place": 2, "problems": []}
+    assert block["new_acquaintances"] == 1 and block["density_from_memory"] == 1.0
+    md = build_timeline(stream(), {"town_name": "Willowbrook"})
+    assert "## Events" in md and "### A Valentine's Day party — Maria Alvarez, Willow Cafe, Sat 14 Feb 17:00–19:00" in md
+    assert "| Tom Alvarez | Fri 09:00 | conversation | Maria Alvarez | 17:02, 118 min |" in md
+    assert "known by 2 residents; 1 knew before it began; 1 of them came; 2 at the place in all" in md
+
+
+def test_a_run_without_a_gathering_has_no_events_section() -> None:
+    plain = [TickRecords(tick=0, time=at(13, 7), records=[Record(kind="memory", resident="A", data={
+        "memory_id": 1, "kind": "thought", "text": "I am proud of my daughter.", "importance": 3})])]
+    assert run_notions(collect(plain), PLACES) == []
+    assert "## Events" not in build_timeline(plain, {})

@@ -1,0 +1,115 @@
+"""`townsfolk bench society`: a tiny scripted run end to end (the numbers come from the run) and
+its bad input (refused before any run, or named and recorded while the run goes on)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from world.cli import main as cli_main
+from world.cli.bench_society import BenchInputError, Setup, make_notions, read_residents, residents_path
+
+TOWN = "default"
+PARTY = "I am planning a Valentine's Day party at the Willow Cafe on February 14 from 5pm to 7pm"
+
+
+def three_residents(tmp_path: Path, n: int = 3) -> Path:
+    """The Alvarez family of the default town, with only their ties to each other."""
+    raw = json.loads((Path("maps/towns/default/residents.json")).read_text())[:n]
+    names = {r["name"] for r in raw}
+    for r in raw:
+        r["relationships"] = [t for t in r.get("relationships", []) if t["name"] in names]
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def bench_args(*extra: str) -> list[str]:
+    return ["bench", "society", "--model", "scripted", "--json", *extra]
+
+
+def last_json(capsys: pytest.CaptureFixture[str]) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_a_tiny_scripted_bench_scores_what_the_run_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    residents = three_residents(tmp_path)
+    out = tmp_path / "runs"
+    code = cli_main(bench_args("--residents", str(residents), "--start", "2026-02-14 16:30", "--duration", "3h",
+                               "--event", PARTY, "--host", "Maria Alvarez",
+                               "--event", "I am running for mayor", "--host", "Lucy Alvarez",
+                               "--out", str(out), "--png-dir", str(tmp_path / "png")))
+    assert code == 0
+    result = last_json(capsys)
+    row = result["runs"][0]
+    assert row["residents"] == 3 and row["answers"] == 3 * 2 + 3 * 2  # two notions, two others each
+    party, mayor = row["notions"]["event-1"], row["notions"]["event-2"]
+    assert party["kind"] == "gathering" and party["window"] == "Sat 14 Feb 17:00-19:00" and party["place"] == "Willow Cafe"
+    assert mayor["kind"] == "news" and mayor["question"] == "Do you know who is running for mayor?"
+    for figures in (party, mayor):  # every counted knower has a memory that carries it; the host always
+        assert set(figures["knowers"]) <= set(figures["via"]) and figures["host"] in figures["via"]
+        assert figures["known_in_memory"] == len(figures["via"]) <= 3
+        assert figures["by_hour"][-1][1] == figures["known_in_memory"]
+    assert party["came"] <= party["invited"] <= 2
+    assert set(party["guests"]) <= set(party["at_place"])
+    assert 0.0 <= row["density_before"] <= 1.0 and row["density_after"] <= 1.0
+    assert row["hallucinated_share"] == round(row["hallucinated"] / row["answers"], 4)
+    assert len(row["hallucination_examples"]) == min(3, row["hallucinated"])
+    assert Path(out / "full-seed0" / "run" / "run.db").exists()  # --out keeps the run folder
+    assert sorted(Path(p).name for p in row["pngs"]) == ["full-seed0-diffusion.png", "full-seed0-graph.png"]
+    assert result["paper"].startswith("party_known 12 of 25")
+
+
+def test_unknown_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main(bench_args("--partay"))
+    assert exc.value.code == 2 and "--partay" in capsys.readouterr().err
+
+
+def test_a_residents_file_with_one_resident_is_refused(tmp_path: Path) -> None:
+    lonely = three_residents(tmp_path, 1)
+    with pytest.raises(SystemExit, match=r"1 resident\(s\); the bench needs at least 2"):
+        cli_main(bench_args("--residents", str(lonely)))
+    with pytest.raises(SystemExit, match="--residents nowhere.json: no such file"):
+        cli_main(bench_args("--residents", "nowhere.json"))
+
+
+class Args:
+    def __init__(self, events: list[str], hosts: list[str]) -> None:
+        self.event, self.host = events, hosts
+
+
+def test_bad_events_are_named(tmp_path: Path) -> None:
+    _raw, people, places = read_residents(TOWN, residents_path(TOWN, str(three_residents(tmp_path))))
+    start = datetime(2026, 2, 13, 7)
+    notions, problems = make_notions(Args([PARTY, "I am running for mayor"], ["Nobody Here", "Lucy Alvarez"]),
+                                     people, places, start)
+    assert [n.key for n in notions] == ["event-2"]
+    assert problems == ["--host 'Nobody Here' of event-1: not a resident of the residents file; not seeded"]
+    _, problems = make_notions(Args(["I am planning a concert at the Moon Bar on Saturday at 8pm"], ["Maria Alvarez"]),
+                               people, places, start)
+    assert problems[0].startswith("event-1: no place of the town is named")
+    with pytest.raises(BenchInputError, match="expected one --host per --event"):
+        make_notions(Args([PARTY], []), people, places, start)
+    with pytest.raises(BenchInputError, match="--event 'Hello there': cannot tell what the notion is"):
+        make_notions(Args(["Hello there"], ["Maria Alvarez"]), people, places, start)
+
+
+def test_the_default_notions_are_the_papers_two(tmp_path: Path) -> None:
+    class Given:
+        town, residents, start, duration, ablation = TOWN, None, "2026-02-13 07:00", "2d", "full"
+        event: list[str] = []
+        host: list[str] = []
+
+    setup = Setup(Given())  # type: ignore[arg-type]
+    assert len(setup.names) == 25 and setup.problems == []
+    party, mayor = setup.notions
+    assert (party.key, party.host, party.place, f"{party.start:%d %H:%M}-{party.end:%H:%M}") == (
+        "party", "Maria Alvarez", "Willow Cafe", "14 17:00-19:00")
+    assert (mayor.key, mayor.host, mayor.question) == ("candidacy", "Ben Okafor", "Do you know who is running for mayor?")
+    Given.ablation = "full,nothing"
+    with pytest.raises(BenchInputError, match="--ablation 'full,nothing'"):
+        Setup(Given())  # type: ignore[arg-type]

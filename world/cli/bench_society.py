@@ -1,0 +1,356 @@
+"""`townsfolk bench society`: the paper's two-day evaluation (Park et al. 2023), on any model.
+
+Seeds notions in the residents' memories (by default: Maria Alvarez plans a Valentine's Day party
+at the Willow Cafe on February 14 from 5pm to 7pm; Ben Okafor runs for mayor), runs the town,
+then interviews every resident the paper's way ("Did you know there is a Valentine's Day
+party?", "Do you know who is running for mayor?", "Do you know <name>?" for every pair) through
+the ordinary interview path, and scores each answer against what that resident remembers
+(replays.society): knowing needs an answer that shows the information and a memory that carries
+it; a claim without a memory is a hallucination. Per seed: knowledge of each notion (count,
+share, by game hour), who told whom, invited (knew before it began) vs came (at the place for
+15 minutes inside the window, from position records), pairs who went together, density
+before (the residents file) and after (interviews checked against memory), hallucinated
+answers; the paper's figures beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import agents.llm.scripted.society  # noqa: F401  (the judge's scripted answers, for --judge-model scripted)
+from agents.llm.gateway import make_llm
+from agents.minds.interview import interview_answer
+from agents.prompts.society import judge_answer
+from maps.contracts import LIST_MAX, MEMORY_MAX, Persona
+from maps.town import TownError, load_town, residents_files
+from memory.runfile import RunStore
+from replays.notions import Notion, parse_notion
+from replays.society import (RunFacts, Scored, asked_together, collect, density, diffusion_edges, knowers,
+                             memory_edges, pairs_of, persona_edges, presence, remembers, score_notion_answer,
+                             score_person_answer, spread_by_hour, went_together, wrong_time)
+from world.cli.args import positive_int
+from world.cli.society_plots import write_plots
+from world.clock import parse_duration, parse_start
+from world.runner import RunOptions, build_engine
+
+ABLATIONS = ("full", "no_reflection", "no_reflection_planning", "no_observation")
+PAPER = {"party_known": "12 of 25 (48%)", "candidacy_known": "8 of 25 (32%)", "invited_came": "5 of 12",
+         "density": "0.167 -> 0.74", "hallucinated": "1.3%"}
+PARTY = ("I am planning a Valentine's Day party at the {place} on February 14 from 5pm to 7pm, and I want to "
+         "invite everyone I know.")
+CANDIDACY = "I am running for mayor, and I want everyone in town to know."
+PARTY_HOSTS = ("Maria Alvarez", "Isabella Rodriguez")  # ours, then the paper's (import smallville)
+CANDIDATES = ("Ben Okafor", "Sam Moore")
+
+
+class BenchInputError(ValueError):
+    """A bad option or file, named with what was expected."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--event", action="append", default=[], metavar="TEXT",
+                        help="a notion to seed, in its host's words ('I am planning a town meeting at the Town Hall "
+                             "on February 14 at 6pm', 'I am running for mayor'); repeatable, each with a --host; "
+                             "replaces the default party and candidacy")
+    parser.add_argument("--host", action="append", default=[], metavar="NAME",
+                        help="the resident who holds the matching --event (in the same order)")
+    parser.add_argument("--residents", metavar="FILE", help="residents file (default: the town's largest)")
+    parser.add_argument("--town", default="default", help="town name or folder (default: default)")
+    parser.add_argument("--model", default="scripted", help="the residents' model (default scripted; e.g. local)")
+    parser.add_argument("--judge-model", default=None, metavar="MODEL",
+                        help="a model that judges whether each answer says yes (default: the answer's own words)")
+    parser.add_argument("--seeds", type=positive_int, default=1, help="runs, seeds 0..N-1 (default 1)")
+    parser.add_argument("--ablation", default="full",
+                        help=f"architecture(s), comma-separated, compared on the same seeds: {', '.join(ABLATIONS)}")
+    parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
+    parser.add_argument("--duration", default="2d", help="game time (default 2d, as the paper)")
+    parser.add_argument("--out", metavar="DIR", help="keep the run folders here (default: a temporary folder)")
+    parser.add_argument("--png-dir", metavar="DIR", help="write the diffusion curves and the social graphs here")
+
+
+class Setup:
+    """Everything checked before any run starts: a bad option fails in a second."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        try:
+            self.start, self.duration = parse_start(args.start), parse_duration(args.duration)
+        except ValueError as exc:
+            raise BenchInputError(f"--start/--duration: {exc}") from None
+        self.ablations = [a.strip() for a in str(args.ablation).split(",")]
+        bad = [a for a in self.ablations if a not in ABLATIONS]
+        if bad or len(set(self.ablations)) != len(self.ablations):
+            raise BenchInputError(f"--ablation {args.ablation!r}: expected distinct names among {', '.join(ABLATIONS)}")
+        self.residents_path = residents_path(args.town, args.residents)
+        self.raw, self.personas, self.places = read_residents(args.town, self.residents_path)
+        self.names = [p.name for p in self.personas]
+        self.notions, self.problems = make_notions(args, self.personas, self.places, self.start)
+
+
+def residents_path(town: str, given: str | None) -> Path:
+    """The residents file: ``--residents`` (a path, or a file name in the town folder) or the town's largest."""
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            try:
+                path = load_town(town, None).folder / given
+            except TownError as exc:
+                raise BenchInputError(f"--town {town}: {exc}") from None
+        if not path.is_file():
+            raise BenchInputError(f"--residents {given}: no such file (expected a residents JSON list)")
+        return path.resolve()
+    try:
+        files = residents_files(town)
+    except TownError as exc:
+        raise BenchInputError(f"--town {town}: {exc}") from None
+    if not files:
+        raise BenchInputError(f"--town {town}: no residents*.json file in the town folder")
+    return files[-1].resolve()
+
+
+def read_residents(town: str, path: Path) -> tuple[list[dict[str, Any]], list[Persona], list[str]]:
+    """(raw entries, personas, place names) of a residents file checked against the town."""
+    try:
+        loaded = load_town(town, path)
+    except TownError as exc:
+        raise BenchInputError(f"--residents: {exc}") from None
+    if len(loaded.residents) < 2:
+        raise BenchInputError(f"--residents {path}: {len(loaded.residents)} resident(s); the bench needs at least 2 "
+                              "(news spreads between people, and 'Do you know X?' needs someone to ask about)")
+    raw = json.loads(path.read_text())
+    return raw, list(loaded.residents), sorted(loaded.sectors)
+
+
+def default_events(personas: list[Persona]) -> list[tuple[str, str]]:
+    """The paper's two notions: a party at its host's workplace and a candidacy for mayor."""
+    names = [p.name for p in personas]
+    host = next((n for n in PARTY_HOSTS if n in names), names[0])
+    candidate = next((n for n in CANDIDATES if n in names and n != host), next(n for n in names if n != host))
+    workplace = next(p.workplace for p in personas if p.name == host).split(":")[0]
+    return [(PARTY.format(place=workplace), host), (CANDIDACY, candidate)]
+
+
+def make_notions(args: argparse.Namespace, personas: list[Persona], places: list[str],
+                 start: Any) -> tuple[list[Notion], list[str]]:
+    """The notions to seed and the problems found (a host who is not a resident: named, not seeded)."""
+    if len(args.event) != len(args.host):
+        raise BenchInputError(f"--event and --host: expected one --host per --event, got {len(args.event)} "
+                              f"--event and {len(args.host)} --host")
+    events = list(zip(args.event, args.host)) or default_events(personas)
+    names = {p.name for p in personas}
+    notions, problems = [], []
+    for i, (text, host) in enumerate(events):
+        key = ("party", "candidacy")[i] if not args.event else f"event-{i + 1}"
+        if not text.strip() or len(text) > MEMORY_MAX:
+            raise BenchInputError(f"--event {text[:60]!r}: expected 1 to {MEMORY_MAX} characters")
+        try:
+            notion = parse_notion(text, host, key, places, start)
+        except ValueError as exc:
+            raise BenchInputError(f"--event {exc}") from None
+        if host not in names:
+            problems.append(f"--host {host!r} of {key}: not a resident of the residents file; not seeded")
+            continue
+        problems += [f"{key}: {p}" for p in notion.problems]
+        notions.append(notion)
+    return notions, problems
+
+
+def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path) -> Path:
+    """A copy of the residents file with each notion added to its host's seed memories."""
+    data = json.loads(json.dumps(raw))
+    for notion in notions:
+        entry = next(e for e in data if e.get("name") == notion.host)
+        memories = list(entry.get("seed_memories") or [])
+        if len(memories) >= LIST_MAX:
+            memories = memories[1:]  # room for the notion; the file's own limit stays
+        entry["seed_memories"] = [*memories, notion.text]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "residents-seeded.json"
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        setup = Setup(args)
+    except BenchInputError as exc:
+        raise SystemExit(f"townsfolk bench society: {exc}") from None
+    keep = Path(args.out) if args.out else None
+    root = keep or Path(tempfile.mkdtemp(prefix="townsfolk-society-"))
+    try:
+        rows = [run_seed(args, setup, root, seed, ablation)
+                for ablation in setup.ablations for seed in range(args.seeds)]
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    if args.png_dir:
+        for row in rows:
+            row["pngs"] = write_plots(row, Path(args.png_dir))
+    return report(args, setup, rows)
+
+
+def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, ablation: str) -> dict[str, Any]:
+    """Run one seed of one architecture, interview everyone, and score it."""
+    folder = root / f"{ablation}-seed{seed}"
+    if folder.exists():
+        raise SystemExit(f"townsfolk bench society: --out {root}: {folder.name} exists; choose a new --out")
+    seeded = seeded_file(setup.raw, setup.notions, folder)
+    options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
+                         seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
+    t0 = time.perf_counter()
+    engine = build_engine(options)
+    asyncio.run(engine.run(engine.until))
+    engine.store.close()
+    run_s = time.perf_counter() - t0
+    store = RunStore.open(folder / "run")
+    try:
+        facts = collect(store.iter_ticks(0, None))
+    finally:
+        store.close()
+    t1 = time.perf_counter()
+    answers = interview_all(folder / "run", setup, facts, engine.llm, judge(args))  # type: ignore[attr-defined]
+    row = score_seed(setup, facts, answers)
+    row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
+               run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1))
+    return row
+
+
+def judge(args: argparse.Namespace) -> Any:
+    """The judge model's gateway, or None (the answer's own words decide)."""
+    if not args.judge_model:
+        return None
+    try:
+        return make_llm(args.judge_model)
+    except Exception as exc:
+        raise SystemExit(f"townsfolk bench society: --judge-model {args.judge_model}: {exc}") from None
+
+
+def interview_all(run_dir: Path, setup: Setup, facts: RunFacts, llm: Any, judge_llm: Any) -> list[Scored]:
+    """Every resident asked about every notion and every other resident; each answer scored."""
+    scored = []
+    by_name = {p.name: p for p in setup.personas}
+    for name in setup.names:
+        memory = remembers(facts, name)
+        for notion in setup.notions:
+            answer = interview_answer(run_dir, name, notion.question, llm=llm).text
+            verdict = said_yes(judge_llm, name, notion.question, answer)
+            scored.append(score_notion_answer(name, answer, notion, memory, setup.names, verdict))
+        for other in setup.names:
+            if other != name:
+                question = f"Do you know {other}?"
+                answer = interview_answer(run_dir, name, question, llm=llm).text
+                verdict = said_yes(judge_llm, name, question, answer)
+                scored.append(score_person_answer(name, answer, other, memory, by_name[name], setup.names, verdict))
+    return scored
+
+
+def said_yes(judge_llm: Any, name: str, question: str, answer: str) -> bool | None:
+    """The judge model's reading of whether the answer says yes (None without a judge)."""
+    if judge_llm is None:
+        return None
+    return judge_answer(judge_llm, name, question, answer)
+
+
+def score_seed(setup: Setup, facts: RunFacts, answers: list[Scored]) -> dict[str, Any]:
+    """The figures of one run: each notion's spread and gathering, who knows whom, hallucinations."""
+    n = len(setup.names)
+    notions = {notion.key: notion_figures(setup, facts, notion, answers) for notion in setup.notions}
+    people = [a for a in answers if a.about in setup.names]
+    before = pairs_of(persona_edges(setup.personas), setup.names)
+    after = pairs_of(((a.resident, a.about) for a in people if a.knows), setup.names)
+    remembered = before | pairs_of(memory_edges(facts, setup.names), setup.names)
+    claims = [a for a in answers if a.claims]
+    halluc = [a for a in answers if a.hallucinated]
+    return {
+        "residents": n,
+        "names": list(setup.names),
+        "notions": notions,
+        "density_before": round(density(before, n), 3),
+        "density_after": round(density(after, n), 3),
+        "density_from_memory": round(density(remembered, n), 3),
+        "pairs_before": len(before), "pairs_after": len(after),
+        "new_acquaintances": len(after - before),
+        "edges_before": sorted(sorted(p) for p in before), "edges_after": sorted(sorted(p) for p in after),
+        "answers": len(answers), "claims": len(claims),
+        "hallucinated": len(halluc),
+        "hallucinated_share": round(len(halluc) / len(answers), 4) if answers else None,
+        "hallucinated_acquaintances": sum(1 for a in halluc if a.about in setup.names),
+        "hallucination_examples": [f"{a.resident} on {a.about}: {a.answer[:160]}" for a in halluc[:3]],
+        "problems": list(setup.problems),
+    }
+
+
+def notion_figures(setup: Setup, facts: RunFacts, notion: Notion, answers: list[Scored]) -> dict[str, Any]:
+    """Knowledge (from memory and from interviews), the diffusion tree and, for a gathering, who came."""
+    n = len(setup.names)
+    known = knowers(facts, notion, setup.names)
+    mine = [a for a in answers if a.about == notion.key]
+    said = sorted(a.resident for a in mine if a.knows)
+    out: dict[str, Any] = {
+        "what": notion.what, "host": notion.host, "kind": notion.kind, "question": notion.question,
+        "known": len(said), "known_share": round(len(said) / n, 3), "knowers": said,
+        "known_in_memory": len(known),
+        "hallucinated": sorted(a.resident for a in mine if a.hallucinated),
+        "by_hour": spread_by_hour(known, facts.first, facts.last) if facts.first and facts.last else [],
+        "told": [list(e) for e in diffusion_edges(known)],
+        "via": {name: k.via for name, k in sorted(known.items())},
+    }
+    if notion.kind == "gathering":
+        out.update(gathering_figures(facts, notion, known, setup.names))
+    return out
+
+
+def gathering_figures(facts: RunFacts, notion: Notion, known: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """Invited (knew before it began, host aside) vs came (at the place inside the window)."""
+    if not notion.place or notion.start is None or notion.end is None:
+        return {"place": notion.place, "window": None, "attendance": "not measured: " + "; ".join(notion.problems)}
+    invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.start)
+    there = presence(facts, notion.place, notion.start, notion.end)
+    came = sorted(n for n in there if n in invited)
+    return {
+        "place": notion.place, "window": f"{notion.start:%a %d %b %H:%M}-{notion.end:%H:%M}",
+        "invited": len(invited), "came": len(came), "guests": came,
+        "host_there": notion.host in there,
+        "at_place": sorted(there), "others_at_place": sorted(n for n in there if n not in invited and n != notion.host),
+        "went_together": [list(p) for p in went_together(facts, {n: there[n] for n in came}, notion.place)],
+        "asked_together": [list(p) for p in asked_together(facts, notion, names)],
+        "wrong_time": [list(w) for w in wrong_time(facts, notion)],
+    }
+
+
+def report(args: argparse.Namespace, setup: Setup, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The table: per seed and architecture one line per figure, the paper's beside; ``runs`` for scripts."""
+    out: dict[str, Any] = {"model": args.model, "judge_model": args.judge_model or "(answer's words)",
+                           "residents": len(setup.names), "residents_file": str(setup.residents_path),
+                           "game_time": args.duration, "seeds": args.seeds}
+    for notion in setup.notions:
+        out[f"{notion.key}"] = f"{notion.what} (host {notion.host})" + (
+            f" at {notion.place}, {notion.start:%a %d %b %H:%M}-{notion.end:%H:%M}" if notion.start and notion.end
+            and notion.place else "")
+    for row in rows:
+        label = f"{row['ablation']} seed {row['seed']}"
+        out[label] = summary_line(row)
+    out["paper"] = ", ".join(f"{k} {v}" for k, v in PAPER.items())
+    out["problems"] = setup.problems or "none"
+    out["runs"] = rows
+    return out
+
+
+def summary_line(row: dict[str, Any]) -> str:
+    """One seed in words: each notion known (and came), density, hallucinations, time."""
+    bits = []
+    for key, f in row["notions"].items():
+        bit = f"{key} {f['known']}/{row['residents']} (memory {f['known_in_memory']})"
+        if "came" in f:
+            bit += f", came {f['came']}/{f['invited']}, wrong time {len(f['wrong_time'])}"
+        bits.append(bit)
+    bits.append(f"density {row['density_before']} -> {row['density_after']}")
+    bits.append(f"hallucinated {row['hallucinated']}/{row['answers']}")
+    bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s")
+    return "; ".join(bits)
