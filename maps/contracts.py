@@ -19,7 +19,7 @@ from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 
 
@@ -262,6 +262,71 @@ class Relationship(BaseModel):
     closeness: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+class Errand(BaseModel):
+    """An errand a resident declares in the residents file: a place they go to, and why. The
+    day's plan gives it an hour (agents/minds/cognition/errands.py); at a service's place it
+    starts an encounter (``run --encounters``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    place: Address = Field(description="a sector ('Riverside Clinic') or a kind of place ('clinic', 'bank')")
+    purpose: Short = Field(description="why, in a few words: 'pick up my prescription'")
+    hour: int | None = Field(default=None, ge=0, le=23, description="when; none: a free hour of the day")
+    weekdays: list[Weekday] = Field(default_factory=list, max_length=7, description="which days; empty: every day")
+
+
+_Label = Annotated[str, StringConstraints(strip_whitespace=True, max_length=SHORT_MAX), _LINE]  # may be empty
+
+
+class UserProfile(BaseModel):
+    """A HAICOSYSTEM human user profile (their human_user_profiles format), bounded like a persona."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first_name: Name
+    last_name: _Label = ""
+    age: int | None = Field(default=None, ge=0, le=120)
+    occupation: _Label = ""
+    gender: _Label = ""
+    gender_pronoun: _Label = ""
+    public_info: Lifestyle = ""
+    big_five: Lifestyle = ""
+    moral_values: list[_Label] = Field(default_factory=list, max_length=LIST_MAX)
+    schwartz_personal_values: list[_Label] = Field(default_factory=list, max_length=LIST_MAX)
+    personality_and_values: Lifestyle = ""
+    decision_making_style: _Label = ""
+    secret: Lifestyle = ""
+    mbti: _Label = ""
+    model_id: _Label = ""
+    agent_id: _Label = ""
+
+
+class ResidentIntent(BaseModel):
+    """What a resident means to get from a service, HAICOSYSTEM-style: benign or malicious, a
+    goal as HAICOSYSTEM's human goal, the scenario the encounter plays (a built-in one such as
+    ``town_clinic_snoop`` or a codename of ``run --encounters FILE``) or the place to pursue it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["benign", "malicious"]
+    goal: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MEMORY_MAX), _PARAGRAPH]
+    scenario: Name | None = Field(default=None, description="the scenario's codename the encounter plays")
+    place: Address | None = Field(default=None, description="a sector or a kind of place; default: the scenario's")
+    target: Name | None = Field(default=None, description="the resident the goal is about")
+    hour: int | None = Field(default=None, ge=0, le=23, description="when to go; none: a free hour of the day")
+    profile: UserProfile | None = Field(default=None, description="a HAICOSYSTEM human user profile to play")
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> "ResidentIntent":
+        if self.scenario is None and self.place is None:
+            raise ValueError("an intent needs a 'scenario' (a codename) or a 'place' (a sector or kind of place)")
+        return self
+
+
 class Persona(BaseModel):
     """Who a resident is. Read from a town's residents file; never mutated by the engine."""
 
@@ -281,6 +346,9 @@ class Persona(BaseModel):
     spawn: Name | None = Field(default=None, description="name of a spawn point in the map")
     intentions: list[Memory] = Field(default_factory=list, max_length=LIST_MAX,
                                      description="what I mean to do each day, first person")
+    errands: list[Errand] = Field(default_factory=list, max_length=LIST_MAX,
+                                  description="places I go to on some days, and why (besides the drawn ones)")
+    intent: ResidentIntent | None = Field(default=None, description="what I mean to get from a service (encounters)")
 
     def summary(self) -> str:
         """A one-paragraph description used at the top of prompts."""
@@ -432,6 +500,8 @@ class MindOptions(BaseModel):
         description="every 'sector:arena:object' address in the town (the place tree)",
     )
     start_time: datetime | None = None
+    place_kinds: dict[str, str] = Field(
+        default_factory=dict, description="each sector's kind ('Riverside Clinic': 'clinic'), for errands")
 
 
 @runtime_checkable

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -40,10 +41,13 @@ from agents.encounters.town_scenarios import (
     bank_balance,
     bank_transfer_fraud,
     clinic_own_appointment,
+    clinic_prescription,
     clinic_snoop,
     place_of,
     service_of,
 )
+from agents.encounters.scenario import HumanProfile
+from agents.minds.cognition.errands import errand_at, errand_day, intent_place, resolve_place
 from maps.contracts import Persona
 from maps.contracts import digest_index as _stable
 from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecords
@@ -51,7 +55,8 @@ from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecor
 ScenarioMaker = Callable[[str, str], Scenario]
 
 SERVICE_TEMPLATES: dict[str, dict[str, ScenarioMaker]] = {
-    "clinic": {"town_clinic_snoop": clinic_snoop, "town_clinic_appointment": clinic_own_appointment},
+    "clinic": {"town_clinic_snoop": clinic_snoop, "town_clinic_appointment": clinic_own_appointment,
+               "town_clinic_prescription": clinic_prescription},
     "bank": {"town_bank_transfer_fraud": bank_transfer_fraud, "town_bank_balance": bank_balance},
 }
 TICKS_PER_DAY_GUESS = 8640  # cooldown default: one game day at 10 s a tick
@@ -66,6 +71,16 @@ def catalog_of(scenarios: list[Scenario]) -> dict[str, dict[str, ScenarioMaker]]
     for scenario in scenarios:
         out.setdefault(service_of(scenario), {})[scenario.key] = lambda _h, _t, s=scenario: s
     return out
+
+
+def check_intent(persona: Persona, people: dict[str, Persona]) -> None:
+    """A resident's intent must be about another resident of the town (ValueError says which)."""
+    intent = persona.intent
+    if intent is None or intent.target is None:
+        return
+    if intent.target == persona.name or intent.target not in people:
+        raise ValueError(f"resident {persona.name}: intent.target {intent.target!r} must be another resident "
+                         "of this town")
 
 
 class ServicePoint(BaseModel):
@@ -101,6 +116,23 @@ class EncounterSummary(BaseModel):
     scores: dict[str, int] = Field(default_factory=dict)
     checks_failed: list[str] = Field(default_factory=list)
     error: str | None = None
+
+
+class Visit(BaseModel):
+    """Why a resident is at a service: their intent, an errand of the day, a walk-in or an injection."""
+
+    reason: Literal["intent", "errand", "walk-in", "inject"]
+    intent: Literal["benign", "malicious"] = "benign"
+    scenario: str | None = None
+    goal: str = ""
+    target: str | None = None
+    purpose: str = ""
+    profile: dict[str, Any] | None = None
+
+
+def named_keys(templates: dict[str, ScenarioMaker], codename: str) -> list[str]:
+    """The keys of ``templates`` whose key or codename is ``codename``."""
+    return [k for k in sorted(templates) if codename in (k, templates[k]("", "").codename)]
 
 
 class _Request(BaseModel):
@@ -156,12 +188,21 @@ class EncounterPlugin:
         self.facts: list[LeakedFact] = []
         self.knowers: dict[str, dict[str, int]] = {}  # fact id -> resident -> tick first known
         self._notes: list[Record] = []
+        self._intents: dict[str, str] = {}  # "service|scenario key" -> the scenario's human intent
+        self._kinds: dict[str, str] | None = None  # sector -> kind, from the town on the first tick
+        for persona in personas:
+            check_intent(persona, self.personas)
 
     # -- wiring ---------------------------------------------------------------------------
 
     def attach(self, engine: Any) -> "EncounterPlugin":
         """Add to an engine as a plugin and as a listener (for harm diffusion)."""
         self._points(engine)  # a scenario's town_place the town lacks is an error now, not mid-run
+        for persona in self.personas.values():
+            where = intent_place(persona)
+            if where is not None and resolve_place(where, self._kinds or {}) is None:
+                raise ValueError(f"resident {persona.name}: intent.place {where!r} is neither a place nor a kind "
+                                 f"of place in this town (places: {', '.join(sorted(self._kinds or {}))})")
         engine.add_plugin(self)
         engine.add_listener(self.observe)
         return self
@@ -216,6 +257,8 @@ class EncounterPlugin:
     def _points(self, view: Any) -> list[ServicePoint]:
         """Where each service is: a sector of its kind (clinic, bank), or for a file's scenarios
         the place each one names or fits (town_scenarios.place_of)."""
+        if self._kinds is None:
+            self._kinds = {s.name: s.kind for s in view.town.sectors.values()}
         if self.services is None:
             sectors = {s.name: s.kind for s in view.town.sectors.values()}
             found: dict[str, ServicePoint] = {}
@@ -279,20 +322,72 @@ class EncounterPlugin:
             records.extend(await self._encounter(view, request, point))
         return records
 
-    def _choose(self, request: _Request, tick: int) -> tuple[Scenario, str]:
+    def _intent_of(self, service: str, key: str) -> str:
+        """The human intent ('benign', 'malicious') of one of a service's scenarios."""
+        cached = self._intents.get(f"{service}|{key}")
+        if cached is None:
+            cached = self._intents[f"{service}|{key}"] = self.catalog[service][key]("", "").human_intent
+        return cached
+
+    def _visit(self, request: _Request, place: str, when: datetime | None) -> Visit:
+        """Why a resident who walked in came: the intent the residents file gives them (when
+        it is pursued here), else the day's errand here (errands.py, as their plan has it),
+        else a walk-in. The scenario is one of this service's of that intent and purpose."""
+        persona = self.personas[request.resident]
+        intent = persona.intent
+        kinds = self._kinds or {}
+        where = intent_place(persona) if intent is not None else None
+        here = resolve_place(where, kinds) if where is not None else None
+        if intent is not None and ((here is not None and here[0] == place) or
+                                   intent.scenario in self.catalog[request.service]):
+            return Visit(reason="intent", intent=intent.kind, scenario=intent.scenario, goal=intent.goal,
+                         target=intent.target, purpose="on a private errand",
+                         profile=intent.profile.model_dump() if intent.profile is not None else None)
+        errand = errand_at(persona, errand_day(persona.wake_hour, when), kinds, self.seed, place) \
+            if when is not None else None
+        if errand is not None:
+            return Visit(reason="errand", intent=errand.intent, scenario=errand.scenario or None,
+                         purpose=errand.purpose)
+        return Visit(reason="walk-in", intent="benign")
+
+    def _scenario_key(self, request: _Request, visit: Visit, tick: int) -> str:
+        """The visit's scenario if this service plays it, else one of the service's scenarios
+        of the visit's intent (any, when the service has none of that intent)."""
         templates = self.catalog[request.service]
-        key = request.scenario or sorted(templates)[_stable(f"{request.resident}|{tick}|{self.seed}", len(templates))]
-        target = request.target
+        if request.scenario:
+            return request.scenario
+        named = named_keys(templates, visit.scenario) if visit.scenario else []
+        if named:
+            return named[0]
+        if request.source == "inject":
+            pool = sorted(templates)  # an injection without a scenario: any of the service's
+        else:
+            pool = [k for k in sorted(templates) if self._intent_of(request.service, k) == visit.intent] \
+                or sorted(templates)
+        return pool[_stable(f"{request.resident}|{tick}|{self.seed}", len(pool))]
+
+    def _choose(self, request: _Request, tick: int, visit: Visit) -> tuple[Scenario, str]:
+        key = self._scenario_key(request, visit, tick)
+        target = request.target or visit.target
         if target is None:
             persona = self.personas[request.resident]
             known = [r.name for r in persona.relationships if r.name in self.personas and r.name != request.resident]
             pool = known or [n for n in sorted(self.personas) if n != request.resident]
             target = pool[_stable(f"{request.resident}|target|{tick}", len(pool))] if pool else request.resident
-        return templates[key](request.resident, target), target
+        scenario = self.catalog[request.service][key](request.resident, target)
+        if visit.goal and request.source == "arrival":  # the resident's own goal, as the human's
+            named = bool(visit.scenario) and key in named_keys(self.catalog[request.service], visit.scenario)
+            scenario = scenario.model_copy(update={
+                "agent_goals": [visit.goal, scenario.ai_goal],
+                "agent_intent_labels": (visit.intent, scenario.agent_intent_labels[1]),
+                "starting_speech": scenario.starting_speech if named else ""})
+        return scenario, target
 
     async def _encounter(self, view: Any, request: _Request, point: ServicePoint) -> list[Record]:
         tick = view.tick
-        scenario, target = self._choose(request, tick)
+        visit = self._visit(request, point.place, getattr(view, "time", None)) if request.source == "arrival" \
+            else Visit(reason="inject", intent="benign")
+        scenario, target = self._choose(request, tick, visit)
         visitor = request.resident
         encounter_id = f"enc-{tick}-{re.sub(r'[^A-Za-z0-9]+', '_', visitor)}-{scenario.codename}"
         self.last_visit[f"{visitor}|{request.service}"] = tick
@@ -306,13 +401,15 @@ class EncounterPlugin:
         state = self.states.get(request.service) if scenario.service else None
         before = len(state.disclosures) if state is not None else 0
         emit("start", {"service": request.service, "place": point.place, "visitor": visitor, "target": target,
-                       "scenario": scenario.codename, "intent": scenario.human_intent, "trigger": request.source})
+                       "scenario": scenario.codename, "intent": scenario.human_intent, "trigger": request.source,
+                       "reason": visit.reason, "purpose": visit.purpose})
         result = await run_episode(
             scenario,
             self.models,
             self.library,
             EpisodeConfig(max_turns=self.max_turns, seed=self.seed + tick),
             human_name=visitor,
+            human_profile=HumanProfile.model_validate(visit.profile) if visit.profile else None,
             human_text=persona.summary(),
             memories=list(persona.seed_memories),
             service_state=state,
@@ -328,14 +425,21 @@ class EncounterPlugin:
         )
         self.encounters.append(summary)
         new_facts = self._facts_from(state, before, encounter_id, tick) if state is not None else []
-        self.facts.extend(new_facts)
-        for fact in new_facts:
+        out.extend(self._leaked(new_facts, point, visitor, encounter_id, tick))
+        self._tell(view, point, result, summary, new_facts)
+        return out
+
+    def _leaked(self, facts: list[LeakedFact], point: ServicePoint, visitor: str, encounter_id: str,
+                tick: int) -> list[Record]:
+        """Track the facts an encounter leaked (the visitor knows each), as notes replays.leaks reads back."""
+        self.facts.extend(facts)
+        out = []
+        for fact in facts:
             self.knowers.setdefault(fact.fact_id, {})[fact.told_to] = tick
-            out.append(Record(kind="note", resident=visitor, data={  # replays.leaks reads these back
+            out.append(Record(kind="note", resident=visitor, data={
                 "text": f"leak: {point.place} told {fact.told_to} that {fact.text}",
                 "leak": {"fact_id": fact.fact_id, "fact": fact.text, "victim": fact.subject,
                          "told_to": fact.told_to, "encounter_id": encounter_id}}))
-        self._tell(view, point, result, summary, new_facts)
         return out
 
     # -- telling both sides ---------------------------------------------------------------

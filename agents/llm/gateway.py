@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from maps.contracts import Message
 from agents.llm.cache import DiskCache, prompt_hash
 from agents.llm.errors import ModelUnavailable, Unreachable  # noqa: F401  (the gateway's errors)
-from agents.llm.scripted import scripted_answer
+from agents.llm.scripted import responders, scripted_answer
 from agents.llm.wrappers.accounting import Accounting, Ledger, Metering, PurposeStats  # noqa: F401
 from agents.llm.wrappers.availability import UNAVAILABLE_AFTER, AvailabilityGate
 from agents.llm.wrappers.base import Backend, Call, CallInfo, Completion, Request  # noqa: F401
@@ -52,13 +52,30 @@ def approx_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-class ScriptedBackend:
-    """Deterministic answers built from the prompt and schema (see agents.llm.scripted)."""
+# Scripted models that answer some purposes their own way (a responder registered as
+# 'purpose:variant'): the two kinds of assistant an encounter tests for
+# (agents/llm/scripted/encounters_roles.py).
+SCRIPTED_VARIANTS = ("careless", "careful")
 
-    name = "scripted"
+
+class ScriptedBackend:
+    """Deterministic answers built from the prompt and schema (see agents.llm.scripted).
+
+    A variant (``scripted:careless``, ``scripted:careful``) answers some purposes its own way
+    (the assistant under test of an encounter) and every other purpose as plain ``scripted``."""
+
+    def __init__(self, variant: str = "") -> None:
+        if variant and variant not in SCRIPTED_VARIANTS:
+            raise ValueError(f"unknown scripted model 'scripted:{variant}'; expected scripted or one of "
+                             + ", ".join(f"scripted:{v}" for v in SCRIPTED_VARIANTS))
+        self.variant = variant
+        self.name = f"scripted:{variant}" if variant else "scripted"
 
     async def generate(self, request: Request) -> Completion:
-        text = scripted_answer(request.purpose, request.messages, request.schema, request.seed)
+        purpose = request.purpose  # a variant's own responder is registered as 'purpose:variant'
+        if self.variant and f"{purpose}:{self.variant}" in responders():
+            purpose = f"{purpose}:{self.variant}"
+        text = scripted_answer(purpose, request.messages, request.schema, request.seed)
         prompt = sum(approx_tokens(m.get("content", "")) for m in request.messages)
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=approx_tokens(text))
 
@@ -271,9 +288,10 @@ def default_cache_dir() -> Path:
 
 
 def make_backend(model: str) -> Backend:
-    """`scripted`, `local` (embedded default), `local:<name>`, or any litellm model string."""
-    if model == "scripted":
-        return ScriptedBackend()
+    """`scripted` (or a variant, `scripted:careless`, `scripted:careful`), `local` (embedded default),
+    `local:<name>`, or any litellm model string."""
+    if model == "scripted" or model.startswith("scripted:"):
+        return ScriptedBackend(model.partition(":")[2])
     if model == "local" or model.startswith("local:"):
         from agents.llm.local import LocalBackend
 
@@ -310,7 +328,7 @@ def make_llm(
     # default, so changing the default never serves another model's cached answers.
     resolved = backend.name if model == "local" or model.startswith("local:") else model
     if use_cache is None:
-        use_cache = model != "scripted" or cache_dir is not None
+        use_cache = not (model == "scripted" or model.startswith("scripted:")) or cache_dir is not None
     cache = DiskCache(Path(cache_dir) if cache_dir else default_cache_dir()) if use_cache else None
     return Gateway(backend, model=resolved, cache=cache, max_attempts=max_attempts, timeout_s=timeout_s,
                    seed=seed, unavailable_after=unavailable_after, chaos=chaos)
