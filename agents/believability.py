@@ -23,8 +23,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.prompts.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
-                                   only_a_label, repeats, repeats_itself, says_nothing)
+                                   object_state, only_a_label, repeats, repeats_itself, says_nothing)
 from agents.prompts.common import not_an_action, not_an_activity
+from agents.prompts.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind,
+                                         grounded_stems, is_interruption, meal_away_from_food, no_state, off_topic)
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
@@ -305,6 +307,199 @@ def conversation_check(
 
 
 # ---------------------------------------------------------------------------------------------
+# Sense: talk on the topic of the people and the place; activities, emoji, object states and a
+# talk's memory that a reader would not find absurd (issue 30; agents/prompts/sense_checks.py)
+# ---------------------------------------------------------------------------------------------
+
+# A line at least this similar (cosine) to something of the speakers' lives, their place or the
+# everyday talk below is on topic even when its words are not theirs. MiniLM (2026-11-27): the
+# issue's three lines about translating Python code at breakfast came to 0.16-0.17 at most against
+# the Alvarez family's lives and everyday talk, 'debug the JavaScript function' 0.10; ordinary
+# lines whose words are in nobody's life ('Could you pass me the salt, please?', 'the roof of the
+# shed is leaking again', 'my knee has been hurting') 0.23-0.27. Set on those examples, so a
+# guide, not a measured error rate. The hashing stand-in only sees shared words, which the word
+# check already judged.
+ON_TOPIC_MIN_COSINE = {"minilm": 0.2, "hashing": 1.01}
+# what neighbours and family talk about: the embedding side of sense_checks.EVERYDAY
+EVERYDAY_TALK = (
+    "Good morning, how did you sleep? Are you hungry, breakfast is ready.",
+    "How was your day at work? The shift was long and I am tired.",
+    "What are your plans for today? I have to go to the shop and then to class.",
+    "The weather is lovely today, maybe we can take a walk in the park later.",
+    "How is your family doing? Say hello to your mother and the kids.",
+    "Did you hear the news in town? Everyone is talking about it.",
+    "I need to study for my exam and finish my homework tonight.",
+    "Let's have dinner together this evening and talk about the weekend.",
+    "Could you pass me the bread? The roof is leaking again and the garden needs work.",
+    "My back has been hurting, I should see the doctor. How are you feeling?",
+)
+REPEAT_WINDOW_MIN = 60  # the same activity started a third time within this many minutes is a repeat
+
+
+@dataclass
+class Talk:
+    """A conversation's setting: when it began, where, and the speakers (for its grounding)."""
+
+    start: datetime | None = None
+    place: str = ""
+    doing: list[str] = field(default_factory=list)  # the speakers' actions when it began
+
+
+def repeated_activity_check(timed: Iterable[tuple[str, datetime, str, str, str]]) -> Check:
+    """(resident, time, description, emoji, address) of actions, in order: an activity started again
+    back to back at the same place (a step begun anew, not resumed after a talk) or for the third
+    time within REPEAT_WINDOW_MIN minutes is a repeat ('making coffee' four times in 50 minutes)."""
+    tally = _Tally()
+    state: dict[str, tuple[frozenset[str], str, bool, list[tuple[datetime, frozenset[str]]]]] = {}
+    for name, when, description, _emoji, address in timed:
+        prev_key, prev_place, interrupted, starts = state.get(name, (frozenset(), "", False, []))
+        if is_interruption(description):
+            state[name] = (prev_key, prev_place, True, starts)
+            continue
+        key = activity_key(description)
+        if not key:
+            continue
+        if key == prev_key and (interrupted or address != prev_place):
+            state[name] = (key, address, False, starts)  # resumed after a talk, or walked on: one activity
+            continue
+        recent = [k for w, k in starts if k == key and (when - w).total_seconds() <= REPEAT_WINDOW_MIN * 60]
+        repeat = key == prev_key or len(recent) >= 2
+        tally.add(not repeat, f"{name} at {when:%H:%M}: {description} (again)")
+        state[name] = (key, address, False, starts + [(when, key)])
+    return tally.check()
+
+
+def meal_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
+    """(resident, description, address): of the actions that make or eat food in a known room,
+    the share in a room for it (no toast made in the living room)."""
+    tally = _Tally()
+    for name, description, address in actions:
+        if ":" in address and activity_key(description) and _FOODISH.search(description):
+            problem = meal_away_from_food(description, address)
+            tally.add(problem is None, f"{name}: {problem or description}")
+    return tally.check()
+
+
+_FOODISH = re.compile(r"\b(breakfast|brunch|lunch|dinner|supper|meal|toast|eggs?|porridge|cereal|"
+                      r"sandwich(es)?|soup|stew|pancakes?|bread|snack|food|cook\w*|bak\w*)\b", re.I)
+
+
+def emoji_check(timed: Iterable[tuple[str, datetime, str, str, str]]) -> Check:
+    """Actions with one of the engine's emoji: the share whose emoji does not stand for another
+    activity (🏦 for 'making toast'). An emoji or activity that names no kind is not judged."""
+    tally = _Tally()
+    for name, _when, description, emoji, address in timed:
+        if not emoji or is_interruption(description):
+            continue
+        problem = emoji_contradicts(emoji, description, address)
+        judged = problem is not None or _emoji_judgeable(emoji, description)
+        if judged:
+            tally.add(problem is None, f"{name}: {problem or description}")
+    return tally.check()
+
+
+def _emoji_judgeable(emoji: str, description: str) -> bool:
+    return emoji_kind(emoji) is not None and bool(activity_kinds(description))
+
+
+def object_state_check(seen: Iterable[tuple[str, str, str]], places: Sequence[str] = ()) -> Check:
+    """(object, state, who saw it) of object states residents perceived and remembered: each
+    distinct one judged once, the share that is a state ('off', 'being used for breakfast'), not a
+    place's name or a label ('kitchen table is Cafe', then remembered by everyone in the room)."""
+    tally = _Tally()
+    for thing, state in dict.fromkeys((thing, state) for thing, state, _ in seen):
+        problem = no_state(state, places)
+        tally.add(problem is None, f"{thing} is {state!r}: {problem}")
+    return tally.check()
+
+
+def talk_memory_check(memories: Iterable[tuple[str, str]]) -> Check:
+    """(resident, text) of what residents kept of their talks: the share that says what was said,
+    not a critic's commentary on it ('Tom Alvarez's message conveys a genuine concern ...')."""
+    tally = _Tally()
+    for name, text in memories:
+        problem = commentary(text)
+        tally.add(problem is None, f"{name}: {problem or ''}: {text}")
+    return tally.check()
+
+
+def talk_grounding(speakers: Iterable[str], talk: Talk, personas: dict[str, dict[str, Any]],
+                   memory_log: Sequence[tuple[str, datetime, str, str]]) -> list[str]:
+    """What a talk may be about: each speaker's persona (work, home, habits, people, seed memories),
+    what they remembered before it began, the place, and what they were doing."""
+    who = set(speakers)
+    texts = [talk.place.replace(":", " "), *talk.doing]
+    for name in who:
+        texts.extend(_persona_texts(personas.get(name) or {}))
+    for name, when, _kind, text in memory_log:
+        if name in who and (talk.start is None or when < talk.start):
+            texts.append(text)
+    return [t for t in texts if t]
+
+
+def _persona_texts(value: Any) -> list[str]:
+    """Every string of a persona (its work, home, habits, traits, people and seed memories)."""
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _persona_texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _persona_texts(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def on_topic_check(conversations: Sequence[Sequence[tuple[str, str]]], groundings: Sequence[list[str]],
+                   embed: Callable[[list[str]], np.ndarray], names: Sequence[str] = (),
+                   min_cosine: float = ON_TOPIC_MIN_COSINE["minilm"]) -> Check:
+    """Every line of every talk: on the topic of the people, the place and the moment. A line is off
+    topic when none of its topical words is in its grounding (the talk's grounding and the talk's
+    earlier lines that were on topic: a talk that drifted off carries none along) and it is no
+    closer than ``min_cosine`` to any of that grounding or to everyday talk. Only a line the words
+    call off topic is embedded (a day's summary must not embed every memory of the town)."""
+    tally = _Tally()
+    everyday: list[np.ndarray] = []
+    for lines, grounding in list(zip(conversations, groundings))[:MAX_CHAT_PAIRS]:
+        stems = grounded_stems(grounding)
+        refs = list(dict.fromkeys(grounding[:EMBED_GROUNDING] + grounding[-EMBED_GROUNDING:]))
+        for speaker, text in lines:
+            problem = off_topic(text, stems, names)
+            if problem and min_cosine <= 1:
+                everyday = everyday or [embed(list(EVERYDAY_TALK))]
+                problem = problem if _nearest(embed, text, refs, everyday[0]) < min_cosine else None
+            tally.add(problem is None, f"{speaker}: {problem}: {text!r}")
+            if problem is None:
+                stems |= grounded_stems([text])
+                refs.append(text)
+    return tally.check()
+
+
+EMBED_GROUNDING = 30  # texts of a talk's grounding embedded from each end (persona and place first, recent memories last)
+
+
+def _nearest(embed: Callable[[list[str]], np.ndarray], text: str, refs: list[str], everyday: np.ndarray) -> float:
+    """The highest cosine between ``text`` and any of ``refs`` or the everyday talk."""
+    vecs = embed([text, *refs])
+    near = [everyday @ vecs[0]] + ([vecs[1:] @ vecs[0]] if refs else [])
+    return max(float(np.max(m)) for m in near)
+
+
+def sense_checks(run: "RunTexts", embed: Callable[[list[str]], np.ndarray], embedder: str = "minilm") -> dict[str, Check]:
+    """The checks of issue 30 over a run's texts, by name (the summary and the bench list them)."""
+    names = sorted(run.personas)
+    groundings = []
+    for i, lines in enumerate(run.conversations):
+        talk = run.talks[i] if i < len(run.talks) else Talk()
+        groundings.append(talk_grounding({s for s, _ in lines}, talk, run.personas, run.memory_log))
+    min_cosine = ON_TOPIC_MIN_COSINE.get(embedder, ON_TOPIC_MIN_COSINE["minilm"])
+    return {
+        "on_topic_lines": on_topic_check(run.conversations, groundings, embed, names, min_cosine),
+        "no_repeated_activity": repeated_activity_check(run.timed_actions),
+        "meals_at_food": meal_place_check(run.actions),
+        "emoji_fits": emoji_check(run.timed_actions),
+        "object_states": object_state_check(run.object_changes, sorted(run.places)),
+        "talk_memories": talk_memory_check(run.talk_memories),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
 # Importance: does a death outrank a latte?
 # ---------------------------------------------------------------------------------------------
 
@@ -506,6 +701,7 @@ def model_answers(answers: Iterable[tuple[str, str, bool]]) -> tuple[list[tuple[
 
 CHECKS = ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text", "conversation_answers", "importance_order",
           "interview_answers")
+SENSE = ("on_topic_lines", "no_repeated_activity", "meals_at_food", "emoji_fits", "object_states", "talk_memories")
 
 
 def combine(checks: dict[str, Check]) -> Believability:
@@ -529,6 +725,15 @@ class RunTexts:
     # a reflection ('Maria Alvarez' as a talk's summary and 'worthless,' as a thought were SmolLM2's)
     prose: list[str] = field(default_factory=list)
     embedder: str | None = None
+    # for the sense checks: (resident, time, description, emoji, address) of actions; each
+    # conversation's setting (same order as ``conversations``); (resident, time, kind, text) of
+    # memories; (object, state, resident) of object states remembered; (resident, text) of talks' memories
+    timed_actions: list[tuple[str, datetime, str, str, str]] = field(default_factory=list)
+    talks: list[Talk] = field(default_factory=list)
+    memory_log: list[tuple[str, datetime, str, str]] = field(default_factory=list)
+    object_changes: list[tuple[str, str, str]] = field(default_factory=list)
+    talk_memories: list[tuple[str, str]] = field(default_factory=list)
+    places: set[str] = field(default_factory=set)  # addresses seen (object states must not be one)
 
 
 # memory kinds written in words from model answers (a persona's own seed thoughts are thoughts too,
@@ -537,31 +742,57 @@ PROSE_KINDS = ("chat", "thought", "reflection")
 
 
 def read_run(conn: sqlite3.Connection) -> RunTexts:
-    """Plans, actions, chats and memories of a run database (memory tables may be absent)."""
+    """Plans, actions, chats, memories and object changes of a run database (memory tables may be absent)."""
     out = RunTexts()
     for name, persona, embedder in resident_personas(conn):
         out.personas[name] = json.loads(persona)
         out.embedder = out.embedder or embedder
     convos: dict[str, list[tuple[str, str]]] = {}
-    rows = text_records(conn)
-    for kind, resident, data, when in rows:
-        d = json.loads(data)
+    talks: dict[str, Talk] = {}
+    doing: dict[str, tuple[str, str]] = {}  # resident -> (current action, address)
+    for kind, resident, data, when in text_records(conn):
+        d, at, who = json.loads(data), datetime.fromisoformat(when), resident or ""
         if kind == "plan" and d.get("level") == "hourly":
-            out.hourly.setdefault(resident or "", []).append(list(d.get("items") or []))
+            out.hourly.setdefault(who, []).append(list(d.get("items") or []))
         elif kind == "plan" and d.get("level") in ("day", "decomposed"):
             out.day_plans.extend(str(i) for i in d.get("items") or [])
         elif kind == "action":
-            out.actions.append((resident or "", str(d.get("description", "")), str(d.get("address", ""))))
-            out.whereabouts.append((resident or "", datetime.fromisoformat(when), str(d.get("address", ""))))
+            _read_action(out, doing, who, at, d)
         elif kind == "chat":
             key = d.get("conversation_id") or "|".join(sorted([d.get("speaker", ""), d.get("listener", "")]))
-            convos.setdefault(key, []).append((str(d.get("speaker", "")), str(d.get("text", ""))))
+            speaker = str(d.get("speaker", ""))
+            if key not in talks:
+                place = doing.get(speaker, ("", ""))[1]
+                talks[key] = Talk(at, place, [doing[n][0] for n in (speaker, str(d.get("listener", ""))) if n in doing])
+            convos.setdefault(key, []).append((speaker, str(d.get("text", ""))))
         elif kind == "memory":
-            out.memories.append((resident or "", str(d.get("text", "")), int(d.get("importance", 3))))
-            if d.get("kind") in PROSE_KINDS:
-                out.prose.append(str(d.get("text", "")))
+            _read_memory(out, who, at, d)
     out.conversations = list(convos.values())
+    out.talks = [talks[k] for k in convos]
     return out
+
+
+def _read_action(out: RunTexts, doing: dict[str, tuple[str, str]], who: str, at: datetime, d: dict[str, Any]) -> None:
+    description, address = str(d.get("description", "")), str(d.get("address", ""))
+    out.actions.append((who, description, address))
+    out.whereabouts.append((who, at, address))
+    out.timed_actions.append((who, at, description, str(d.get("emoji", "")), address))
+    doing[who] = (description, address)
+    if address:
+        out.places.add(address)
+
+
+def _read_memory(out: RunTexts, who: str, at: datetime, d: dict[str, Any]) -> None:
+    text, kind = str(d.get("text", "")), str(d.get("kind", ""))
+    out.memories.append((who, text, int(d.get("importance", 3))))
+    out.memory_log.append((who, at, kind, text))
+    if kind in PROSE_KINDS:
+        out.prose.append(text)
+    if kind == "chat":
+        out.talk_memories.append((who, text))
+    elif kind == "observation" and object_state(text):
+        thing, _, state = text.partition(" is ")
+        out.object_changes.append((thing.strip(), state.strip().rstrip("."), who))
 
 
 def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
@@ -583,6 +814,7 @@ def score_texts(run: RunTexts, embed: Callable[[list[str]], np.ndarray],
                                                    ANSWER_MIN_COSINE.get(embedder, ANSWER_MIN_COSINE["minilm"])),
         "importance_order": importance_from_memories(run.memories),
         "interview_answers": Check(),
+        **sense_checks(run, embed, embedder),
     }
     checks.update(extra or {})
     return combine(checks)

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.believability import (PROBE_PAIRS, Check, combine, importance_probe, interview_check, model_answers,
-                                  read_run, reply_probe, score_texts, with_fallbacks)
+from agents.believability import (PROBE_PAIRS, SENSE, Check, combine, importance_probe, interview_check, model_answers,
+                                  read_run, reply_probe, score_run_db, score_texts, with_fallbacks)
 from memory.runfile import RunStore, connect_readonly
 from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
@@ -41,9 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--town", default="default")
+    parser.add_argument("--run", default=None, metavar="DIR",
+                        help="score a run folder already made (e.g. the quickstart's runs/<folder>) with the checks "
+                             "that need no model, and list what each caught; runs nothing, calls no model")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if getattr(args, "run", None):
+        return score_folder(Path(args.run))
     try:
         duration, start = parse_duration(args.duration), parse_start(args.start)
         models = model_list(args.model)
@@ -133,6 +138,8 @@ def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any
         "interview_fallback_share": None if fallback_share is None else round(fallback_share, 3),
         "run_s": measured["run_s"],
         "probe_and_interviews_s": measured["model_s"],
+        "sense_overall": _mean(score.checks, SENSE),
+        "caught": caught(score.checks),
     }
 
 
@@ -177,6 +184,33 @@ def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str, bool]]:
     names = sorted(registered_residents(RunStore.db_path(run_dir)))
     answers = [(name, interview_answer(run_dir, name, QUESTION, llm=llm)) for name in names]
     return [(name, a.text, a.from_fallback) for name, a in answers]
+
+
+def score_folder(run_dir: Path) -> dict[str, Any]:
+    """The checks that need no model over a run folder already made, and what each caught."""
+    db = RunStore.db_path(run_dir)
+    if not db.exists():
+        raise SystemExit(f"townsfolk bench believability: --run {run_dir}: no run database there ({db.name})")
+    conn = connect_readonly(db)
+    try:
+        score = score_run_db(conn)
+    finally:
+        conn.close()
+    return {"run": str(run_dir), "overall": None if score.overall is None else round(score.overall, 3),
+            "sense_overall": _mean(score.checks, SENSE),
+            **{name: _show(check) for name, check in score.checks.items()},
+            "caught": caught(score.checks)}
+
+
+def _mean(checks: dict[str, Check], names: tuple[str, ...]) -> float | None:
+    """The mean of the named checks that judged something (issue 30's bar is on the sense checks)."""
+    scores = [checks[n].score for n in names if n in checks and checks[n].score is not None]
+    return round(sum(scores) / len(scores), 3) if scores else None
+
+
+def caught(checks: dict[str, Check]) -> dict[str, list[str]]:
+    """What each check caught: its failures (up to three), for every check that failed something."""
+    return {name: list(check.failures) for name, check in checks.items() if check.failures}
 
 
 def _show(check: Check) -> str:
