@@ -318,7 +318,8 @@ def _events_section(events: list[EventSeen]) -> list[str]:
     """Each gathering: what, host, place and time, who knew it when (and from whom), who came."""
     if not events:
         return []
-    out = ["## Events", ""]
+    out = ["## Events", "", "_Who knew: the first memory that carries the event; came: at the place for 15 minutes "
+                            "or more inside its window (arrival, minutes inside)._", ""]
     for seen in events:
         n = seen.notion
         when = f"{n.start:%a %d %b %H:%M}–{n.end:%H:%M}" if n.start and n.end else "no time"
@@ -330,7 +331,7 @@ def _events_section(events: list[EventSeen]) -> list[str]:
         out += ["", "| resident | knew from | how | told by | came |", "| --- | --- | --- | --- | --- |"]
         for who, k in sorted(seen.known.items(), key=lambda kv: kv[1].time):
             there = seen.present.get(who)
-            stay = f"{there[0]:%H:%M}, {int(there[1].total_seconds() // 60)} min" if there else ""
+            stay = f"{there[0]:%a %H:%M}, {int(there[1].total_seconds() // 60)} min" if there else ""
             out.append(f"| {_md(who)} | {k.time:%a %H:%M} | {_md(k.via)} | {_md(k.teller or '')} | {stay} |")
         strangers = [c for c in came if c not in seen.known]
         if strangers:

@@ -296,6 +296,8 @@ def notion_figures(setup: Setup, facts: RunFacts, notion: Notion, answers: list[
         "what": notion.what, "host": notion.host, "kind": notion.kind, "question": notion.question,
         "known": len(said), "known_share": round(len(said) / n, 3), "knowers": said,
         "known_in_memory": len(known),
+        "remembered_not_said": sorted(set(known) - set(said)),  # the interview's answer did not show it
+        "missed_answers": [f"{a.resident}: {a.answer[:160]}" for a in mine if a.resident in known and not a.knows][:3],
         "hallucinated": sorted(a.resident for a in mine if a.hallucinated),
         "by_hour": spread_by_hour(known, facts.first, facts.last) if facts.first and facts.last else [],
         "told": [list(e) for e in diffusion_edges(known)],
