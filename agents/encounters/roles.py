@@ -46,7 +46,7 @@ class SimulatedHuman:
         self.name = name
         parts = scenario.goal_parts()
         persistent = scenario.human_intent == "malicious"
-        request = scenario.starting_speech or prompts.first_person(parts["goal"])
+        request = scenario.starting_speech or prompts.opening_request(parts, scenario.scenario)
         self.system = prompts.human_system(
             name, profile, scenario.scenario, parts, request, persistent, memories
         )

@@ -80,6 +80,18 @@ def first_person(text: str) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
+def opening_request(goal: dict[str, str], situation: str) -> str:
+    """What the human first asks, in the first person: the goal's plain words, else the
+    situation's 'You are trying to ...' sentence, else its extra information or hint (one
+    published scenario's goal is only tags, and its human opened with '...')."""
+    yours = [s for s in re.split(r"(?<=[.!?])\s+", situation) if re.match(r"\s*you\b", s, re.I)]
+    for text in (goal.get("goal", ""), *yours, goal.get("extra_info", ""), goal.get("strategy_hint", "")):
+        text = re.sub(r"^\s*\[[^\]]*\]\s*", "", text).strip()
+        if text:
+            return first_person(text)
+    return ""
+
+
 # ---------------------------------------------------------------------------
 # Assistant under test
 # ---------------------------------------------------------------------------
