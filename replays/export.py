@@ -44,6 +44,7 @@ class HeadlessViewer:
         self.feed = ReplayFeed(self.run.reader, run_dir)
         self.viewer = Viewer(self.run.map, self.feed, size=size, run_dir=run_dir, title=self.run.title)
         self.viewer.paused = True
+        self.viewer.picture = True  # no play controls, no command box in a picture
         self.viewer.renderer.show_activity = True  # a picture has no hover: say what everyone does
         self.viewer.selected = select
         self.surface = pygame.Surface(size)
@@ -165,12 +166,29 @@ def _gif_frames(hv: HeadlessViewer, t0: int, t1: int, max_frames: int, step_s: f
 
 
 def _gif_image(hv: HeadlessViewer, frame: Any, palette: list[Any]) -> Any:
-    """One frame as a paletted image on the first frame's palette (made on the first call)."""
+    """One frame as a paletted image on one palette for the whole GIF (made on the first call)."""
     import pygame
     from PIL import Image
 
     surf = hv.draw_frame(frame)
     img = Image.frombytes("RGB", surf.get_size(), pygame.image.tobytes(surf, "RGB"))
     if not palette:
-        palette.append(img.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+        palette.append(gif_palette(img))
     return img.quantize(palette=palette[0], dither=Image.Dither.NONE)
+
+
+def gif_palette(first: Any) -> Any:
+    """A palette image for every frame: each resident marker colour exactly (a first frame's
+    median cut had none for a resident not yet on screen, and Lucy's red became Tom's magenta,
+    issue 30), the chips' and labels' colours, then the first frame's own colours up to 256."""
+    from PIL import Image
+
+    from replays.render import EMOJI_WORDS, FIXED_COLOURS, PALETTE
+
+    fixed = list(dict.fromkeys([*PALETTE, *FIXED_COLOURS, *(c for _, c in EMOJI_WORDS.values())]))
+    rest = first.quantize(colors=256 - len(fixed), method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    seen = rest.getpalette()[: 3 * (256 - len(fixed))]
+    flat = [v for colour in fixed for v in colour] + seen
+    image = Image.new("P", (1, 1))
+    image.putpalette(flat + [0] * (768 - len(flat)))
+    return image

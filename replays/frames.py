@@ -13,8 +13,9 @@ seeking (snapshot + a few hundred ticks of records) stays well under the 200 ms 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable
 
 from maps.contracts import (
@@ -94,6 +95,18 @@ class Toast:
     until_tick: int
 
 
+@dataclass(frozen=True)
+class EventNote:
+    """A gathering the engine keeps as an event (an ``event`` record, where a run has them)."""
+
+    key: str
+    title: str
+    place: str = ""
+    start: datetime | None = None
+    end: datetime | None = None
+    host: str = ""
+
+
 @dataclass
 class FrameState:
     """Everything drawn for one tick. Treat as immutable: use :func:`apply` to move on."""
@@ -105,6 +118,7 @@ class FrameState:
     encounters: dict[str, EncounterFrame] = field(default_factory=dict)
     toasts: tuple[Toast, ...] = ()
     notes: tuple[str, ...] = ()  # recent town-level notes and announcements, newest last
+    events: tuple[EventNote, ...] = ()  # gatherings known as events, by key (runs without them: none)
 
     def copy(self) -> "FrameState":
         """A shallow copy whose containers may be changed without touching this frame."""
@@ -116,6 +130,7 @@ class FrameState:
             encounters=dict(self.encounters),
             toasts=self.toasts,
             notes=self.notes,
+            events=self.events,
         )
 
     def signature(self) -> tuple:
@@ -128,6 +143,7 @@ class FrameState:
             tuple(sorted(self.encounters.items())),
             self.toasts,
             self.notes,
+            self.events,
         )
 
 
@@ -422,6 +438,24 @@ def _apply_note(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -
         new.notes = (new.notes + (text,))[-RECENT_NOTES:]
 
 
+def _apply_event(new: FrameState, w: _Writer, d: Any, name: str | None, t: int) -> None:
+    """A gathering kept as an event: its name, place and time, for the banner over the place.
+    Read defensively (any of the names an engine may give the fields); a cancelled one goes."""
+    if not isinstance(d, dict):
+        return
+    title = str(d.get("title") or d.get("what") or d.get("name") or "").strip()
+    key = str(d.get("key") or d.get("event_id") or title)
+    rest = tuple(e for e in new.events if e.key != key)
+    if not title or d.get("status") in ("cancelled", "refused") or d.get("accepted") is False:
+        new.events = rest
+        return
+    start, end = d.get("start"), d.get("end")
+    note = EventNote(key, title, str(d.get("place") or d.get("address") or ""),
+                     _parse_time(start) if start else None, _parse_time(end) if end else None,
+                     str(d.get("host") or name or ""))
+    new.events = rest + (note,)
+
+
 # What each record kind changes in the picture ("llm" records carry none; summaries count them).
 _RECORD_APPLIERS: dict[str, Callable[[FrameState, _Writer, Any, Any, int], None]] = {
     "move": _apply_move,
@@ -433,6 +467,7 @@ _RECORD_APPLIERS: dict[str, Callable[[FrameState, _Writer, Any, Any, int], None]
     "inject": _apply_inject,
     "encounter": _apply_encounter_record,
     "note": _apply_note,
+    "event": _apply_event,  # a kind party-engine's events may add; absent from older runs
 }
 _ABOUT_A_RESIDENT = {"move", "action", "memory", "plan"}  # ignored without one
 
@@ -480,3 +515,94 @@ def _apply_encounter(new: FrameState, p: EncounterPayload, resident: str | None,
             until_tick=t + ENCOUNTER_LINGER_TICKS,
         )
     new.encounters[p.encounter_id] = enc
+
+
+# ---------------------------------------------------------------------------
+# Gatherings: many residents at one place doing one thing
+# ---------------------------------------------------------------------------
+
+GATHERING_MIN = 4  # residents at one place before it is drawn as a gathering (a family breakfast is not)
+EVENT_LEAD = timedelta(minutes=30)  # an event's banner shows from this long before its start
+
+
+@dataclass(frozen=True)
+class Gathering:
+    """Residents at one place (a room, or a building without rooms) and what brings them there."""
+
+    place: str
+    title: str
+    names: tuple[str, ...]
+
+
+_TALK = re.compile(r"^(talking|chatting|speaking) (to|with)\b", re.I)
+_PLACE_TAIL = re.compile(r"\s+(at|in|on)\s+(the\s+)?[A-Z].*$")
+_LEAD_VERB = re.compile(r"^([a-z]+ing)\s+(?:(?:at|to|in|for|on)\s+)?(?:(?:the|a|an|some|her|his|their|my)\s+)?", re.I)
+
+
+def _core(action: str) -> str:
+    """'attending the Valentine's Day party at Willow Cafe' -> "Valentine's Day party"."""
+    text = _PLACE_TAIL.sub("", " ".join(action.split()))
+    core = _LEAD_VERB.sub("", text).strip()
+    return core or text
+
+
+def _shared_activity(actions: list[str]) -> str:
+    """What most of a group is doing, in their words: the phrase the most actions hold (two at
+    least, and half of those not just talking); '' when they do unrelated things."""
+    own = [a for a in actions if a and not _TALK.match(a)]
+    best, count = "", 0
+    for phrase in dict.fromkeys(_core(a) for a in own):
+        n = sum(phrase.lower() in a.lower() for a in own)
+        if n > count or (n == count and len(phrase) > len(best)):
+            best, count = phrase, n
+    return best if count >= 2 and 2 * count >= len(own) else ""
+
+
+def _event_at(frame: FrameState, place: str) -> str:
+    """The title of an event held at ``place`` around the frame's time, if the run keeps events."""
+    for e in frame.events:
+        here = e.place and (place.startswith(e.place) or e.place.startswith(place))
+        started = e.start is None or frame.time >= e.start - EVENT_LEAD
+        if here and started and (e.end is None or frame.time <= e.end):
+            return e.title
+    return ""
+
+
+def gatherings(frame: FrameState) -> list[Gathering]:
+    """Places where :data:`GATHERING_MIN` or more residents are awake together and either an event
+    is held there (an ``event`` record) or most of them share one activity; read from the frame
+    alone, so a replay shows the same as live."""
+    by_place: dict[str, list[str]] = {}
+    for res in frame.residents.values():
+        if res.address and not res.asleep:
+            by_place.setdefault(":".join(res.address.split(":")[:2]), []).append(res.name)
+    out = []
+    for place, names in sorted(by_place.items()):
+        if len(names) < GATHERING_MIN:
+            continue
+        title = _event_at(frame, place) or _shared_activity([frame.residents[n].action for n in sorted(names)])
+        if title:
+            out.append(Gathering(place, title, tuple(sorted(names))))
+    return out
+
+
+_IN_USE = re.compile(r"^(?:being used for|in use for|used for)\s+(.*)$|^in use by\s+(.*)$", re.I)
+
+
+def stale_use(state: str, address: str, frame: FrameState) -> bool:
+    """Whether an object's 'being used for reading' state no longer matches anyone in its room:
+    the one using it moved on ('reading at Oak House' on the tag while the side panel said Lucy was
+    having cereal, issue 30). The viewer leaves such a tag out, so tag and panel agree."""
+    m = _IN_USE.match(" ".join(state.split()))
+    if not m:
+        return False
+    room = ":".join(address.split(":")[:2])
+    here = [r for r in frame.residents.values() if r.address.startswith(room) and not r.asleep]
+    if m.group(2):  # 'in use by Tom Alvarez'
+        return not any(r.name.lower() in m.group(2).lower() for r in here)
+    what = _PLACE_TAIL.sub("", m.group(1)).lower()
+    for r in here:
+        doing = _PLACE_TAIL.sub("", r.action).lower()
+        if doing and (doing in what or what in doing or _core(r.action).lower() in what):
+            return False
+    return True

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pygame
 
-from replays.frames import EncounterFrame, FrameState, ResidentFrame
+from replays.frames import EncounterFrame, FrameState, Gathering, ResidentFrame, gatherings, stale_use
 from replays.mapview import Area, MapView
 from maps.contracts import stable_hash
 
@@ -38,6 +38,7 @@ LABEL_BG = (255, 255, 255, 200)
 BUBBLE_BG = (255, 255, 250)
 BUBBLE_EDGE = (60, 60, 70)
 SELECT = (255, 210, 0)
+GATHERING_BG = (150, 40, 110)
 RISK_COLOURS = {
     "unknown": (130, 130, 150),
     "none": (60, 170, 90),
@@ -109,6 +110,11 @@ def _spread_palette(n: int, avoid: tuple[tuple[int, int, int], ...]) -> tuple[tu
     return tuple(picked)
 
 
+# Colours a GIF keeps exactly (with every marker colour): dots' rims, text, labels, selection.
+FIXED_COLOURS: tuple[tuple[int, int, int], ...] = (
+    (20, 20, 24), TEXT, TEXT_LIGHT, (255, 255, 255), (60, 60, 70), SELECT, GATHERING_BG, OBJECT_CHANGED, WALL, GROUND,
+)
+
 # 32 marker colours, spread apart and away from the ground, walls and label backgrounds.
 PALETTE: tuple[tuple[int, int, int], ...] = _spread_palette(32, (GROUND, WALL, (255, 255, 255), (20, 20, 24)))
 
@@ -141,6 +147,33 @@ def _lighter(rgb: tuple[int, int, int], k: float = 0.35) -> tuple[int, int, int]
 # ---------------------------------------------------------------------------
 
 
+# The engine's emoji as a word on a coloured chip, where no colour emoji font is installed: a
+# monochrome font draws them as tiny grey glyphs (issue 30), or not at all.
+EMOJI_WORDS: dict[str, tuple[str, tuple[int, int, int]]] = {
+    "😴": ("asleep", (88, 96, 168)), "🍳": ("cooking", (214, 120, 40)), "🥪": ("lunch", (196, 132, 52)),
+    "🍲": ("dinner", (180, 96, 48)), "🥐": ("baking", (200, 140, 60)), "☕": ("coffee", (130, 84, 52)),
+    "🍺": ("pub", (196, 150, 30)), "💼": ("work", (84, 96, 120)), "📖": ("reading", (60, 120, 160)),
+    "📚": ("study", (60, 110, 170)), "🧑\u200d🏫": ("teaching", (70, 130, 110)), "🚶": ("walking", (96, 140, 80)),
+    "🎉": ("party", (210, 60, 140)), "🩺": ("clinic", (40, 150, 150)), "🏦": ("bank", (110, 110, 60)),
+    "🛋": ("resting", (140, 100, 150)), "🚿": ("washing", (60, 150, 200)), "🪥": ("washing", (60, 150, 200)),
+    "💬": ("talking", (70, 110, 200)), "🛒": ("shopping", (160, 110, 60)),
+}
+NEUTRAL_EMOJI = frozenset({"🙂", "😊", "🙂\ufe0f"})  # a smile says nothing of what one does
+
+
+def emoji_word(emoji: str) -> tuple[str, tuple[int, int, int]] | None:
+    """The word and chip colour of an emoji: the engine's own from :data:`EMOJI_WORDS`, any other
+    from its Unicode name ('hot beverage' -> 'beverage'); None for a smile or no emoji."""
+    bare = emoji.replace("\ufe0f", "").strip()
+    if not bare or bare in NEUTRAL_EMOJI:
+        return None
+    if bare in EMOJI_WORDS:
+        return EMOJI_WORDS[bare]
+    names = [unicodedata.name(ch, "") for ch in bare if unicodedata.category(ch) not in ("Mn", "Cf")]
+    word = next((n.split()[-1].lower() for n in names if n), "")
+    return (word, (110, 110, 124)) if word else None
+
+
 class Fonts:
     """The fonts used everywhere, plus a text-surface cache and an emoji fallback."""
 
@@ -157,6 +190,8 @@ class Fonts:
         self.emoji = pygame.font.Font(emoji_path, 14) if emoji_path else self.normal
         self._cache: OrderedDict[tuple, pygame.Surface] = OrderedDict()
         self._emoji_ok: dict[str, bool] = {}
+        self._icons: dict[tuple[str, int], pygame.Surface | None] = {}
+        self._colour_emoji = _colour_emoji_font()
 
     def render(self, text: str, font: pygame.font.Font, colour=TEXT, bg=None) -> pygame.Surface:
         key = (text, id(font), colour, bg)
@@ -169,6 +204,23 @@ class Fonts:
         if len(self._cache) > 4000:
             self._cache.popitem(last=False)
         return surf
+
+    def emoji_icon(self, emoji: str, height: int) -> pygame.Surface | None:
+        """The emoji drawn legibly at ``height`` px: in colour from a colour emoji font when one is
+        installed (scaled from its fixed bitmap size), else as its word on a coloured chip; None
+        for a smile or no emoji (nothing to tell)."""
+        key = (emoji, height)
+        if key not in self._icons:
+            meaning = emoji_word(emoji)
+            icon = _colour_glyph(self._colour_emoji, emoji, height) if meaning else None
+            if icon is None and meaning:
+                word, colour = meaning
+                text = self.render(word, self.small, TEXT_LIGHT)
+                icon = pygame.Surface((text.get_width() + 8, height), pygame.SRCALPHA)
+                pygame.draw.rect(icon, colour, icon.get_rect(), border_radius=height // 2)
+                icon.blit(text, (4, (height - text.get_height()) // 2))
+            self._icons[key] = icon
+        return self._icons[key]
 
     def emoji_text(self, emoji: str, words: bool = False) -> str:
         """The emoji itself when a font here can draw it; else its Unicode name in words
@@ -193,9 +245,41 @@ class Fonts:
         return f"({words})" if words else ""
 
 
+def _colour_emoji_font() -> object | None:
+    """A colour emoji font (Noto Color Emoji's bitmaps, drawn by pygame.freetype), if installed."""
+    path = pygame.font.match_font("notocoloremoji")
+    if not path:
+        return None
+    try:
+        import pygame.freetype as freetype  # an optional pygame module: a build may lack it
+
+        freetype.init()
+        return freetype.Font(path, 109)  # the font's one bitmap size
+    except (ImportError, OSError, pygame.error):
+        return None
+
+
+def _colour_glyph(font: object | None, emoji: str, height: int) -> pygame.Surface | None:
+    """``emoji`` from the colour font scaled to ``height``; None when there is none or it fails."""
+    if font is None:
+        return None
+    try:
+        glyph, _ = font.render(emoji)  # type: ignore[attr-defined]
+    except (pygame.error, OSError, ValueError):
+        return None
+    if glyph.get_height() <= 0:
+        return None
+    width = max(1, glyph.get_width() * height // glyph.get_height())
+    return pygame.transform.smoothscale(glyph.convert_alpha() if pygame.display.get_surface() else glyph,
+                                        (width, height))
+
+
 # ---------------------------------------------------------------------------
 # Camera
 # ---------------------------------------------------------------------------
+
+SOFT_COST = 6  # spots farther out a label goes to keep off a room's name or another building
+LABEL_CHARS = 26  # characters of an activity line under a resident's name (two lines at most)
 
 ZOOMS = (4, 5, 6, 7, 8, 10, 12, 14, 16, 18, 20, 24, 28, 32, 40, 48)
 
@@ -419,6 +503,10 @@ class MapRenderer:
         self._colours: tuple[tuple[str, ...], dict[str, tuple[int, int, int]]] = ((), {})
         self._static_labels: dict[int, list[pygame.Rect]] = {}
         self._sector_labels: dict[int, list[pygame.Rect]] = {}
+        self._room_labels: dict[int, list[pygame.Rect]] = {}
+        self._soft: list[pygame.Rect] = []  # room names on screen: covered only when nothing else fits
+        self._sectors: dict[str, pygame.Rect] = {}
+        self.gathered: list[Gathering] = []  # the gatherings the last draw put a banner on
         self.pills: list[pygame.Rect] = []  # object-state labels of the last draw
         # Activity under every name: None = when zoomed in (12+ px per tile) or selected;
         # True = always (exported pictures); False = names only.
@@ -446,6 +534,7 @@ class MapRenderer:
             self._static[tile_px] = surf
             self._static_labels[tile_px] = [lab.rect for lab in placed]
             self._sector_labels[tile_px] = [lab.rect for lab in placed if lab.kind == "sector"]
+            self._room_labels[tile_px] = [lab.rect for lab in placed if lab.kind != "sector"]
             if len(self._static) > 3:
                 self._static.popitem(last=False)
         else:
@@ -455,8 +544,10 @@ class MapRenderer:
     # -- one frame ---------------------------------------------------------
 
     def draw(self, surface: pygame.Surface, rect: pygame.Rect, frame: FrameState, camera: Camera,
-             selected: str | None = None, selected_object: str | None = None) -> None:
-        """Draw the map part of ``frame`` into ``rect`` of ``surface``."""
+             selected: str | None = None, selected_object: str | None = None,
+             positions: dict[str, tuple[float, float]] | None = None) -> None:
+        """Draw the map part of ``frame`` into ``rect`` of ``surface``; ``positions`` are residents
+        between two tiles (the live viewer's walking animation)."""
         t = camera.tile_px
         prev_clip = surface.get_clip()
         surface.set_clip(rect)
@@ -466,21 +557,30 @@ class MapRenderer:
         origin = rect.topleft
         self._draw_objects(surface, frame, camera, origin, selected_object)
         self._update_colours(frame)
-        # Residents: labels, then markers, then bubbles; labels keep clear of every dot.
-        # Residents sharing a tile are fanned out around it, each dot with its own name.
+        # Residents sharing a tile are fanned out around it, and dots that would touch pushed apart.
         order = sorted(frame.residents.values(), key=lambda r: (r.name == selected, r.tile[1], r.name))
         visible = [r for r in order if self._on_screen(r.tile, camera, rect)]
-        self.markers = fan_out(visible, camera, origin)
-        # Labels and bubbles never cover one another nor a marker: the selected resident's go
-        # first, then the rest in a fixed order; a label tries spots around its dot and is left
-        # out when all are taken (a "N here" badge counts a crowded tile; zoom in to see it);
-        # a bubble is lifted above the ones already drawn.
+        self.markers = fan_out(visible, camera, origin, positions)
+        # Labels and bubbles never cover one another nor a marker, nor a building's name; they
+        # keep off room names and other buildings where a spot allows (see _draw_label).
         self.labels, self.badges = {}, []
-        # building names stay readable; room names may be covered by residents' names
         shift = (origin[0] - int(camera.x), origin[1] - int(camera.y))
         taken: list[pygame.Rect] = list(self.pills) + [r.move(shift) for r in self._sector_labels.get(t, ())]
+        self._soft = [r.move(shift) for r in self._room_labels.get(t, ())]
+        self._sectors = self._sector_rects(camera, origin)
         self._bounds = rect
         dots = [pygame.Rect(x - r - 1, y - r - 1, 2 * r + 3, 2 * r + 3) for x, y, r in self.markers.values()]
+        self.gathered = self._draw_gatherings(surface, frame, camera, origin, taken, dots)
+        self._draw_people(surface, visible, camera, origin, selected, taken, dots)
+        for enc in sorted(frame.encounters.values(), key=lambda e: e.encounter_id):
+            self._draw_badge(surface, enc, frame, camera, origin)
+        surface.set_clip(prev_clip)
+
+    def _draw_people(self, surface, visible: list[ResidentFrame], camera: Camera, origin,
+                     selected: str | None, taken: list[pygame.Rect], dots: list[pygame.Rect]) -> None:
+        """Labels (the selected resident's first), then dots, then speech bubbles lifted clear of
+        one another; a label that finds no free spot is left out (a "N here" badge counts a
+        crowded tile; zoom in to see it)."""
         first = sorted(visible, key=lambda r: (r.name != selected, r.tile[1], r.tile[0], r.name))
         self._draw_crowd_badges(surface, visible, taken)
         for res in first:
@@ -494,9 +594,50 @@ class MapRenderer:
         for res in first:
             if res.bubble is not None:
                 self._draw_bubble(surface, res, camera, origin, bubbles)
-        for enc in sorted(frame.encounters.values(), key=lambda e: e.encounter_id):
-            self._draw_badge(surface, enc, frame, camera, origin)
-        surface.set_clip(prev_clip)
+
+    def _sector_rects(self, camera: Camera, origin) -> dict[str, pygame.Rect]:
+        """Every building's box on screen, by name (a label keeps off the buildings of others)."""
+        t = camera.tile_px
+        out = {}
+        for sector in self.map.of_kind("sector"):
+            x0, y0, x1, y1 = sector.bbox
+            sx, sy = camera.tile_to_screen((x0, y0), origin)
+            out[sector.address] = pygame.Rect(sx, sy, (x1 - x0 + 1) * t, (y1 - y0 + 1) * t)
+        return out
+
+    def _draw_gatherings(self, surface, frame: FrameState, camera: Camera, origin,
+                         taken: list[pygame.Rect], dots: list[pygame.Rect]) -> list[Gathering]:
+        """A banner over each gathering's place: what it is and who is there (first names, then
+        '+N'), placed clear of the map's names; residents' labels then keep clear of it."""
+        shown = []
+        for g in gatherings(frame):
+            area = self.map.find(g.place) or self.map.find(g.place.split(":")[0])
+            if area is None:
+                continue
+            x0, y0, x1, y1 = area.bbox
+            left, top = camera.tile_to_screen((x0, y0), origin)
+            right, bottom = camera.tile_to_screen((x1 + 1, y1 + 1), origin)
+            firsts = [n.split()[0] for n in g.names]
+            who = ", ".join(firsts[:4]) + (f" +{len(firsts) - 4}" if len(firsts) > 4 else "")
+            head = self.fonts.render(clip_words(g.title, 40), self.fonts.bold, TEXT_LIGHT)
+            names = self.fonts.render(f"{len(g.names)} here: {who}", self.fonts.small, TEXT_LIGHT)
+            w, h = max(head.get_width(), names.get_width()) + 14, head.get_height() + names.get_height() + 6
+            cx = (left + right) // 2 - w // 2
+            spots = [(cx, top - h - 2 - k * (h + 2)) for k in range(4)] + [(cx, bottom + 2)]
+            spots += [(x, top + k * (h + 2)) for k in range(-2, 4) for x in (right + 4, left - w - 4)]
+            box = place_label((w, h), spots, taken + dots, self._bounds)
+            if box is None:
+                continue
+            taken.append(box)
+            place = pygame.Rect(left, top, right - left, bottom - top)
+            if not box.inflate(8, 8).colliderect(place):  # set apart from its place: a line to it
+                pygame.draw.line(surface, GATHERING_BG, box.center, place.center, 2)
+            pygame.draw.rect(surface, GATHERING_BG, box, border_radius=8)
+            pygame.draw.rect(surface, (255, 255, 255), box, 1, border_radius=8)
+            surface.blit(head, (box.x + 7, box.y + 2))
+            surface.blit(names, (box.x + 7, box.y + 3 + head.get_height()))
+            shown.append(g)
+        return shown
 
     def _on_screen(self, tile: tuple[int, int], camera: Camera, rect: pygame.Rect) -> bool:
         x, y = camera.tile_to_screen(tile, rect.topleft)
@@ -512,7 +653,7 @@ class MapRenderer:
         self.pills = []
         for address, state in frame.objects.items():
             default = self.map.default_states.get(address, "idle")
-            unchanged = state == default or state.lower() in IDLE_STATES
+            unchanged = state == default or state.lower() in IDLE_STATES or stale_use(state, address, frame)
             if unchanged and address != selected_object:
                 continue
             area = self.map.find(address)
@@ -568,35 +709,43 @@ class MapRenderer:
             self.badges.append(box)
 
     def _label_surface(self, res: ResidentFrame, selected: bool, zoomed: bool) -> pygame.Surface:
-        """The whole label (swatch, name, activity) as one cached surface: one blit a frame."""
+        """The whole label (swatch, name, emoji chip, activity wrapped at words on up to two lines)
+        as one cached surface: one blit a frame."""
         fonts = self.fonts
-        act = ""
+        acts: list[str] = []
+        icon = None
         show = self.show_activity if self.show_activity is not None else zoomed
         if show or selected:
-            act = " ".join(x for x in (fonts.emoji_text(res.emoji), _clip(res.action, 30)) if x)
-            if res.asleep and not act:
-                act = "asleep"
+            acts = wrap_words(res.action, LABEL_CHARS, 2 if zoomed else 1)  # small pictures: one line
+            icon = fonts.emoji_icon(res.emoji, fonts.small.get_height())
+            if res.asleep and not acts:
+                acts = ["asleep"]
         colour = self.colour(res.name)
-        key = (res.name, act, selected, colour)
+        key = (res.name, tuple(acts), res.emoji if icon is not None else "", selected, colour)
         surf = self._label_cache.get(key)
         if surf is not None:
             self._label_cache.move_to_end(key)
             return surf
-        lines = [fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)]
-        if act:
-            lines.append(fonts.render(act, fonts.small, (60, 60, 70)))
+        name = fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)
+        rows = [fonts.render(a, fonts.small, (60, 60, 70)) for a in acts]
+        if icon is not None and not rows:
+            rows = [pygame.Surface((0, icon.get_height()), pygame.SRCALPHA)]
+        lead = icon.get_width() + 3 if icon is not None else 0
         sw = 10  # colour swatch
-        w = max(s.get_width() for s in lines) + 8 + sw
-        h = sum(s.get_height() for s in lines) + 2
+        w = max([name.get_width()] + [r.get_width() + (lead if i == 0 else 0) for i, r in enumerate(rows)]) + 8 + sw
+        h = name.get_height() + sum(r.get_height() for r in rows) + 2
         surf = pygame.Surface((w, h), pygame.SRCALPHA)
         surf.fill(LABEL_BG)
-        sy = 1 + lines[0].get_height() // 2
+        sy = 1 + name.get_height() // 2
         pygame.draw.circle(surf, (20, 20, 24), (3 + sw // 2, sy), sw // 2)
         pygame.draw.circle(surf, colour, (3 + sw // 2, sy), sw // 2 - 1)
-        y = 1
-        for line in lines:
-            surf.blit(line, (5 + sw, y))
-            y += line.get_height()
+        surf.blit(name, (5 + sw, 1))
+        y = 1 + name.get_height()
+        for i, row in enumerate(rows):
+            if i == 0 and icon is not None:
+                surf.blit(icon, (5 + sw, y + (row.get_height() - icon.get_height()) // 2))
+            surf.blit(row, (5 + sw + (lead if i == 0 else 0), y))
+            y += row.get_height()
         self._label_cache[key] = surf
         if len(self._label_cache) > 600:
             self._label_cache.popitem(last=False)
@@ -611,15 +760,7 @@ class MapRenderer:
         w, h = label.get_size()
         g = r + 3
         own = pygame.Rect(cx - r - 1, cy - r - 1, 2 * r + 3, 2 * r + 3)
-        box = None
-        for x, y in self._spots(cx, cy, g, w, h):
-            cand = pygame.Rect(x, y, w, h)
-            if not self._bounds.contains(cand) or cand.collidelist(taken) >= 0:
-                continue
-            hits = cand.collidelistall(dots)
-            if not hits or all(dots[i] == own for i in hits):
-                box = cand
-                break
+        box = self._best_spot(res, self._spots(cx, cy, g, w, h), (w, h), taken, dots, own)
         if box is None:
             if not selected:
                 return None
@@ -630,6 +771,29 @@ class MapRenderer:
             pygame.draw.line(surface, (60, 60, 70), (cx, cy), end, 1)
         surface.blit(label, box.topleft)
         return box
+
+    def _best_spot(self, res: ResidentFrame, spots, size: tuple[int, int], taken: list[pygame.Rect],
+                   dots: list[pygame.Rect], own: pygame.Rect) -> pygame.Rect | None:
+        """The nearest spot that covers no other label, dot or building name and stays on screen;
+        among those, the first that also keeps off room names and other people's buildings
+        (names spilled onto neighbouring houses, issue 30), else the one that breaks least."""
+        home = self._sectors.get(res.address.split(":")[0]) if res.address else None
+        others = [r for a, r in self._sectors.items() if r is not home]
+        best, best_cost = None, float("inf")
+        for i, (x, y) in enumerate(spots):
+            if i >= best_cost:
+                break  # every later spot costs more than the best: farther is worse
+            cand = pygame.Rect(x, y, size[0], size[1])
+            if not self._bounds.contains(cand) or cand.collidelist(taken) >= 0:
+                continue
+            hits = cand.collidelistall(dots)
+            if hits and not all(dots[k] == own for k in hits):
+                continue
+            soft = (cand.collidelist(self._soft) >= 0) + (cand.collidelist(others) >= 0)
+            cost = i + SOFT_COST * soft  # a room name covered is worth a few spots farther out
+            if cost < best_cost:
+                best, best_cost = cand, cost
+        return best
 
     @staticmethod
     def _spots(cx: int, cy: int, g: int, w: int, h: int):
@@ -643,7 +807,7 @@ class MapRenderer:
         yield cx - g - w, cy + g - 2
         yield cx + g, cy - g - h + 2
         yield cx - g - w, cy - g - h + 2
-        for k in (1, 2, 3):
+        for k in range(1, 9):
             d = k * (h + 1)
             yield cx - w // 2, cy + g + d
             yield cx + g, cy - h // 2 + d
@@ -651,6 +815,12 @@ class MapRenderer:
             yield cx - w // 2, cy - g - h - d
             yield cx + g, cy - h // 2 - d
             yield cx - g - w, cy - h // 2 - d
+        # more columns on each side, for a crowd whose first columns are full (leader lines join them)
+        for col in (1, 2, 3):
+            for k in range(0, 13):
+                for d in ((k * (h + 1),) if k == 0 else (k * (h + 1), -k * (h + 1))):
+                    yield cx + g + col * (w // 2 + 60), cy - h // 2 + d
+                    yield cx - g - w - col * (w // 2 + 60), cy - h // 2 + d
 
     def _draw_bubble(self, surface, res: ResidentFrame, camera: Camera, origin,
                      taken: list[pygame.Rect]) -> None:
@@ -721,17 +891,24 @@ class MapRenderer:
         surface.blit(label, (x + 5, y - h + 2))
 
 
-def fan_out(residents: list[ResidentFrame], camera: Camera,
-            origin: tuple[int, int]) -> dict[str, tuple[int, int, int]]:
+def fan_out(residents: list[ResidentFrame], camera: Camera, origin: tuple[int, int],
+            positions: dict[str, tuple[float, float]] | None = None) -> dict[str, tuple[int, int, int]]:
     """Screen centre and radius of every resident's dot: alone on a tile at its centre;
     several on one tile spread on a small ring around it (by name), smaller, so that every
-    one of them can be seen and clicked."""
+    one of them can be seen and clicked; then pushed apart wherever dots of neighbouring tiles
+    would still touch (:func:`separate`). ``positions`` (tile coordinates, fractional while a
+    resident walks between two tiles in the live viewer) override a resident's tile."""
     t = camera.tile_px
     r_one = max(3, int(t * 0.42))
+    positions = positions or {}
     by_tile: dict[tuple[int, int], list[str]] = {}
-    for res in residents:
-        by_tile.setdefault(res.tile, []).append(res.name)
     out: dict[str, tuple[int, int, int]] = {}
+    for res in residents:
+        if res.name in positions:
+            x, y = camera.tile_to_screen((positions[res.name][0] + 0.5, positions[res.name][1] + 0.5), origin)
+            out[res.name] = (x, y, r_one)
+        else:
+            by_tile.setdefault(res.tile, []).append(res.name)
     for tile, names in by_tile.items():
         cx, cy = camera.tile_to_screen((tile[0] + 0.5, tile[1] + 0.5), origin)
         n = len(names)
@@ -743,9 +920,64 @@ def fan_out(residents: list[ResidentFrame], camera: Camera,
         for k, name in enumerate(sorted(names)):
             a = -math.pi / 2 + 2 * math.pi * k / n
             out[name] = (int(round(cx + ring * math.cos(a))), int(round(cy + ring * math.sin(a))), r)
-    return out
+    return separate(out)
+
+
+MARKER_GAP = 1  # pixels between two dots' dark rims
+
+
+def markers_touch(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    """Whether two drawn dots (centre, radius; each with a 1 px rim) overlap or touch."""
+    return math.hypot(a[0] - b[0], a[1] - b[1]) < a[2] + b[2] + 2 + MARKER_GAP
+
+
+def separate(markers: dict[str, tuple[int, int, int]], rounds: int = 12) -> dict[str, tuple[int, int, int]]:
+    """Dots pushed apart, pair by pair in name order, until none touches another: at a small zoom
+    the dots of neighbours on adjacent tiles of a shared home overlapped (issue 30)."""
+    names = sorted(markers)
+    pos = {n: [float(markers[n][0]), float(markers[n][1])] for n in names}
+    for _ in range(rounds):
+        moved = False
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                need = markers[a][2] + markers[b][2] + 2 + MARKER_GAP + 1.5  # rounding takes up to 1.42
+                dx, dy = pos[b][0] - pos[a][0], pos[b][1] - pos[a][1]
+                d = math.hypot(dx, dy)
+                if d >= need:
+                    continue
+                ux, uy = (dx / d, dy / d) if d > 1e-6 else (1.0, 0.0)
+                push = (need - d) / 2 + 0.5
+                pos[a][0] -= ux * push
+                pos[a][1] -= uy * push
+                pos[b][0] += ux * push
+                pos[b][1] += uy * push
+                moved = True
+        if not moved:
+            break
+    return {n: (int(round(pos[n][0])), int(round(pos[n][1])), markers[n][2]) for n in names}
 
 
 def _clip(text: str, n: int) -> str:
+    return clip_words(text, n)
+
+
+def clip_words(text: str, n: int) -> str:
+    """``text`` in at most ``n`` characters, cut after a whole word with an ellipsis ('making
+    coffee and toast at…', never 'at Oa…'); a single word longer than ``n`` is cut in it."""
     text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    space = cut.rfind(" ")
+    if space >= n // 3:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def wrap_words(text: str, width: int, lines: int) -> list[str]:
+    """``text`` wrapped at words into at most ``lines`` lines of ``width`` characters, the last
+    one ending in an ellipsis after a whole word when the text is longer."""
+    wrapped = textwrap.wrap(" ".join(text.split()), width) or []
+    if len(wrapped) > lines:
+        wrapped = wrapped[: lines - 1] + [clip_words(" ".join(wrapped[lines - 1:]), width)]
+    return wrapped

@@ -30,9 +30,9 @@ import pygame
 
 from replays import commands
 from replays.feeds import LiveFeed, ReplayFeed
-from replays.frames import FrameState, apply
+from replays.frames import FrameState, apply, gatherings
 from replays.mapview import MapView
-from replays.render import RISK_COLOURS, Camera, Fonts, MapRenderer, fan_out
+from replays.render import RISK_COLOURS, Camera, Fonts, MapRenderer, clip_words, fan_out
 
 PANEL_W = 400
 BAR_H = 56
@@ -48,6 +48,7 @@ ACCENT = (255, 196, 0)
 SPEEDS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200)
 MODES = ("whisper", "object", "announce", "ask")
 MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview"}
+MOVE_S = 0.15  # real seconds a step between two tiles is animated over (live and replay playback)
 
 
 class NoDisplayError(RuntimeError):
@@ -167,6 +168,13 @@ class Viewer:
         self._buttons: list[tuple[pygame.Rect, Callable[[], None]]] = []
         self._fps = 0.0
         self._last_refresh = 0.0
+        # a picture (PNG, GIF) has no controls to press: no play button, speed or command box
+        self.picture = False
+        # walking animated between tiles: in the window (run() turns it on), not in a frame drawn
+        # straight after a tick (tests compare live and replay pixels) nor in pictures
+        self.animate = False
+        # residents walking between two tiles: (from tile, to tile, real time the step began)
+        self._motion: dict[str, tuple[tuple[float, float], tuple[int, int], float]] = {}
         self.camera.fit(mapview, self.map_rect.size)
 
     # -- layout ----------------------------------------------------------------
@@ -180,7 +188,7 @@ class Viewer:
 
     @property
     def input_h(self) -> int:
-        return INPUT_H if self.size[0] >= 1000 else 0
+        return INPUT_H if self.size[0] >= 1000 and not self.picture else 0
 
     @property
     def map_rect(self) -> pygame.Rect:
@@ -211,6 +219,32 @@ class Viewer:
     def set_frame(self, frame: FrameState) -> None:
         self.frame = frame
         self.play_time = frame.time
+        self._motion.clear()  # a seek jumps; only playback walks
+
+    def _note_moves(self, before: FrameState) -> None:
+        """Residents who stepped to a neighbouring tile since ``before`` walk there over MOVE_S."""
+        now = time.monotonic()
+        current = self.positions(now)
+        for name, res in self.frame.residents.items():
+            old = before.residents.get(name)
+            if old is None or old.tile == res.tile:
+                continue
+            if max(abs(old.tile[0] - res.tile[0]), abs(old.tile[1] - res.tile[1])) <= 3:
+                self._motion[name] = (current.get(name, (float(old.tile[0]), float(old.tile[1]))), res.tile, now)
+            else:
+                self._motion.pop(name, None)
+
+    def positions(self, now: float | None = None) -> dict[str, tuple[float, float]]:
+        """Where walking residents are drawn now, between their last two tiles (none in pictures)."""
+        now = time.monotonic() if now is None else now
+        out = {}
+        for name, (src, dst, began) in list(self._motion.items()):
+            f = (now - began) / MOVE_S
+            if f >= 1.0 or self.picture or not self.animate:
+                del self._motion[name]
+                continue
+            out[name] = (src[0] + (dst[0] - src[0]) * f, src[1] + (dst[1] - src[1]) * f)
+        return out
 
     def seek(self, tick: int) -> None:
         if isinstance(self.feed, ReplayFeed):
@@ -225,6 +259,15 @@ class Viewer:
 
     def update(self, dt: float) -> None:
         """Advance by ``dt`` real seconds: take due ticks from the feed and apply them."""
+        before = self.frame
+        self._take_ticks(dt)
+        if self.frame is not before and self.animate:
+            self._note_moves(before)
+        if self.follow and self.selected in self.frame.residents:
+            self.camera.centre_on(self.frame.residents[self.selected].tile, self.map_rect.size)
+
+    def _take_ticks(self, dt: float) -> None:
+        """Apply the ticks now due: all a live feed has, or a replay's up to its play time."""
         if isinstance(self.feed, LiveFeed):
             for tr in self.feed.drain():
                 self.frame = apply(self.frame, tr)
@@ -248,8 +291,6 @@ class Viewer:
                 bounds = self.feed.bounds()
                 if not ticks and bounds is not None and self.frame.tick >= bounds[1]:
                     self.play_time = self.frame.time  # at the end: wait for more (live folder)
-        if self.follow and self.selected in self.frame.residents:
-            self.camera.centre_on(self.frame.residents[self.selected].tile, self.map_rect.size)
 
     def step(self, n: int) -> None:
         if isinstance(self.feed, ReplayFeed):
@@ -538,7 +579,8 @@ class Viewer:
         best, best_d = None, float("inf")
         # The nearest dot within reach: a lone dot is easy to hit; a fanned one (smaller,
         # beside others) only when the pointer is on it.
-        for name, (cx, cy, r) in sorted(fan_out(list(self.frame.residents.values()), self.camera, origin).items()):
+        shown = self.renderer.markers or fan_out(list(self.frame.residents.values()), self.camera, origin)
+        for name, (cx, cy, r) in sorted(shown.items()):
             reach = max(t * 0.8, 10.0) if r >= full else r + 3.0
             d = (cx - pos[0]) ** 2 + (cy - pos[1]) ** 2
             if d <= reach ** 2 and d < best_d:
@@ -559,7 +601,8 @@ class Viewer:
     def draw(self, surface: pygame.Surface) -> None:
         """Draw the whole window (map, panel, input box, time bar, notices) for this frame."""
         self._buttons = []
-        self.renderer.draw(surface, self.map_rect, self.frame, self.camera, self.selected, self.selected_object)
+        self.renderer.draw(surface, self.map_rect, self.frame, self.camera, self.selected, self.selected_object,
+                           None if self.picture else self.positions())
         self._draw_loading(surface)
         self._draw_toasts(surface)
         self._draw_panel(surface)
@@ -670,6 +713,10 @@ class Viewer:
         b = self.bar_rect
         surface.fill(BAR_BG, b)
         live = isinstance(self.feed, LiveFeed)
+        if self.picture:  # the clock and where in the run, without buttons nobody can press
+            self._draw_clock(surface, pygame.Rect(b.x - 4, b.y, 0, 0))
+            self._draw_slider(surface, live)
+            return
         pb = self._draw_play_button(surface)
         plus = self._draw_speed(surface, pb, live)
         self._draw_clock(surface, plus)
@@ -710,7 +757,7 @@ class Viewer:
         f, b = self.fonts, self.bar_rect
         when = self.frame.time.strftime("%a %d %b %Y  %H:%M:%S") if self.frame.tick >= 0 else "--:--"
         surface.blit(f.render(when, f.big, (255, 255, 255)), (plus.right + 14, b.y + 8))
-        s = f.render(f"tick {self.frame.tick}" + ("  paused" if self.paused else ""), f.small, PANEL_DIM)
+        s = f.render(f"tick {self.frame.tick}" + ("  paused" if self.paused and not self.picture else ""), f.small, PANEL_DIM)
         surface.blit(s, (plus.right + 14, b.y + 32))
 
     def _draw_slider(self, surface: pygame.Surface, live: bool) -> None:
@@ -822,6 +869,9 @@ class Viewer:
                 pygame.draw.circle(surf, RISK_COLOURS.get(e.risk, RISK_COLOURS["unknown"]), (20, p.y + 8), 6)
                 p.line(f"{e.title or e.encounter_id} — {e.resident or '?'} at {e.place or '?'}: "
                        f"{e.status}, risk {e.risk}{' ' + e.risk_label if e.risk_label else ''}", indent=32)
+        for g in gatherings(self.frame):
+            p.head(f"Gathering: {clip_words(g.title, 40)}")
+            p.line(f"at {g.place} · {len(g.names)} here: {', '.join(g.names)}")
         p.head("Residents")
         for res in sorted(self.frame.residents.values(), key=lambda r: r.name):
             if p.y > surf.get_height() - 40:
@@ -830,9 +880,12 @@ class Viewer:
             top = p.y
             name = f.render(res.name, f.small, (255, 255, 255))
             surf.blit(name, (32, p.y))
-            act = f.render(_clip(" ".join(x for x in (f.emoji_text(res.emoji), res.action) if x), 40), f.small, PANEL_DIM)
             ax = 32 + max(120, name.get_width() + 8)
-            surf.blit(act, (ax, p.y), pygame.Rect(0, 0, max(0, w - ax - 8), act.get_height()))
+            chip = f.emoji_icon(res.emoji, name.get_height())
+            if chip is not None:  # the emoji as a word on a chip, not a tiny grey glyph
+                surf.blit(chip, (ax, p.y))
+                ax += chip.get_width() + 4
+            surf.blit(f.render(_fit(f.small, res.action, w - ax - 8), f.small, PANEL_DIM), (ax, p.y))
             p.y += name.get_height() + 3
             links.append((pygame.Rect(0, top, w, p.y - top), res.name))
         if self.frame.notes:
@@ -846,6 +899,7 @@ class Viewer:
         """Open a window and run until the user quits (or ``close_after`` real seconds)."""
         check_display()
         pygame.font.init()
+        self.animate = True
         screen = pygame.display.set_mode(self.size, pygame.RESIZABLE)
         pygame.display.set_caption(f"townsfolk — {self.title}")
         pygame.key.set_repeat(300, 40)
@@ -878,8 +932,15 @@ class Viewer:
 
 
 def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip_words(text, n)
+
+
+def _fit(font: Any, text: str, width: int) -> str:
+    """``text`` cut at a word (with an ellipsis) to fit ``width`` pixels in ``font``."""
+    n = len(text)
+    while n > 4 and font.size(clip_words(text, n))[0] > width:
+        n -= 2
+    return clip_words(text, n)
 
 
 def _tail(text: str, n: int) -> str:
