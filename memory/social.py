@@ -63,10 +63,23 @@ class SocialMemory:
     def met(self, other: str, tick: int, note: str = "") -> Tie:
         """A conversation happened: strangers become acquaintances, ties grow closer."""
         tie = self.ties.get(other) or Tie()
+        if tie.relation == "heard of":
+            tie.relation = "acquaintance"  # met at last
         tie.interactions += 1
         tie.closeness = min(1.0, tie.closeness + 0.05)
         tie.last_tick = tick
         tie.note = note[:200]
+        self.ties[other] = tie
+        self._log(other, tie, tick)
+        return tie
+
+    def heard_of(self, other: str, tick: int, fact: str) -> Tie | None:
+        """Told something about someone never met: their name and one fact make them someone
+        this resident knows of (the paper's who-knows-whom), a 'heard of' tie, not yet close.
+        A tie already there is left as it is (the new one only when there was none)."""
+        if other == self.name or not other.strip() or other in self.ties:
+            return None
+        tie = Tie(relation="heard of", closeness=0.1, last_tick=tick, note=fact[:200])
         self.ties[other] = tie
         self._log(other, tie, tick)
         return tie

@@ -25,6 +25,7 @@ from world.perception import SpatialIndex
 
 log = logging.getLogger("world.engine")  # one logger for the engine's parts (tests and users filter on it)
 
+BUSY_TICKS = 2  # a line between two people this recent means they are still talking
 CONVERSATION_GAP_TICKS = 60  # lines between two people this close together are one conversation
 GOAL_SPREAD = 4  # distinct goal tiles per place
 
@@ -152,6 +153,10 @@ class Rules:
             self._refuse(r, intent, f"{intent.to} is not in view", records)
         elif not (intent.utterance or "").strip():
             self._refuse(r, intent, "nothing to say (empty utterance)", records)
+        elif busy := self.talking_with(intent.to, r.name, tick):
+            # a line said to someone in another talk would be recorded as said to them and never
+            # answered (issue 26): it is not said; the speaker's talk times out
+            self._refuse(r, intent, f"{intent.to} is talking with {busy}", records)
         else:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
@@ -261,12 +266,27 @@ class Rules:
                 if r.holding == address:
                     r.holding = None
 
+    def talking_with(self, name: str, other: str, tick: int) -> str:
+        """Whom ``name`` is in the middle of a talk with (two lines or more between them, the last
+        in the last ``BUSY_TICKS`` ticks), if not ``other``; '' when free. A line said in this same tick
+        before theirs (intents apply in name order) still reaches them: a mind hearing a line
+        from someone it is not talking with remembers it with who said it."""
+        for key, (_cid, last, *lines) in self.conversations.items():
+            if tick - last > BUSY_TICKS or (lines and lines[0] < 2):  # a greeting alone is no talk to interrupt
+                continue
+            a, _, b = key.partition("|")
+            if name in (a, b) and other not in (a, b):
+                return b if a == name else a
+        return ""
+
     def _conversation(self, a: str, b: str, tick: int) -> str:
         key = f"{min(a, b)}|{max(a, b)}"
         cur = self.conversations.get(key)
         if cur is None or tick - cur[1] > CONVERSATION_GAP_TICKS:
-            cur = [f"t{tick}:{key}", tick]
+            cur = [f"t{tick}:{key}", tick, 0]
         cur[1] = tick
+        if len(cur) == 3:  # [id, last tick, lines]; a snapshot from before the count has two
+            cur[2] += 1
         self.conversations[key] = cur
         return cur[0]
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
+from agents.minds.cognition.gatherings import event_steps, learn, settle, slots, undecided, with_events
 from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater, PendingMemory
 from agents.minds.cognition.life_events import prior_for
 from agents.minds.cognition.planning import (
@@ -270,6 +271,7 @@ class Resident:
             if not len(self.memory):
                 for text in self.persona.seed_memories:
                     self.remember_pending("thought", text)
+                    learn(self, text, "", self.name)  # 'I am planning a party at ...': my own event
         if p.known_places:
             self.spatial.learn(p.known_places)
         if p.address and p.address != self._learned_address:
@@ -279,10 +281,12 @@ class Resident:
             # the inner voice is taken as the resident's own, high-importance thought
             self.remember_fixed("whisper", whisper, 9)
             self.learn_places_from(whisper)
+            learn(self, whisper, "whisper", self.name)
             self.state.triggers.append(f"A thought: {whisper}")
         for text in p.announcements:
             self.remember_pending("observation", f"Announcement: {text}")
             self.learn_places_from(text)
+            learn(self, text, "announcement")
             self.state.triggers.append(f"Town announcement: {text}")
         for text in p.memories:
             self.remember_pending("encounter", text)
@@ -356,6 +360,8 @@ class Resident:
             return timed_out(self, p)
         if self.state.triggers or self._flush_due():
             return True
+        if self.state.events and undecided(self):
+            return True
         if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
             return True
         if self._awake(p.time):
@@ -375,6 +381,8 @@ class Resident:
     async def _decide(self, p: Perception) -> Intent:
         self._absorb(p)
         await self.flush()
+        if self.state.events and undecided(self):
+            await settle(self)
         if self.reflection_on and self.state.importance_since_reflection >= self.tuning.reflection_threshold:
             await reflect(self)
         heard = [h for h in p.heard if h.listener == self.name]
@@ -432,7 +440,23 @@ class Resident:
             end = block.end  # no stub window at the end of a block
         if end <= start:
             end = start + timedelta(minutes=15)
+        if block.event:  # a gathering's slot: at the venue, no decomposition
+            self.state.steps = event_steps(self, block, start)
+            return
         self.state.steps = await decompose(self, block.activity, start, end)
+
+    def make_room(self, blocks: list[Block]) -> list[Block]:
+        """The day's blocks with a slot for each gathering this resident goes to that day (the
+        skeleton gives the slot; whether to go was the model's choice), remembered as planned."""
+        if not blocks or not self.state.events:
+            return blocks
+        day_slots = slots(self, blocks[0].start.date(), blocks[0].start, blocks[-1].end)
+        if not day_slots:
+            return blocks
+        lines = [f"{start:%H:%M} {activity}" for start, _end, activity, _key in day_slots]
+        self.state.day_plan = sorted(self.state.day_plan + lines, key=lambda l: (len(l.split(":")[0]), l))
+        self.remember_fixed("plan", f"My plan for {blocks[0].start:%A} also has: " + "; ".join(lines), 6)
+        return with_events(blocks, day_slots)
 
     async def _replan_rest(self, now: datetime, reason: str) -> None:
         """After a conversation that matters, the rest of the window is planned again."""
@@ -442,6 +466,9 @@ class Resident:
         if block is None or step is None or step.sleep:
             return
         start = now.replace(second=0, microsecond=0)
+        if block.event:  # at a gathering, what is on my mind is talked about there
+            self.state.steps, self.state.current = event_steps(self, block, start), None
+            return
         end = max(self.state.steps[-1].end if self.state.steps else block.end, start + timedelta(minutes=15))
         self.state.steps = await decompose(self, block.activity, start, end, context=[f"On my mind: {reason}"])
         self.state.current = None

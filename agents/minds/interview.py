@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from maps.contracts import Persona
-from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt, worth_telling
+from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt, never_met, worth_telling
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -114,20 +114,38 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     memory = MemoryStore(db, name, embedder=get_embedder(embedder or None), as_of_tick=tick)
     try:
         hits = memory.retrieve(question, now, tick, k=2 * k, touch=False)  # room for what worth_telling drops
-        status = next((m.text for m in reversed(memory.all()) if m.kind == "plan" and m.text.startswith("Currently:")), "")
+        rows = memory.all()
+        status = next((m.text for m in reversed(rows) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
-    texts = worth_telling([m.text for m in hits], name)[:k]
-    fallback = answer_from_memories(texts, name, question.strip())  # an echo is refused, retried, then this
+    unknown = strangers(question, name, persona, [m.text for m in rows], list(registered_residents(db)))
+    texts = [] if unknown else worth_telling([m.text for m in hits], name)[:k]
+    # an echo is refused, retried, then this; about a stranger: 'I don't know them'
+    fallback = (answer_schema(name, question.strip(), ())(answer=never_met(unknown).answer) if unknown
+                else answer_from_memories(texts, name, question.strip()))
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
-                         texts, question.strip()),
+                         texts, question.strip(), unknown),
         answer_schema(name, question.strip(), tuple(texts)),
         fallback,
         max_tokens=300,
     )
     return InterviewAnswer(text=answer.answer.strip(), from_fallback=answer.answer == fallback.answer)
+
+
+def names_person(text: str, person: str) -> bool:
+    """Does ``text`` name ``person`` (full name, or the first name alone)?"""
+    first = person.split()[0] if person.split() else person
+    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text) for n in {person, first} if len(n) > 1)
+
+
+def strangers(question: str, name: str, persona: Persona, memories: list[str], residents: list[str]) -> list[str]:
+    """Residents the question names by their full name whom ``name`` never met or heard of: not
+    among the persona's relationships, named in no memory (first name or full)."""
+    ties = {r.name for r in persona.relationships}
+    asked = [r for r in residents if r != name and r in question]
+    return [r for r in asked if r not in ties and not any(names_person(m, r) for m in memories)]
 
 
 def _resident(db: Path, name: str) -> tuple[Persona, str | None]:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from agents.minds.cognition.conversation import Conversation
+from agents.minds.cognition.gatherings import KnownEvent
 from agents.minds.cognition.importance import PendingMemory
 from agents.minds.cognition.planning import Block, Step
 
@@ -47,6 +48,8 @@ class MindState(BaseModel):
     triggers: list[str] = Field(default_factory=list, description="why the next decide() runs")
     started: bool = False
     sleep: Step | None = Field(default=None, description="tonight's sleep step; its end is rounded from its start")
+    events: dict[str, KnownEvent] = Field(default_factory=dict, description="gatherings known, by key")
+    events_refused: list[str] = Field(default_factory=list, description="texts whose gathering was refused")
 
 
 class MindSnapshot(MindState):
@@ -61,7 +64,7 @@ class MindSnapshot(MindState):
 SNAPSHOT_ORDER = ("name", "tick", "now", "day", "currently", "day_plan", "blocks", "steps", "current", "phase",
                   "replan_reason", "convo", "last_talk", "recently_closed", "last_chat_end", "last_reaction",
                   "react_seen", "pending", "importance_since_reflection", "seen", "triggers", "started",
-                  "spatial", "social", "rated", "sleep")
+                  "spatial", "social", "rated", "sleep", "events", "events_refused")
 
 
 def dump_snapshot(snapshot: MindSnapshot) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from agents.prompts.checks import (addresses_itself, copied_from, help_desk, int
                                    not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
 from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity
+from agents.prompts.sense_checks import commentary
 
 
 # How the embedded model's line may open (grammar only, agents/llm/schemas.OPENING): SmolLM2 began
@@ -67,7 +68,7 @@ def summary_schema(name: str, other: str) -> type[ChatSummary]:
         def _sums_up(self) -> "CheckedSummary":
             text = self.summary
             problem = (just_a_name(text, (name, other)) or repeats_itself(text) or help_desk(text)
-                       or not_a_summary(text)
+                       or not_a_summary(text) or commentary(text)
                        or ("is a word or two, not a summary" if len(words(text)) < SUMMARY_MIN_WORDS else None))
             if problem:
                 raise ValueError(f"summary {problem}")
@@ -235,13 +236,17 @@ def converse_prompt(
     return messages(user)
 
 
-def summary_prompt(summary: str, name: str, other: str, transcript: list[str]) -> list[dict[str, str]]:
+def summary_prompt(summary: str, name: str, other: str, transcript: list[str],
+                   learned: list[str] | None = None) -> list[dict[str, str]]:
+    """``learned``: the facts the engine read from the partner's lines (events.describe), so a
+    summary can keep the news as the fact, not as their line quoted."""
     user = "\n".join(
         [
             summary,
             facts(name=name, partner=other),
             "Conversation:",
             bullet(transcript),
+            *(["News learned:", bullet(learned)] if learned else []),
             "",
             f"Summarise this conversation from {name}'s point of view, rate its importance for {name}"
             f" (1..10), and say what {name} means to do about it (or leave thought empty).",

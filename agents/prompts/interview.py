@@ -145,11 +145,21 @@ def answer_from_memories(memories: list[str], name: str, question: str = "") -> 
     return schema(answer="I'm sorry, I only remember bits and pieces about that.")  # unreachable in practice
 
 
-def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str) -> list[dict[str, str]]:
+def never_met(people: list[str]) -> Answer:
+    """The answer (and the typed fallback) about people the resident never met or heard of:
+    it says so, rather than inventing an acquaintance from unrelated memories."""
+    who = " or ".join(people)
+    return Answer(answer=f"I don't know {who}; I have never met or heard of {'them' if len(people) > 1 else 'anyone by that name'}.")
+
+
+def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str,
+                     unknown: list[str] | None = None) -> list[dict[str, str]]:
+    """``unknown``: residents the question names whom ``name`` never met or heard of (nothing in
+    memory names them), told to the model so that it says so."""
     user = "\n".join(
         [
             summary,
-            facts(name=name, time=time, status=status),
+            facts(name=name, time=time, status=status, never_met_or_heard_of=", ".join(unknown or [])),
             "What you remember:",
             bullet(memories),
             "",

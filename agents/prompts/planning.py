@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -731,3 +731,52 @@ def pick_place(text: str, places: list[str], home: str, work: str) -> str:
                     return p
         return under[0]
     return places[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Going to a gathering (purpose ``attend``)
+# ---------------------------------------------------------------------------------------------
+
+
+class AttendAnswer(BaseModel):
+    """Whether the resident will be at a gathering it heard of (the engine gives the slot)."""
+
+    decision: Literal["go", "skip"] = Field(description="go to it, or skip it")
+
+
+def attend_prompt(summary: str, name: str, fact: str, source: str, relation: str, closeness: float,
+                  traits: str, plan: list[str], invited: bool) -> list[dict[str, str]]:
+    """``fact`` is the event as one sentence (events.describe), ``relation`` how ``name`` stands
+    with its host (social memory), ``plan`` the day planned so far."""
+    user = "\n".join(
+        [
+            summary,
+            facts(name=name, traits=traits, event=fact, heard_from=source or "my own idea",
+                  invited="yes" if invited else "not personally", host=relation,
+                  closeness_to_host=f"{closeness:.1f}"),
+            "Plan so far:",
+            bullet(plan, "(nothing planned yet)"),
+            "",
+            f"Will {name} go to it? Answer go or skip.",
+        ]
+    )
+    return messages(user)
+
+
+# persona traits that make a resident go to a gathering of someone not close, or stay away from one
+SOCIABLE = ("warm", "friendly", "outgoing", "sociable", "curious", "cheerful", "kind", "chatty", "generous",
+            "lively", "social", "playful", "talkative", "romantic", "helpful", "energetic")
+RETIRING = ("shy", "reserved", "grumpy", "solitary", "private", "withdrawn", "anxious", "gruff", "introverted")
+
+
+def attend_rule(traits: str, closeness: float, invited: bool) -> str:
+    """The scripted answer and the typed fallback: a rule from persona and closeness. A close
+    tie or a sociable nature goes; a retiring one skips a gathering of someone not close."""
+    lower = traits.lower()
+    if any(w in lower for w in RETIRING) and closeness < 0.5 and not invited:
+        return "skip"
+    return "go" if closeness >= 0.4 or invited or any(w in lower for w in SOCIABLE) else "skip"
+
+
+def attend_fallback(traits: str, closeness: float, invited: bool) -> AttendAnswer:
+    return AttendAnswer(decision=attend_rule(traits, closeness, invited))  # type: ignore[arg-type]

@@ -56,6 +56,8 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
         "chat_summary": [(conversation.summary_schema(name, "Tom Alvarez"),
                           conversation.chat_summary_fallback("Tom Alvarez", lines, name))
                          for lines in ([f"{name}: {activity}"] * 8, [f"Tom Alvarez: {activity}. {activity}."], [])],
+        "attend": [(planning.AttendAnswer, planning.attend_fallback(traits, closeness, invited))
+                   for traits, closeness, invited in ((activity, 0.0, False), ("shy", 0.9, True), ("", 0.2, False))],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
         "judge_knows": [(society.Verdict, society.FALLBACK)],  # the society bench's judge
         "reflect_insights": [(reflection.Insights, reflection.insights_fallback())],

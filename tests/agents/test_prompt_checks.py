@@ -188,9 +188,13 @@ def test_the_engine_picks_the_topic_and_the_fallback_says_it() -> None:
     records = [memory(1, "observation", "Maria Lopez is taking a short break", 3),
                memory(2, "thought", "I should keep in mind what Ayesha Khan told me.", 8),
                memory(3, "plan", "My plan for Monday: 9:00 work", 5),
-               memory(4, "chat", f"Conversation with Ayesha Khan: {party}", 8),
+               memory(4, "whisper", party, 8),
                memory(5, "observation", "Maria Lopez is idle", 1)]
     assert pick_topic(records, "Maria Lopez", []) == party
+    # a talk's summary is another's words: news travels as the fact (gatherings.goal_topic), never
+    # as their line retold with their names in it (issue 26: 'I'm well, thank you, Lucy. Did you hear? ...')
+    quoted = memory(8, "chat", "Conversation with Ayesha Khan: I'm well, thank you, Lucy. The bank is closing", 9)
+    assert pick_topic([quoted, *records], "Maria Lopez", []) == party
     assert pick_topic(records, "Maria Lopez", [f"Klaus Mueller: Did you hear? {party}."]) == ""
     opener = line_fallback("Maria Lopez", 0, "Klaus Mueller", "", party)
     assert opener.utterance == f"Hi Maria! Have you heard? {party}." and not opener.end

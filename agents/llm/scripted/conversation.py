@@ -34,17 +34,30 @@ def _news(memory: str) -> str:
     return _FILLER.sub("", memory.strip()).strip().rstrip(".")
 
 
+# a memory of what someone said or a talk's summary: their words, not news of mine to retell
+_HEARSAY = re.compile(r"^(conversation with|i talked with|i had a friendly chat)|\b(told me that|said to me)\b", re.IGNORECASE)
+_ASKED_ALONG = re.compile(r"would you like to (?:come|go together)\?", re.IGNORECASE)
+def _sentence(text: str) -> str:
+    """Text ending as a sentence does (a question keeps its mark: 'go together?' was 'go together?.')."""
+    text = text.strip()
+    return text if text.endswith(("?", "!", ".")) else text + "."
+
+
 _TOLD = re.compile(r"(?:did you hear\?|also,)\s*(.+?)\.?$", re.IGNORECASE)
 
 
 def _reply_to(line: str, other: str, fresh: list[str]) -> str:
     """An answer to the partner's line when I have nothing new to tell: how I am, or what I make
     of their news ('' when their line asks nothing and tells nothing)."""
+    if _ASKED_ALONG.search(line):  # whether to go is decided apart (purpose 'attend'), not here
+        return f"Thanks for telling me, {other}! I'll see if I can make it."
     if line.rstrip().endswith("How are you today?"):
-        return f"I'm well, thank you, {other}." + (f" Did you hear? {_news(fresh[0])}." if fresh else " Busy day ahead.")
+        return f"I'm well, thank you, {other}." + (f" Did you hear? {_sentence(_news(fresh[0]))}" if fresh else " Busy day ahead.")
     told = _TOLD.search(line)
     if told and not fresh:
         news = told.group(1).strip()
+        if re.match(r"(I|I'm|I've|My|We|We're|Our)\b", news):  # their own news is not mine to say as mine
+            return f"Really? That's news to me. Thanks for telling me, {other}."
         return f"Really? I had not heard that {_lower_first(news)}. Thanks for telling me, {other}."
     return ""
 
@@ -80,24 +93,33 @@ def _scripted_converse(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     memories = section(text, "What you remember")
     # share the most poignant thing remembered that has not been said yet
     partner = fact(text, "Partner", "")
+    me = fact(text, "Name", "")
     fresh = [
         m for m in memories
         if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
         and not about_partner(_news(m), partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
-        and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3)
+        and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3) and not _HEARSAY.search(m)
+        and not (me and me in m)  # 'Hannah Price has had a busy stretch' is no news for Hannah to tell
     ]
     fresh.sort(key=lambda m: -heuristic_importance(m))
     closing = [(_goodbye(transcript[-1].split(": ", 1)[-1], other) if transcript else "", True),
                (f"Bye for now, {other}.", True), ("Take care!", True)]
+    topic = fact(text, "Something to bring up", "")
+    if topic and topic.lower()[:40] in said:
+        topic = ""
+    if topic:  # the engine's goal for this talk (an invitation, news passed on) comes first
+        fresh = [topic] + [m for m in fresh if m != topic]
     if not transcript:
-        lines = [(f"Hi {other}! Did you hear? {_news(m)}.", False) for m in fresh] + [
+        lines = [(f"Hi {other}! {topic}" if topic.startswith("I'm ") else f"Hi {other}! Did you hear? {_sentence(topic)}",
+                  False)] * bool(topic)
+        lines += [(f"Hi {other}! Did you hear? {_news(m)}.", False) for m in fresh if m != topic] + [
             (f"Hi {other}! How are you today?", False)]
         return _first_accepted(schema, lines)
     reply = _reply_to(transcript[-1].split(": ", 1)[-1], other, fresh) if left > 1 and len(transcript) < 5 else ""
     if left <= 1 or len(transcript) >= 5 or not fresh:
         return _first_accepted(schema, [(reply, False)] * bool(reply) + closing)
     opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
-    lines = [(reply, False)] * bool(reply) + [(f"{opener} Also, {_news(m)}.", False) for m in fresh]
+    lines = [(reply, False)] * bool(reply) + [(f"{opener} Also, {_sentence(_news(m))}", False) for m in fresh]
     return _first_accepted(schema, lines + closing)
 
 
@@ -117,12 +139,32 @@ def _first_accepted(schema: type[BaseModel], lines: list[tuple[str, bool]]) -> d
 
 @scripted_responder("chat_summary")
 def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """What the talk was about, in my words: the news learned as facts with who told them, else
+    the partner's news told back in brief; never their lines quoted with the names in them (Grace
+    Kim remembered 'Conversation with Tom Alvarez: I'm well, thank you, Lucy. ...', issue 26)."""
     text = last_user_text(msgs)
     other = fact(text, "Partner", "someone")
+    learned = [l.rstrip(".") for l in section(text, "News learned")]
     lines = section(text, "Conversation")
     theirs = [_news(l.split(": ", 1)[1]) for l in lines if l.startswith(other + ": ") and ": " in l]
-    theirs = [t for t in theirs if t and not t.lower().startswith(("good talking", "how are you"))]
-    told = ". ".join(theirs)[:400] or "small talk"
-    importance = max([heuristic_importance(t) for t in theirs] + [3])
+    theirs = [t for t in theirs if t and heuristic_importance(t) >= 5 and not _GREETING.search(t)]
+    importance = max([heuristic_importance(t) for t in theirs + learned] + [3])
+    if learned:
+        summary = f"I talked with {other}, who told me that " + "; and that ".join(_lower_first(l) for l in learned)
+    elif theirs:
+        summary = f"I talked with {other} about {_topic(theirs[0])}"
+    else:
+        summary = f"I had a friendly chat with {other} about how our days are going"
     thought = f"I should keep in mind what {other} told me." if importance >= 6 else ""
-    return {"summary": f"Conversation with {other}: {told}", "importance": importance, "thought": thought}
+    return {"summary": summary[:480] + ".", "importance": importance, "thought": thought}
+
+
+_GREETING = re.compile(r"^(hi|hello|good|bye|see you|nice to|i'm well|take care|you're welcome|really\?)", re.IGNORECASE)
+
+
+def _topic(line: str) -> str:
+    """A line's subject in a few words ('business at the cafe'), not the line itself."""
+    words = re.findall(r"[A-Za-z']+", line)
+    content = [w for w in words if len(w) > 3 and w.lower() not in ("that", "this", "with", "have", "been", "from",
+                                                                      "your", "what", "about", "would", "there")]
+    return " ".join(content[:4]) or "the news"

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
+from agents.prompts.interview import never_met
 
 
 def _words(text: str) -> set[str]:
@@ -21,6 +22,9 @@ def _words(text: str) -> set[str]:
 def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
     text = last_user_text(msgs)
     question = fact(text, "Question", "")
+    unknown = fact(text, "Never met or heard of", "")
+    if unknown:
+        return {"answer": never_met([n.strip() for n in unknown.split(",")]).answer}
     memories = [m for m in section(text, "What you remember") if m != "(none)"]
     if not memories:
         return {"answer": "I don't remember anything about that."}

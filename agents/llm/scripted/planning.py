@@ -11,10 +11,8 @@ from agents.llm.scripted import last_user_text, scripted_responder
 from agents.minds.cognition.plan_times import strip_time
 from agents.minds.cognition.wording import activity_phrase, starts_with_verb, without_place
 from agents.prompts.common import clip, fit_words, fact, section
-from agents.prompts.planning import ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, emoji_for, pick_place, schedule_from_plan
-
-
-_EVENT_WORDS = ("party", "meeting", "election", "festival", "concert", "celebration")
+from agents.prompts.planning import (ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, attend_rule, emoji_for, pick_place,
+                                     schedule_from_plan)
 
 
 @scripted_responder("plan_day")
@@ -22,15 +20,13 @@ def _scripted_day(msgs: list[dict], schema: type[BaseModel], rng: random.Random)
     text = last_user_text(msgs)
     name = fact(text, "Name", "I")
     work = fact(text, "Workplace", "work")
-    extra = ""
-    for memory in section(text, "Memories"):
-        if any(w in memory.lower() for w in _EVENT_WORDS):
-            extra = f"go to the {next(w for w in _EVENT_WORDS if w in memory.lower())} I heard about"
-            break
+    # a gathering the resident knows of is not placed here: the engine gives it its own slot at
+    # its time (agents/minds/cognition/gatherings.py), where an evening 'go to the party I heard
+    # about' put it on the wrong day and after it ended (issue 26)
     parts = []
     for line in section(text, "Open parts"):
-        kind, _, usual = strip_time(line).partition(" (usually: ")
-        parts.append(extra if kind == "evening" and extra else usual.rstrip(")"))
+        _kind, _, usual = strip_time(line).partition(" (usually: ")
+        parts.append(usual.rstrip(")"))
     first = name.split()[0]
     return {"currently": f"{first} is keeping up with work at {work} and the people around them.", "parts": parts}
 
@@ -87,3 +83,14 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
         left -= length
         i += 1
     return {"steps": steps}
+
+
+@scripted_responder("attend")
+def _scripted_attend(msgs: list[dict], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """Go or skip by the rule from persona and closeness (agents/prompts/planning.attend_rule)."""
+    text = last_user_text(msgs)
+    try:
+        closeness = float(fact(text, "Closeness to host", "0") or 0)
+    except ValueError:
+        closeness = 0.0
+    return {"decision": attend_rule(fact(text, "Traits", ""), closeness, fact(text, "Invited", "") == "yes")}

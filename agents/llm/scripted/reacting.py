@@ -36,6 +36,10 @@ def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Rando
             answer.update(decision="react", action=f"heading over because {line.split(':', 1)[-1].strip()[:80]}",
                           place=place, minutes=30, emoji=emoji_for(line))
             return answer
+    news_for = [n.strip() for n in fact(text, "Has news for", "").split(",") if n.strip()]
+    if news_for:  # someone here to invite or to tell: talk to them
+        answer.update(decision="talk", talk_to=news_for[0])
+        return answer
     strangers = [p for p in people if "never" in p or "hours ago" in p]
     if strangers and rng.random() < 0.6:
         answer.update(decision="talk", talk_to=strangers[0].split(" (")[0])

@@ -13,10 +13,14 @@ from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.common import fact
 
 
-_NAME = re.compile(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b")
+# a topic is a full name or a place ('Tom Alvarez', 'Willow Cafe'): one capitalised word was also
+# 'Valentine', 'Day' and 'Saturday' ('Day plays a real part in George Price's life lately', issue 26)
+_NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 
 
-_SKIP = {"I", "The", "Conversation", "Did", "Hi", "Good", "Also", "Oh", "Today", "Known"}
+_SKIP = {"I", "The", "Conversation", "Did", "Hi", "Good", "Also", "Oh", "Today", "Known", "Monday", "Tuesday",
+         "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "May",
+         "June", "July", "August", "September", "October", "November", "December", "My", "Currently", "Would"}
 
 
 def _topics(lines: list[str], exclude: str) -> list[str]:

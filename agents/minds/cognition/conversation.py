@@ -27,6 +27,8 @@ from agents.prompts.conversation import (
     summary_schema,
     summary_prompt,
 )
+from agents.minds.cognition.events import describe
+from agents.minds.cognition.gatherings import goal_topic, hear_of_people, learn, mark_told
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
 
@@ -41,6 +43,8 @@ class Conversation(BaseModel):
     last_tick: int
     started: datetime
     ended_by_me: bool = False
+    goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
+    learned: list[str] = Field(default_factory=list, description="facts learned in this talk")
 
 
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
@@ -64,7 +68,9 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
     for rank, memory in enumerate(memories):
         text = _PREFIX.sub("", " ".join(memory.text.split())).strip().rstrip(".")
         lower = text.lower()
-        if (memory.importance < min_importance or not text or memory.kind == "plan"
+        # a talk's summary or news told me is another's words: news travels as the fact, through
+        # the conversation's goal (gatherings.goal_topic), never as their line retold
+        if (memory.importance < min_importance or not text or memory.kind in ("plan", "chat")
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...'
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
@@ -81,7 +87,9 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     queries = [other, f"{other} news plans party events"]
     records = await mind.memory_for(queries, 6)
     memories = [m.text for m in records]
-    topic = pick_topic(records, other, convo.lines, speaker=mind.name)
+    topic, convo.goal = goal_topic(mind, other)  # invite, pass news on, ask them along
+    if not topic:
+        topic = pick_topic(records, other, convo.lines, speaker=mind.name)
     relation = mind.social.describe(other)
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     previous = next((l.split(": ", 1)[1] for l in reversed(convo.lines) if l.startswith(other + ": ")), "")
@@ -106,6 +114,8 @@ def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Int
     convo.lines.append(f"{mind.name}: {text}")
     convo.last_tick = p.tick
     mind.learn_places_from(text)
+    if convo.goal:
+        mark_told(mind, convo.goal, convo.partner, text)
     return Intent(
         kind="say", to=convo.partner, utterance=text, description=f"talking with {convo.partner}",
         emoji="💬", event=(mind.name, "talking with", convo.partner),
@@ -127,8 +137,15 @@ async def open_conversation(mind: "Resident", partner: str, p: Perception) -> In
 async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> Intent | None:
     """Lines addressed to me: join or continue the conversation, answer or close it."""
     speakers = [h.speaker for h in heard]
-    if mind.state.convo is not None and mind.state.convo.partner not in speakers:
-        return None  # busy talking with someone else: their line goes unanswered (they will give up)
+    busy = mind.state.convo.partner if mind.state.convo is not None else ""
+    for h in heard:
+        if busy and h.speaker != busy:
+            # busy talking with someone else: the line goes unanswered, but it was heard, and is
+            # remembered with who said it (it had been lost: issue 26's Tom and Maria)
+            mind.remember_pending("chat", f"{h.speaker} said to me, while I was talking with {busy}: {h.text}")
+            learn(mind, h.text, h.speaker, h.speaker, tuple(p.nearby))
+    if busy and busy not in speakers:
+        return None
     partner = mind.state.convo.partner if mind.state.convo is not None else speakers[0]
     if mind.state.convo is None:
         recent = mind.state.last_talk.get(partner)
@@ -144,6 +161,10 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
             mind.learn_places_from(h.text)
+            known = learn(mind, h.text, partner, partner, tuple(p.nearby))
+            if known is not None:
+                convo.learned.append(describe(known.event))
+            convo.learned += [s for s in hear_of_people(mind, h.text, partner) if s not in " ".join(convo.learned)]
     convo.last_tick = p.tick
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
         await close_conversation(mind, p)  # budget spent, or they walked off: no answer
@@ -188,7 +209,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         return
     answer = await mind.caller.ask(
         "chat_summary",
-        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines),
+        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines, convo.learned),
         summary_schema(mind.name, convo.partner),
         chat_summary_fallback(convo.partner, convo.lines, mind.name),
         max_tokens=200,

@@ -153,6 +153,26 @@ def find_invitees(text: str, speaker: str, listener: str, names: list[str]) -> l
     return list(dict.fromkeys(n for n in found if n != speaker))
 
 
+_PERSON = re.compile(r"\b([A-Z][a-z'-]+ [A-Z][a-z'-]+)(?:'s)?\s+(?:is|was|has|had|told|wants|works|runs|said|will|"
+                     r"invited|knows|lives|owns|asked)\b")
+
+
+def people_named(text: str, places: dict[str, list[str]], exclude: tuple[str, ...] = ()) -> list[str]:
+    """Full names of people a line tells something about ('Priya Shah is ...', 'Lucy Alvarez told
+    me'): a name followed by what they are or did; a town place ('Willow Cafe is ...') is no one."""
+    place_words = {s.lower() for s in places} | {a.lower() for arenas in places.values() for a in arenas}
+    found = []
+    for match in _PERSON.finditer(_clean(text)):
+        name = match.group(1)
+        lower = name.lower()
+        if name in exclude or lower in place_words or any(lower in p or p in lower for p in place_words):
+            continue
+        if name.split()[0] in ("The", "There", "This", "That", "Also", "Did", "Hi", "Oh", "Good", "Well"):
+            continue
+        found.append(name)
+    return list(dict.fromkeys(found))
+
+
 # -- the town ------------------------------------------------------------------------------------
 
 
@@ -198,7 +218,7 @@ def find_place(text: str, places: dict[str, list[str]]) -> tuple[str, str]:
                 return venue(fits[0], places[fits[0]]), ""
             rooms = [(s, a) for s in places for a in places[s] if a.lower() == said]
             if len(rooms) == 1:
-                return venue(*rooms[0]), ""
+                return venue(rooms[0][0], places[rooms[0][0]], rooms[0][1]), ""
     for match in _NAMED_PLACE.finditer(text):
         name = match.group(1)
         first = name.split()[0]
@@ -254,7 +274,8 @@ def find_day(text: str, now: datetime) -> tuple[date | None, str]:
 def find_hours(text: str) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     """(start, end) as (hour, minute) from 'from 5pm to 7pm', '17:00-19:00', 'between 5 and 7 pm',
     'at noon', 'at 8', 'tomorrow evening' (the part of day's window)."""
-    lower = text.lower()
+    lower = re.sub(r"\b(?:12 )?noon\b|\bmidday\b", "12pm", text.lower())  # 'from noon to 2pm'
+    lower = re.sub(r"\bmidnight\b", "12am", lower)
     part = next((p for p in PARTS if re.search(rf"\b{p}\b", lower)), "")
     span = re.search(rf"\b(?:from|between)?\s*{_CLOCK}\s*(?:-|–|to|until|till|and)\s*{_CLOCK}", lower)
     if span and (span.group(3) or span.group(6) or span.group(2) or span.group(5) or "from" in span.group(0)
@@ -266,8 +287,6 @@ def find_hours(text: str) -> tuple[tuple[int, int] | None, tuple[int, int] | Non
         if start[0] > 23 or end[0] > 24:
             return None, None
         return start, end
-    if re.search(r"\bat (?:12 )?noon\b|\bat midday\b", lower):
-        return (12, 0), None
     at = re.search(rf"\b(?:at|from|by)\s+{_CLOCK}(?:\s*o'clock)?\b", lower)
     if at and (at.group(2) or at.group(3) or part or int(at.group(1)) <= 12):
         start = _hour(int(at.group(1)), int(at.group(2) or 0), at.group(3) or "", part)
@@ -333,13 +352,23 @@ def _article(what: str) -> str:
     return "an" if what[:1].lower() in "aeiou" else "a"
 
 
+def spoken_time(when: datetime) -> str:
+    """A time as said aloud: '5pm', '5:30pm', '9am', 'noon' (a line reading '17:00' twice reads
+    like a schedule, and the conversation checks refuse it)."""
+    if (when.hour, when.minute) == (12, 0):
+        return "noon"
+    hour = when.hour % 12 or 12
+    minutes = f":{when.minute:02d}" if when.minute else ""
+    return f"{hour}{minutes}{'am' if when.hour < 12 else 'pm'}"
+
+
 def describe(event: Gathering) -> str:
     """One plain sentence with everything needed to be there (read back by :func:`parse_event`)."""
     if event.candidacy:
         return f"{event.host} is running for {event.what.removeprefix('running for ')}"
     where = event.place.replace(":", " ")
-    when = f"on {event.start:%A} {event.start:%B} {event.start.day} from {event.start:%H:%M} to {event.end:%H:%M}" \
-        if event.start and event.end else ""
+    when = f"on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
+        f"{spoken_time(event.end)}" if event.start and event.end else ""
     if event.host:
         head = f"{event.host} is hosting {event.what}"
     elif event.what.startswith("the "):

@@ -54,6 +54,7 @@ class Block(BaseModel):
     minutes: int
     activity: str
     sleep: bool = False
+    event: str = Field(default="", description="the key of the gathering this block is the slot of")
 
     @property
     def end(self) -> datetime:
@@ -140,7 +141,7 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
         mind.state.day_plan, mind.state.currently = [], mind.state.currently or p.lifestyle
     else:
         entries = await _planned_hours(mind, start, hours)
-    mind.state.blocks = blocks_from_entries(start, entries)
+    mind.state.blocks = mind.make_room(blocks_from_entries(start, entries))  # known gatherings get their slot
     mind.memory.prefetch([b.activity for b in mind.state.blocks])  # each is decompose's query later
     mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
     mind.state.day = day_key(p.wake_hour, now)

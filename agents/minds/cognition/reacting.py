@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from agents.minds.cognition.gatherings import event_steps, goal_topic
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
 from agents.prompts.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
@@ -37,12 +38,14 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     schema = reaction_schema(tuple(people), tuple(places))
     fallback = reaction_fallback(tuple(people), tuple(places), here)
     memories = [m.text for m in await mind.memory_for(observed, 5)]
+    # people here who do not know of a gathering I know of: someone to invite or tell
+    news_for = [n for n in people if goal_topic(mind, n)[0]]
     answer = await mind.caller.ask(
         "react",
         react_prompt(
             mind.summary, mind.name, f"{now:%H:%M}", current, here, observed, memories,
             [f"{n} (last talk: {_since(mind.state.last_talk.get(n), now)})" for n in people], places,
-            mind.home_arena(), mind.work_arena(),
+            mind.home_arena(), mind.work_arena(), news_for,
         ),
         schema,
         fallback,
@@ -68,7 +71,9 @@ async def replan_around(mind: "Resident", now: datetime, action: str, place: str
     if window_end is None and block is not None and block.end > step.end:
         window_end = min(block.end, step.end + timedelta(minutes=60))
     rest = []
-    if window_end is not None and (window_end - step.end) >= timedelta(minutes=10):
+    if block is not None and block.event and block.end > step.end:  # back to the gathering after
+        rest = event_steps(mind, block, step.end)
+    elif window_end is not None and (window_end - step.end) >= timedelta(minutes=10):
         activity = block.activity if block is not None else (mind.state.current.description if mind.state.current else action)
         rest = await decompose(mind, activity, step.end, window_end, context=[f"Just now: {action}"])
     mind.state.steps = [step] + rest

@@ -1,0 +1,276 @@
+"""Gatherings a resident knows of: learned from its own notions, whispers, announcements and
+lines heard; passed on in conversation as the fact, attributed; decided on by the model; given
+their slot in the day.
+
+- :func:`learn` parses a text (events.parse_event) and keeps a new event in ``mind.state.events``
+  with who told it; the fact is remembered as "<teller> told me that <fact>." (never the
+  teller's line quoted), the host becomes someone the resident has heard of, and an ``event``
+  record says so. A gathering that names no town place or a past time is refused and recorded.
+- :func:`settle` asks the model (purpose ``attend``) whether to go to each event not decided
+  yet, and re-plans today when one is today.
+- :func:`goal_topic` is a conversation's goal with a partner: invite them (the host), pass the
+  news on and ask them to come along (a guest), or pass a candidacy on.
+- :func:`with_events` cuts the day's blocks to give each event the resident goes to its slot
+  (the host an hour before, to prepare the venue); :func:`event_steps` are the steps of that
+  slot, at the venue, with no model call.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from agents.minds.cognition.events import Gathering, describe, parse_event, people_named, spoken_time, town_places
+from agents.minds.cognition.planning import Block, Step, make_step
+from agents.prompts.planning import AttendAnswer, attend_fallback, attend_prompt
+from maps.contracts import EventPayload, Record
+
+if TYPE_CHECKING:
+    from agents.minds.generative import Resident
+
+HOST_LEAD_MIN = 60  # the host is at the venue this long before the start, preparing it
+GUEST_LEAD_MIN = 10  # a guest sets off this long before the start
+TOLD_IMPORTANCE = 7
+
+
+class KnownEvent(BaseModel):
+    """One gathering (or candidacy) as this resident knows it."""
+
+    event: Gathering
+    source: str = Field(default="", description="who told me; '' my own idea, 'whisper', 'announcement'")
+    learned: datetime
+    going: bool | None = None
+    told: list[str] = Field(default_factory=list, description="who knows it from me, or told me")
+    invited: bool = False
+
+
+def _places(mind: "Resident") -> dict[str, list[str]]:
+    """{sector: [arena, ...]} of the whole town (built once per mind: the town does not change)."""
+    places = mind.__dict__.get("_town_places")
+    if places is None:
+        places = mind.__dict__["_town_places"] = town_places(list(mind.options.places))
+    return places
+
+
+def known_names(mind: "Resident", *extra: str) -> list[str]:
+    """Residents this mind can put a full name to: its ties, and whoever is named in ``extra``."""
+    return list(dict.fromkeys([*mind.social.ties, *(n for n in extra if n)]))
+
+
+def _record(mind: "Resident", status: str, event: Gathering | None, **data) -> None:
+    fields = {"key": event.key(), **event.model_dump()} if event is not None else {}
+    payload = EventPayload(status=status, **fields, **data)  # type: ignore[arg-type]
+    mind._records.append(Record(kind="event", resident=mind.name, data=payload.model_dump(mode="json")))
+
+
+def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: tuple[str, ...] = ()) -> KnownEvent | None:
+    """Take in a gathering ``text`` names (said by ``speaker``; ``source`` told it); the new
+    KnownEvent, or None when it names none, is known already, or is refused."""
+    names = known_names(mind, speaker, *nearby)
+    parsed = parse_event(text, mind.state.now, _places(mind), speaker=speaker or mind.name, listener=mind.name,
+                         names=names)
+    if parsed is None:
+        return None
+    if parsed.event is None:
+        if text not in mind.state.events_refused:
+            mind.state.events_refused.append(text)
+            _record(mind, "refused", None, what=parsed.what, source=source, text=text[:300], problem=parsed.problem)
+        return None
+    event = parsed.event
+    key = event.key()
+    known = mind.state.events.get(key)
+    if known is not None:
+        if source and source not in known.told:
+            known.told.append(source)  # they know it: no need to tell them
+        known.invited = known.invited or mind.name in event.invitees
+        return None
+    known = KnownEvent(event=event, source=source, learned=mind.state.now, invited=mind.name in event.invitees,
+                       going=True if event.host == mind.name else None, told=[source] if source else [])
+    mind.state.events[key] = known
+    _take_in(mind, known, source)
+    return known
+
+
+def _take_in(mind: "Resident", known: KnownEvent, source: str) -> None:
+    """The memory, the tie to the host and the record of a newly learned event."""
+    event, fact = known.event, describe(known.event)
+    if source and source not in ("whisper", "announcement"):
+        mind.remember_fixed("chat", f"{source} told me that {fact}.", TOLD_IMPORTANCE)
+    if event.place:
+        mind.learn_places_from(event.place.split(":")[0])
+    if event.host and event.host != mind.name:
+        mind.social.heard_of(event.host, mind.state.tick, fact)
+    _record(mind, "learned", event, source=source, going=known.going, text=fact)
+
+
+def hear_of_people(mind: "Resident", text: str, speaker: str) -> list[str]:
+    """Someone named in a line heard, with something about them, is someone I now know of
+    (a 'heard of' tie: the paper's who-knows-whom counts a name and one fact learned by being
+    told); a tie already there is kept as it is. The sentences that told me of someone new, to
+    be kept in the talk's summary (so memory, not only the graph, holds the name and the fact)."""
+    told = []
+    for person in people_named(text, _places(mind), exclude=(mind.name, speaker)):
+        sentence = next((s for s in text.replace("!", ".").replace("?", ".").split(".") if person in s), text).strip()
+        if mind.social.heard_of(person, mind.state.tick, f"{speaker} told me: {sentence}"[:200]) is not None:
+            told.append(sentence)
+    return told
+
+
+def undecided(mind: "Resident") -> bool:
+    return any(k.going is None for k in mind.state.events.values())
+
+
+async def settle(mind: "Resident") -> None:
+    """One ``attend`` call per event not decided on yet; an event today is given its slot now."""
+    for key, known in list(mind.state.events.items()):
+        if known.going is not None:
+            continue
+        event = known.event
+        if event.candidacy or event.end is None or event.end <= mind.state.now:
+            known.going = False
+            continue
+        tie = mind.social.tie(event.host) if event.host else None
+        closeness = tie.closeness if tie is not None and tie.relation != "heard of" else 0.0
+        traits = ", ".join(mind.persona.traits)
+        answer = await mind.caller.ask(
+            "attend",
+            attend_prompt(mind.summary, mind.name, describe(event), known.source,
+                          mind.social.describe(event.host) if event.host else "no host named", closeness, traits,
+                          mind.state.day_plan, known.invited),
+            AttendAnswer,
+            attend_fallback(traits, closeness, known.invited),
+            max_tokens=20,
+        )
+        known.going = answer.decision == "go"
+        _record(mind, "decided", event, source=known.source, going=known.going, text=describe(event))
+        if known.going:
+            mind.remember_fixed("thought", f"I will go to {event.what} at {event.place.replace(':', ' ')} on "
+                                           f"{event.start:%A} at {spoken_time(event.start)}.", 6)
+            replan_today(mind, key)
+
+
+def slots(mind: "Resident", day: date, wake: datetime, bed: datetime) -> list[tuple[datetime, datetime, str, str]]:
+    """(start, end, activity, key) of each event this resident goes to on the planning ``day``,
+    clipped to its waking hours [wake, bed)."""
+    out = []
+    for key, known in sorted(mind.state.events.items(), key=lambda kv: kv[1].event.start or wake):
+        event = known.event
+        if not known.going or event.start is None or event.end is None:
+            continue
+        host = event.host == mind.name
+        start = event.start - timedelta(minutes=HOST_LEAD_MIN if host else GUEST_LEAD_MIN)
+        start, end = max(start, wake), min(event.end, bed)
+        if end - start < timedelta(minutes=15) or not (wake <= event.start < bed) or event.end <= mind.state.now:
+            continue
+        where = event.place.replace(":", " ")
+        activity = f"host {event.what} at {where}" if host else f"go to {event.what} at {where}"
+        out.append((start, end, activity[:200], key))
+    return out
+
+
+def with_events(blocks: list[Block], event_slots: list[tuple[datetime, datetime, str, str]]) -> list[Block]:
+    """The blocks cut so that each slot is a block of its own (the rest of the day unchanged)."""
+    for start, end, activity, key in event_slots:
+        out: list[Block] = []
+        for block in blocks:
+            if block.end <= start or block.start >= end:
+                out.append(block)
+                continue
+            if block.start < start:
+                out.append(block.model_copy(update={"minutes": int((start - block.start).total_seconds() // 60)}))
+            if block.end > end:
+                out.append(block.model_copy(update={"start": end, "minutes": int((block.end - end).total_seconds() // 60)}))
+        out.append(Block(start=start, minutes=int((end - start).total_seconds() // 60), activity=activity, event=key))
+        blocks = sorted(out, key=lambda b: b.start)
+    return blocks
+
+
+def replan_today(mind: "Resident", key: str) -> None:
+    """A decision taken today for today: the day's blocks make room for the event now, and steps
+    planned over its slot are dropped (the event's own are built when its time comes)."""
+    if not mind.state.blocks or mind.state.day is None:
+        return
+    bed = mind.state.blocks[-1].end
+    wake = mind.state.blocks[0].start
+    mine = [s for s in slots(mind, mind.state.day, wake, bed) if s[3] == key]
+    if not mine or any(b.event == key for b in mind.state.blocks):
+        return
+    mind.state.blocks = with_events(mind.state.blocks, mine)
+    start = mine[0][0]
+    if mind.state.steps and mind.state.steps[-1].end > start:
+        mind.state.steps = [s for s in mind.state.steps if s.start < start]
+        if mind.state.steps and mind.state.steps[-1].end > start:
+            last = mind.state.steps[-1]
+            minutes = int((start - last.start).total_seconds() // 60)
+            mind.state.steps[-1] = last.model_copy(update={"minutes": max(1, minutes)})
+    mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
+
+
+def plan_line(mind: "Resident", day: date) -> list[str]:
+    """The day plan's lines for the events of ``day`` ('17:00 go to a party at Willow Cafe')."""
+    return [f"{b.start:%H:%M} {b.activity}" for b in mind.state.blocks if b.event and b.start.date() == day]
+
+
+def event_steps(mind: "Resident", block: Block, start: datetime) -> list[Step]:
+    """The steps of an event's slot from ``start``: the host prepares the venue (an object there
+    is set up for it) until the start, then hosts; a guest goes there and stays to the end."""
+    known = mind.state.events.get(block.event)
+    if known is None:
+        return [make_step(mind, start, max(1, int((block.end - start).total_seconds() // 60)), block.activity,
+                          mind.home_arena())]
+    event = known.event
+    arena = event.place if event.place in mind.spatial.arenas() or ":" in event.place else mind.home_arena()
+    steps: list[Step] = []
+    at = start
+    if event.host == mind.name and event.start is not None and at < event.start:
+        minutes = int((event.start - at).total_seconds() // 60)
+        steps.append(make_step(mind, at, minutes, f"setting up {_prop(mind, arena)} for {event.what}", arena,
+                               "🎈", object_state=f"set up for {event.what}"[:80]))
+        at = event.start
+    doing = f"hosting {event.what}" if event.host == mind.name else f"attending {event.what}"
+    minutes = int((block.end - at).total_seconds() // 60)
+    if minutes >= 1:
+        steps.append(make_step(mind, at, minutes, doing, arena, "🎉"))
+    return steps
+
+
+def _prop(mind: "Resident", arena: str) -> str:
+    """What the host sets up at the venue: a table there if there is one, else another object
+    there, else the room (its name in the step's words picks the object: planning.make_step)."""
+    names = [o.split(":")[-1] for o in mind.spatial.objects_in(arena)]
+    chosen = next((n for n in names if "table" in n.lower()), names[0] if names else arena.split(":")[-1])
+    return f"the {chosen}"
+
+
+def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
+    """(what to bring up, event key): this conversation's goal with ``partner``. The host invites;
+    one who knows of a gathering passes it on, attributed, and asks them along when going; a
+    candidacy is passed on too. ('', '') when there is nothing they do not know from me."""
+    best: tuple[int, str, str] | None = None
+    for key, known in mind.state.events.items():
+        event = known.event
+        if partner in known.told or partner == event.host or (event.end is not None and event.end <= mind.state.now):
+            continue
+        when = f" on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
+               f"{spoken_time(event.end)}" if event.start and event.end else ""
+        if event.host == mind.name and not event.candidacy:
+            rank, text = 0, f"I'm hosting {event.what} at {event.place.replace(':', ' ')}{when}. Would you like to come?"
+        else:
+            told = f" {known.source} told me." if known.source and known.source not in ("whisper", "announcement") else ""
+            along = " Would you like to go together?" if known.going and not event.candidacy else ""
+            rank, text = (2 if event.candidacy else 1), f"{describe(event)}.{told}{along}"
+        if best is None or rank < best[0]:
+            best = (rank, text, key)
+    return (best[1], best[2]) if best else ("", "")
+
+
+def mark_told(mind: "Resident", key: str, partner: str, line: str) -> None:
+    """The partner knows the event from me once my line said it (parsed back, the same event)."""
+    known = mind.state.events.get(key)
+    if known is None or partner in known.told:
+        return
+    parsed = parse_event(line, mind.state.now, _places(mind), speaker=mind.name, names=known_names(mind))
+    if parsed is not None and parsed.event is not None and parsed.event.key() == key:
+        known.told.append(partner)

@@ -1,0 +1,138 @@
+"""Social planning: a host's notion becomes an invitation, the news travels as the fact with who
+told it, invitees decide, the day makes room for the gathering at its time and place, the host
+prepares the venue first; lines heard in another talk are not lost; who-knows-whom grows from
+what is learned; interviews about strangers say so. Scripted backend, hashing embedder."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from agents.llm.gateway import make_llm
+from agents.minds.cognition.conversation import Conversation, on_heard
+from agents.minds.cognition.gatherings import event_steps, goal_topic, learn
+from agents.minds.cognition.planning import block_at, plan_day
+from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
+from agents.minds.generative import make_mind
+from agents.minds.interview import strangers
+from agents.prompts.interview import never_met
+from maps.contracts import ChatLine, MindOptions, Perception
+from memory.embeddings import get_embedder
+
+SEED = ("I am planning a Valentine's Day party at the Hobbs Cafe on February 14 from 5pm to 7pm, and I want to "
+        "invite everyone I know.")
+START = datetime(2026, 2, 13, 9, 0)
+
+
+def town(names: list[str], seeds: dict[str, list[str]] | None = None, traits: dict[str, list[str]] | None = None):
+    personas = [demo_persona(n, "Town Library:reading room", "student", seed_memories=(seeds or {}).get(n, []),
+                             **({"traits": traits[n]} if traits and n in traits else {})) for n in names]
+    places = DEMO_PLACES + [a for n in names for a in demo_home(n)]
+    options = MindOptions(places=places, start_time=START)
+    llm = make_llm("scripted")
+    minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in personas}
+    world = Sandbox(minds, places, START, spawn={n: "Town Library:reading room" for n in names})
+    return minds, world
+
+
+def run_until(world: Sandbox, done, hours: float = 3) -> None:
+    async def go() -> None:
+        while world.time < START + timedelta(hours=hours) and not done():
+            await world.step()
+        for _ in range(12):
+            await world.step()
+    asyncio.run(go())
+
+
+def records(mind, kind: str) -> list[dict]:
+    return [r.data for r in mind._records if r.kind == kind]
+
+
+def test_the_host_invites_and_the_guest_knows_when_where_and_from_whom():
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    host, guest = minds["Maria Lopez"], minds["Klaus Mueller"]
+    run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
+    kept = [r.data | {"who": r.resident} for r in world.records if r.kind == "event"]
+    (key, known), = guest.state.events.items()
+    assert known.source == "Maria Lopez" and known.event.host == "Maria Lopez" and known.invited
+    assert known.event.place == "Hobbs Cafe:counter" and f"{known.event.start:%d %H:%M}" == "14 17:00"
+    assert known.going is True  # friendly and invited: the scripted rule goes
+    told = [m.text for m in guest.memory.all() if m.text.startswith("Maria Lopez told me that")]
+    assert told and "Hobbs Cafe" in told[0] and "from 5pm to 7pm" in told[0], [m.text for m in guest.memory.all()]
+    assert "Klaus Mueller" in host.state.events[key].told  # the host will not invite him twice
+    assert any(r["status"] == "learned" and r["source"] == "Maria Lopez" and r["who"] == "Klaus Mueller" for r in kept)
+    assert any(r["status"] == "decided" and r["going"] for r in kept)
+    tie = guest.social.tie("Maria Lopez")
+    assert tie is not None and tie.interactions >= 1
+
+
+def test_the_next_days_plan_gives_the_gathering_its_slot_and_the_host_prepares_first():
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    host, guest = minds["Maria Lopez"], minds["Klaus Mueller"]
+    run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
+    saturday = datetime(2026, 2, 14, 7, 0)
+    for mind in (host, guest):
+        mind.state.now = saturday
+        asyncio.run(plan_day(mind, saturday))
+    host_block = block_at(host, datetime(2026, 2, 14, 16, 30))
+    guest_block = block_at(guest, datetime(2026, 2, 14, 17, 30))
+    assert host_block.event and host_block.start == datetime(2026, 2, 14, 16, 0) and host_block.end.hour == 19
+    assert guest_block.event == host_block.event and guest_block.start < datetime(2026, 2, 14, 17, 0)
+    assert block_at(guest, datetime(2026, 2, 14, 19, 30)).event == ""  # the day goes on after it
+    steps = event_steps(host, host_block, host_block.start)
+    assert steps[0].arena == "Hobbs Cafe:counter" and steps[0].end == datetime(2026, 2, 14, 17, 0)
+    assert steps[0].object_state and "set up for" in steps[0].object_state
+    assert all(s.arena == "Hobbs Cafe:counter" for s in event_steps(guest, guest_block, guest_block.start))
+    assert any("Hobbs Cafe" in line for line in guest.state.day_plan)
+
+
+def test_news_is_passed_on_as_the_fact_attributed_and_a_candidacy_travels_too():
+    minds, world = town(["Ayesha Khan", "Klaus Mueller"])
+    ayesha = minds["Ayesha Khan"]
+    ayesha.state.now = START
+    learn(ayesha, "Maria Lopez told me: I'm hosting a concert at the Johnson Park on February 14 at 6pm.",
+          "Maria Lopez", "Maria Lopez")
+    learn(ayesha, "Sam Moore is running for mayor.", "Maria Lopez", "Maria Lopez")
+    topic, key = goal_topic(ayesha, "Klaus Mueller")
+    assert topic.startswith("Maria Lopez is hosting a concert at Johnson Park garden on Saturday February 14 from 6pm to 8pm.")
+    assert "Maria Lopez told me." in topic and "said" not in topic
+    assert goal_topic(ayesha, "Maria Lopez") == ("", "")  # she told it: never told back to her
+    run_until(world, lambda: len(minds["Klaus Mueller"].state.events) == 2, hours=4)
+    learned = {k.event.kind: k for k in minds["Klaus Mueller"].state.events.values()}
+    assert set(learned) == {"concert", "candidacy"} and all(k.source == "Ayesha Khan" for k in learned.values())
+    assert minds["Klaus Mueller"].social.tie("Sam Moore").relation == "heard of"  # knows of him now
+
+
+def test_a_gathering_that_cannot_be_resolved_is_refused_and_recorded_not_guessed():
+    minds, _world = town(["Ayesha Khan"])
+    mind = minds["Ayesha Khan"]
+    mind.state.now = START
+    assert learn(mind, "There is a party at the Grand Hotel tomorrow at 8pm.", "whisper", mind.name) is None
+    assert learn(mind, "The concert at Johnson Park was on February 10 at 5pm.", "whisper", mind.name) is None
+    assert mind.state.events == {}
+    refused = records(mind, "event")
+    assert [r["problem"][:15] for r in refused] == ["unknown place '", "the time is pas"]
+
+
+def test_a_line_from_someone_else_heard_mid_talk_is_remembered_with_who_said_it():
+    minds, _world = town(["Ayesha Khan", "Klaus Mueller", "Maria Lopez"])
+    tom = minds["Klaus Mueller"]
+    tom.state.now, tom.state.tick = START, 5
+    tom.state.convo = Conversation(partner="Ayesha Khan", conversation_id="x", last_tick=5, started=START)
+    p = Perception(resident=tom.name, tick=6, time=START, tile=(0, 0), address="Town Library:reading room",
+                   nearby=["Ayesha Khan", "Maria Lopez"])
+    line = "I'm hosting a party at the Hobbs Cafe on February 14 from 5pm to 7pm. Would you like to come?"
+    answer = asyncio.run(on_heard(tom, [ChatLine(speaker="Maria Lopez", listener=tom.name, text=line)], p))
+    assert answer is None and tom.state.convo.partner == "Ayesha Khan"  # still in his own talk
+    assert any(m.text.startswith("Maria Lopez said to me") and "Hobbs Cafe" in m.text for m in tom.state.pending)
+    (known,) = tom.state.events.values()
+    assert known.source == "Maria Lopez" and known.invited
+
+
+def test_interviews_about_someone_never_met_or_heard_of_say_so():
+    persona = demo_persona("Ayesha Khan", "Town Library:reading room", "student")
+    memories = ["Klaus Mueller told me that Maria Lopez is hosting a party.", "I read a book."]
+    residents = ["Ayesha Khan", "Klaus Mueller", "Maria Lopez", "Sam Moore"]
+    assert strangers("Do you know Sam Moore?", persona.name, persona, memories, residents) == ["Sam Moore"]
+    assert strangers("Do you know Maria Lopez?", persona.name, persona, memories, residents) == []
+    assert "never met or heard of" in never_met(["Sam Moore"]).answer
