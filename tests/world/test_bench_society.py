@@ -38,7 +38,8 @@ def last_json(capsys: pytest.CaptureFixture[str]) -> dict:
 def test_a_tiny_scripted_bench_scores_what_the_run_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     residents = three_residents(tmp_path)
     out = tmp_path / "runs"
-    code = cli_main(bench_args("--residents", str(residents), "--start", "2026-02-14 16:30", "--duration", "3h",
+    code = cli_main(bench_args("--residents", str(residents), "--start", "2026-02-14 16:40", "--duration", "50m",
+                               "--judge-model", "scripted",
                                "--event", PARTY, "--host", "Maria Alvarez",
                                "--event", "I am running for mayor", "--host", "Lucy Alvarez",
                                "--out", str(out), "--png-dir", str(tmp_path / "png")))
@@ -58,7 +59,10 @@ def test_a_tiny_scripted_bench_scores_what_the_run_holds(tmp_path: Path, capsys:
     assert 0.0 <= row["density_before"] <= 1.0 and row["density_after"] <= 1.0
     assert row["hallucinated_share"] == round(row["hallucinated"] / row["answers"], 4)
     assert len(row["hallucination_examples"]) == min(3, row["hallucinated"])
-    assert Path(out / "full-seed0" / "run" / "run.db").exists()  # --out keeps the run folder
+    assert Path(out / "full-seed0" / "run" / "run.db").exists()  # --out keeps the run folder, and the scores
+    kept = json.loads((out / "full-seed0" / "society.json").read_text())
+    assert kept["seeded"][0]["place"] == "Willow Cafe" and kept["answers"] == row["answers"]
+    assert result["judge_model"] == "scripted"
     assert sorted(Path(p).name for p in row["pngs"]) == ["full-seed0-diffusion.png", "full-seed0-graph.png"]
     assert result["paper"].startswith("party_known 12 of 25")
 

@@ -218,6 +218,8 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     row = score_seed(setup, facts, answers)
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
                run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1))
+    (folder / "society.json").write_text(json.dumps(  # beside the run: what was seeded, found and scored
+        {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row}, indent=1, default=str))
     return row
 
 
