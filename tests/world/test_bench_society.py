@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from world.cli import main as cli_main
-from world.cli.bench_society import BenchInputError, Setup, make_notions, read_residents, residents_path
+from world.cli.bench_society import (BenchInputError, Setup, make_notions, mean_line, read_residents, residents_path,
+                                    summary_line)
 
 TOWN = "default"
 PARTY = "I am planning a Valentine's Day party at the Willow Cafe on February 14 from 5pm to 7pm"
@@ -117,3 +118,16 @@ def test_the_default_notions_are_the_papers_two(tmp_path: Path) -> None:
     Given.ablation = "full,nothing"
     with pytest.raises(BenchInputError, match="--ablation 'full,nothing'"):
         Setup(Given())  # type: ignore[arg-type]
+
+
+def test_the_seed_lines_and_their_mean_say_the_figures() -> None:
+    def row(known: int, came: int, halluc: int) -> dict:
+        return {"residents": 4, "answers": 20, "hallucinated": halluc, "density_before": 0.5, "density_after": 0.75,
+                "run_s": 1.0, "interviews_s": 2.0,
+                "notions": {"party": {"known": known, "known_in_memory": 4, "came": came, "invited": 3,
+                                      "guests_who_work_there": ["Grace Kim"], "wrong_time": []}}}
+
+    assert summary_line(row(3, 2, 0)) == ("party 3/4 (memory 4), came 2/3 (1 work there), wrong time 0; "
+                                          "density 0.5 -> 0.75; hallucinated 0/20; run 1.0 s + interviews 2.0 s")
+    assert mean_line([row(3, 2, 0), row(1, 0, 1)]) == ("party known 2.0/4, came 1.0/3.0; density 0.500 -> 0.750; "
+                                                       "hallucinated 0.5/20")

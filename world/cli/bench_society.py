@@ -307,6 +307,9 @@ def notion_figures(setup: Setup, facts: RunFacts, notion: Notion, answers: list[
     }
     if notion.kind == "gathering":
         out.update(gathering_figures(facts, notion, known, setup.names))
+        if notion.place and "guests" in out:  # guests whose workplace it is (the barista at the cafe's party)
+            staff = {p.name for p in setup.personas if p.workplace.split(":")[0].lower() == notion.place.lower()}
+            out["guests_who_work_there"] = sorted(set(out["guests"]) & staff)
     return out
 
 
@@ -340,6 +343,10 @@ def report(args: argparse.Namespace, setup: Setup, rows: list[dict[str, Any]]) -
     for row in rows:
         label = f"{row['ablation']} seed {row['seed']}"
         out[label] = summary_line(row)
+    for ablation in setup.ablations:
+        mine = [r for r in rows if r["ablation"] == ablation]
+        if len(mine) > 1:
+            out[f"{ablation} mean of {len(mine)}"] = mean_line(mine)
     out["paper"] = ", ".join(f"{k} {v}" for k, v in PAPER.items())
     out["problems"] = setup.problems or "none"
     out["runs"] = rows
@@ -352,9 +359,28 @@ def summary_line(row: dict[str, Any]) -> str:
     for key, f in row["notions"].items():
         bit = f"{key} {f['known']}/{row['residents']} (memory {f['known_in_memory']})"
         if "came" in f:
-            bit += f", came {f['came']}/{f['invited']}, wrong time {len(f['wrong_time'])}"
+            bit += (f", came {f['came']}/{f['invited']} ({len(f['guests_who_work_there'])} work there), "
+                    f"wrong time {len(f['wrong_time'])}")
         bits.append(bit)
     bits.append(f"density {row['density_before']} -> {row['density_after']}")
     bits.append(f"hallucinated {row['hallucinated']}/{row['answers']}")
     bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s")
+    return "; ".join(bits)
+
+
+def mean_line(rows: list[dict[str, Any]]) -> str:
+    """The seeds of one architecture averaged: each notion known (and came), density, hallucinations."""
+    def mean(values: list[float]) -> str:
+        return f"{sum(values) / len(values):.1f}"
+
+    bits = []
+    for key in rows[0]["notions"]:
+        figures = [r["notions"][key] for r in rows]
+        bit = f"{key} known {mean([f['known'] for f in figures])}/{rows[0]['residents']}"
+        if all("came" in f for f in figures):
+            bit += f", came {mean([f['came'] for f in figures])}/{mean([f['invited'] for f in figures])}"
+        bits.append(bit)
+    bits.append(f"density {sum(r['density_before'] for r in rows) / len(rows):.3f} -> "
+                f"{sum(r['density_after'] for r in rows) / len(rows):.3f}")
+    bits.append(f"hallucinated {mean([r['hallucinated'] for r in rows])}/{rows[0]['answers']}")
     return "; ".join(bits)
