@@ -131,3 +131,12 @@ def test_the_seed_lines_and_their_mean_say_the_figures() -> None:
                                           "density 0.5 -> 0.75; hallucinated 0/20; run 1.0 s + interviews 2.0 s")
     assert mean_line([row(3, 2, 0), row(1, 0, 1)]) == ("party known 2.0/4, came 1.0/3.0; density 0.500 -> 0.750; "
                                                        "hallucinated 0.5/20")
+
+
+def test_a_start_out_of_range_and_a_used_out_folder_are_refused(tmp_path: Path) -> None:
+    residents = str(three_residents(tmp_path))
+    with pytest.raises(SystemExit, match="--start: expected a date from"):
+        cli_main(bench_args("--residents", residents, "--start", "1200-01-01 07:00", "--duration", "10m"))
+    (tmp_path / "out" / "full-seed0").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="full-seed0 already there; choose a new --out"):
+        cli_main(bench_args("--residents", residents, "--out", str(tmp_path / "out")))

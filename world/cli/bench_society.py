@@ -24,13 +24,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 import agents.llm.scripted.society  # noqa: F401  (the judge's scripted answers, for --judge-model scripted)
 from agents.llm.gateway import make_llm
 from agents.minds.interview import interview_answer
 from agents.prompts.society import judge_answer
 from maps.contracts import LIST_MAX, MEMORY_MAX, Persona
 from maps.town import TownError, load_town, residents_files
-from memory.runfile import RunStore
+from memory.runfile import RunStore, StoreError
 from replays.notions import Notion, parse_notion
 from replays.society import (RunFacts, Scored, asked_together, collect, density, diffusion_edges, knowers,
                              memory_edges, pairs_of, persona_edges, presence, remembers, score_notion_answer,
@@ -38,7 +40,7 @@ from replays.society import (RunFacts, Scored, asked_together, collect, density,
 from world.cli.args import positive_int
 from world.cli.society_plots import write_plots
 from world.clock import parse_duration, parse_start
-from world.runner import RunOptions, build_engine
+from world.runner import RunError, RunOptions, build_engine, option_error
 
 ABLATIONS = ("full", "no_reflection", "no_reflection_planning", "no_observation")
 PAPER = {"party_known": "12 of 25 (48%)", "candidacy_known": "8 of 25 (32%)", "invited_came": "5 of 12",
@@ -182,6 +184,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     except BenchInputError as exc:
         raise SystemExit(f"townsfolk bench society: {exc}") from None
     keep = Path(args.out) if args.out else None
+    taken = [f"{a}-seed{n}" for a in setup.ablations for n in range(args.seeds) if keep and (keep / f"{a}-seed{n}").exists()]
+    if taken:
+        raise SystemExit(f"townsfolk bench society: --out {keep}: {', '.join(taken)} already there; choose a new --out")
     root = keep or Path(tempfile.mkdtemp(prefix="townsfolk-society-"))
     try:
         rows = [run_seed(args, setup, root, seed, ablation)
@@ -198,13 +203,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, ablation: str) -> dict[str, Any]:
     """Run one seed of one architecture, interview everyone, and score it."""
     folder = root / f"{ablation}-seed{seed}"
-    if folder.exists():
-        raise SystemExit(f"townsfolk bench society: --out {root}: {folder.name} exists; choose a new --out")
     seeded = seeded_file(setup.raw, setup.notions, folder)
-    options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
-                         seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
     t0 = time.perf_counter()
-    engine = build_engine(options)
+    try:
+        options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
+                             seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
+        engine = build_engine(options)
+    except (ValidationError, RunError, TownError, StoreError) as exc:
+        raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
     asyncio.run(engine.run(engine.until))
     engine.store.close()
     run_s = time.perf_counter() - t0
