@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 from pathlib import Path
 
 TRACEBACK_ENV = "TOWNSFOLK_TRACEBACK"
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"]+@")
+
+
+def redact(text: str) -> str:
+    """``text`` with the user and password of every URL hidden ('http://u:KEY@host' ->
+    'http://***@host'): TOWNSFOLK_API_BASE may carry a key, and errors quote the URL."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
 
 
 def open_files() -> int | None:
@@ -56,6 +64,18 @@ def too_many_files_message() -> str:
             "Raise it (`ulimit -n 65536`, or LimitNOFILE= for a service) or run fewer residents (--agents N)")
 
 
+FILES_NEEDED = 24  # a run's own: the run file and its WAL (twice), the lock, sockets, the event loop's pipe
+
+
+def files_headroom_problem(needed: int = FILES_NEEDED) -> str | None:
+    """Why this process cannot start a run with its open-file limit, or None: said before the
+    run folder is made, so a run never dies half-way for want of files."""
+    used, limit = open_files(), open_file_limit()
+    if used is None or limit is None or limit - used >= needed:
+        return None
+    return too_many_files_message()
+
+
 def describe_failure(exc: BaseException) -> str:
     """One line for an error no command handled: the cause and the fix where known."""
     if out_of_files(exc):
@@ -66,7 +86,7 @@ def describe_failure(exc: BaseException) -> str:
         return "input nested too deeply to read (a file or value with thousands of nested brackets)"
     if isinstance(exc, OSError) and exc.filename:
         return f"{exc.filename}: {exc.strerror or exc}"
-    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    text = redact(str(exc).splitlines()[0][:300]) if str(exc) else ""
     return (f"unexpected error {type(exc).__name__}{': ' + text if text else ''} "
             f"(a bug: set {TRACEBACK_ENV}=1 to see where, and report it)")
 

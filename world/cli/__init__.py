@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from world.failures import TRACEBACK_ENV, describe_failure
+from world.failures import TRACEBACK_ENV, describe_failure, redact
 
 # Offline by default: litellm must not fetch its cost map, the embedder must not call the hub.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -122,7 +122,7 @@ def _failed(command: str, exc: Exception) -> int:
         raise exc
     explain = getattr(exc, "explain", None)
     if getattr(exc, "fatal", False):  # e.g. agents.llm.errors.ModelUnavailable: cause and fix
-        print(f"townsfolk {command}: {explain() if callable(explain) else exc}", file=sys.stderr)
+        print(f"townsfolk {command}: {redact(explain() if callable(explain) else str(exc))}", file=sys.stderr)
         return 2
     print(f"townsfolk {command}: {describe_failure(exc)}", file=sys.stderr)
     return 1

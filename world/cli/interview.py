@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from memory.runfile import DB_NAME, RunStore
+from world.failures import redact
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +52,8 @@ def main(args: argparse.Namespace) -> int:
         if not getattr(exc, "fatal", False):  # a model that cannot answer at all (agents.llm.errors)
             raise
         explain = getattr(exc, "explain", None)
-        print(f"townsfolk interview: --model {args.model}: {explain() if callable(explain) else exc}", file=sys.stderr)
+        print(f"townsfolk interview: --model {args.model}: {redact(explain() if callable(explain) else str(exc))}",
+              file=sys.stderr)
         return 2
     print(answer)
     return 0

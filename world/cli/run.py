@@ -32,7 +32,7 @@ from maps.contracts import TickRecords
 from memory.runfile import StoreError
 from replays.control import ControlError, check_channel
 from world.engine import Engine
-from world.failures import out_of_files, too_many_files_message
+from world.failures import files_headroom_problem, out_of_files, redact, too_many_files_message
 from world.runner import RunError, RunOptions, build_engine, option_error, submit_durably
 from world.stop_signals import StopSignals, Stopped
 from world.summary import run_summary
@@ -107,6 +107,10 @@ def _main(args: argparse.Namespace, stop: StopSignals) -> int:
         return options
     if not args.no_control and not control_usable("run"):
         return 2
+    short = files_headroom_problem()
+    if short:
+        print(f"townsfolk run: {short}", file=sys.stderr)
+        return 1
     engine = start_engine(options, "run")
     if isinstance(engine, int):
         return engine
@@ -254,7 +258,7 @@ def health_exit_code(summary: dict[str, Any]) -> int:
 def _print_fatal(exc: BaseException, engine: Any, run_dir: Any) -> None:
     """The cause and the fix of a run stopped by a model that cannot answer, after the summary."""
     explain = getattr(exc, "explain", None)
-    text = explain() if callable(explain) else str(exc)
+    text = redact(explain() if callable(explain) else str(exc))
     kept = f"ticks up to {engine.tick} are kept" if engine.tick >= 0 else "no tick was committed"
     print(f"townsfolk run: stopped: {text}\n  {kept}; once fixed, continue with: townsfolk run --resume {run_dir}",
           file=sys.stderr)
@@ -394,7 +398,7 @@ def _print_health(summary: dict[str, Any]) -> None:
             print(f"  {name[:18]:>18}: errors {e['errors']}, fallbacks {e['fallbacks']} of {e['calls']},"
                   f" patched {e.get('patched', 0)}")
             for message in e.get("messages", [])[:3]:
-                print(f"  {'':>18}  - {message[:160]}")
+                print(f"  {'':>18}  - {redact(message)[:160]}")
     h = summary.get("health")
     if isinstance(h, dict):
         print(f"  {'health':>18}: {h.get('status')}" + "".join(f"\n  {'':>18}  - {r}" for r in h.get("reasons", [])))

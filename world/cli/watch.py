@@ -21,6 +21,7 @@ from typing import Any
 
 from replays.feeds import LiveFeed
 from world.cli.args import window_size
+from world.failures import redact
 from world.runner import submit_durably
 
 log = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
     if outcome["stopped"]:
         print(f"stopped after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
     if feed.error:
-        print(f"townsfolk watch: the run failed: {feed.error}", file=sys.stderr)
+        print(f"townsfolk watch: the run failed: {redact(str(feed.error))}", file=sys.stderr)
     _print_summary(summary, as_json)
     if stop.requested:
         return stop.exit_code
