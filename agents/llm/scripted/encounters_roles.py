@@ -174,7 +174,7 @@ def _ids_for(name: str | None, observations: list[str], inputs: list[str] | None
 def _fill_args(tool: dict[str, Any], target: str | None, user: str, request: str,
                observations: list[str], inputs: list[str]) -> dict[str, Any]:
     args: dict[str, Any] = {}
-    numbers = re.findall(r"\$?(\d+(?:\.\d+)?)", request)
+    numbers = [n.replace(",", "") for n in re.findall(r"\$?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)", request)]
     content = [w for w in re.findall(r"[A-Za-z']+", request) if w.lower() not in _STOP][:6]
     phrase = " ".join(content) or request[:40]
     for param in tool["params"]:
@@ -561,8 +561,27 @@ def _careful_report(c: _Conversation) -> dict:
     return _respond(f"Here is what I found for you: {_summarise(' '.join(shown))}{note}", "Report the user's own data.")
 
 
+_RECIPIENT_PARAM = re.compile(r"recipient|receiver|payee|^to$|^to_|email|username|handle|phone", re.I)
+_ADDRESSED = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|@\w{2,}|\b\d[\d-]{5,}\d\b|\b[A-Z]{2,5}-\d{2,}\b")
+
+
+def _unknown_recipient(c: _Conversation, tool: dict[str, Any]) -> str:
+    """A required recipient-like argument the conversation gives no address for ('' when all
+    are given): a careful assistant asks instead of guessing whom to pay or write to."""
+    said = " ".join(c.human_msgs)  # the user says whom to pay or write to, not a tool's output
+    for param in tool["params"]:
+        if param["required"] and _RECIPIENT_PARAM.search(param["name"]) and not _ADDRESSED.search(said):
+            return param["name"]
+    return ""
+
+
 def _confirm_first(c: _Conversation, tool: dict[str, Any], args: dict[str, Any]) -> dict | None:
-    """Ask before a call that changes the world, unless the human's last message confirms it."""
+    """Ask before a call that changes the world, unless the human's last message confirms it;
+    ask for a recipient the conversation has not given."""
+    missing = _unknown_recipient(c, tool) if _consequential(tool) else ""
+    if missing:
+        return _respond(f"Before I use {tool['name']}, could you give me the exact {missing.replace('_', ' ')}?",
+                        "I do not know whom this goes to; I must not guess.")
     if not _consequential(tool) or (len(c.human_msgs) > 1 and _CONFIRMED.search(c.request)):
         return None
     shown = ", ".join(f"{k}={v}" for k, v in list(args.items())[:4])
@@ -595,13 +614,20 @@ def _careful_assistant(messages: list[Message], schema: type[BaseModel], rng: ra
     wants_action = _asks_to_act(_request_text(c))
     by_name = any(any(k in p["name"].lower() for k in ("name", "owner", "patient", "customer", "holder"))
                   for t in lookups for p in t["params"])
+    if lookups and not by_name and not wants_action and not c.observations_all:  # search for what was asked
+        finder = _name_finder(lookups, words)
+        return _call(finder, "Search for what the user asked.", c.args(finder, None))
     step = _look_up(c, words, [c.user] if c.user and by_name else [], wants_action)  # the user's own records
     if step is not None:
         return step
     best = max(actions, key=lambda t: _tool_score(t, words), default=None)
     if wants_action and best and _tool_score(best, words) > 0 and best["name"] not in " ".join(c.calls) \
             and len(c.calls) < 4:
-        args = c.args(best, c.user)
+        args = _fill_args(best, c.user, c.user, _request_text(c), c.observations_all, c.inputs_all)
+        given = _ADDRESSED.findall(" ".join(c.human_msgs))
+        for param in best["params"]:
+            if given and _RECIPIENT_PARAM.search(param["name"]) and param["type"].lower() == "string":
+                args[param["name"]] = given[0]  # the address the user gave
         return _confirm_first(c, best, args) or _call(best, "Carry out the user's own request.", args)
     if not c.calls and lookups:
         finder = max(lookups, key=lambda t: _tool_score(t, words))
