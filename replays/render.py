@@ -506,6 +506,7 @@ class MapRenderer:
         self._room_labels: dict[int, list[pygame.Rect]] = {}
         self._soft: list[pygame.Rect] = []  # room names on screen: covered only when nothing else fits
         self._sectors: dict[str, pygame.Rect] = {}
+        self._sector_boxes: dict[str, tuple[int, int, int, int]] = {}  # in tiles, made once
         self.gathered: list[Gathering] = []  # the gatherings the last draw put a banner on
         self.pills: list[pygame.Rect] = []  # object-state labels of the last draw
         # Activity under every name: None = when zoomed in (12+ px per tile) or selected;
@@ -598,11 +599,12 @@ class MapRenderer:
     def _sector_rects(self, camera: Camera, origin) -> dict[str, pygame.Rect]:
         """Every building's box on screen, by name (a label keeps off the buildings of others)."""
         t = camera.tile_px
+        if not self._sector_boxes:
+            self._sector_boxes = {s.address: s.bbox for s in self.map.of_kind("sector")}
         out = {}
-        for sector in self.map.of_kind("sector"):
-            x0, y0, x1, y1 = sector.bbox
+        for address, (x0, y0, x1, y1) in self._sector_boxes.items():
             sx, sy = camera.tile_to_screen((x0, y0), origin)
-            out[sector.address] = pygame.Rect(sx, sy, (x1 - x0 + 1) * t, (y1 - y0 + 1) * t)
+            out[address] = pygame.Rect(sx, sy, (x1 - x0 + 1) * t, (y1 - y0 + 1) * t)
         return out
 
     def _draw_gatherings(self, surface, frame: FrameState, camera: Camera, origin,
@@ -712,20 +714,20 @@ class MapRenderer:
         """The whole label (swatch, name, emoji chip, activity wrapped at words on up to two lines)
         as one cached surface: one blit a frame."""
         fonts = self.fonts
-        acts: list[str] = []
-        icon = None
-        show = self.show_activity if self.show_activity is not None else zoomed
-        if show or selected:
-            acts = wrap_words(res.action, LABEL_CHARS, 2 if zoomed else 1)  # small pictures: one line
-            icon = fonts.emoji_icon(res.emoji, fonts.small.get_height())
-            if res.asleep and not acts:
-                acts = ["asleep"]
+        show = (self.show_activity if self.show_activity is not None else zoomed) or selected
         colour = self.colour(res.name)
-        key = (res.name, tuple(acts), res.emoji if icon is not None else "", selected, colour)
+        key = (res.name, res.action if show else "", res.emoji if show else "", res.asleep, zoomed, selected, colour)
         surf = self._label_cache.get(key)
         if surf is not None:
             self._label_cache.move_to_end(key)
             return surf
+        acts: list[str] = []
+        icon = None
+        if show:
+            acts = wrap_words(res.action, LABEL_CHARS, 2 if zoomed else 1)  # small pictures: one line
+            icon = fonts.emoji_icon(res.emoji, fonts.small.get_height())
+            if res.asleep and not acts:
+                acts = ["asleep"]
         name = fonts.render(res.name, fonts.bold if selected else fonts.small, TEXT)
         rows = [fonts.render(a, fonts.small, (60, 60, 70)) for a in acts]
         if icon is not None and not rows:
