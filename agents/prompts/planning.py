@@ -18,6 +18,7 @@ from agents.llm.schemas import ONE_OF, PLAIN_WORDS, SLOTS
 from agents.minds.cognition.wording import in_use_for
 from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.prompts.checks import copied_from, fits_place, just_a_name, names_another_place
+from agents.prompts.sense_checks import emoji_contradicts
 from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
@@ -604,7 +605,7 @@ def decompose_prompt(
 
 _EMOJI = {
     "sleep": "😴", r"bed\b": "😴", "breakfast": "🍳", "lunch": "🥪", "dinner": "🍲", "cook": "🍳",
-    "coffee": "☕", "work": "💼", "read": "📖", "stud": "📚", "class": "📚", "teach": "🧑‍🏫",
+    "coffee": "☕", "work": "💼", r"read(?:s|ing)?\b": "📖", "stud": "📚", "class": "📚", "teach": "🧑‍🏫",
     "walk": "🚶", "party": "🎉", "patient": "🩺", "bank": "🏦", r"bar\b": "🍺", "relax": "🛋️",
     "wash": "🚿", "ready": "🪥", "talk": "💬", "shop": "🛒", "bake": "🥐",
 }
@@ -627,7 +628,8 @@ def one_emoji(emoji: str, activity: str) -> str:
     if own != DEFAULT_EMOJI:
         return own
     match = _ONE_EMOJI.match(emoji.strip())
-    return match.group(0) if match else own
+    # an emoji of another activity (a bank's for 'making toast', issue 30) is no better than a smile
+    return match.group(0) if match and not emoji_contradicts(match.group(0), activity) else own
 
 
 def emoji_for(text: str) -> str:

@@ -12,8 +12,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from agents.believability import SENSE, RunTexts, Talk, combine, on_topic_check, read_run, score_texts, sense_checks
+from agents.prompts.conversation import summary_schema
+from agents.prompts.planning import emoji_for, one_emoji
 from agents.prompts.sense_checks import (activity_key, commentary, emoji_contradicts, food_room, grounded_stems,
                                          meal_away_from_food, no_state, off_topic)
 from maps.contracts import Record, TickRecords
@@ -256,3 +259,14 @@ def test_a_scripted_morning_of_four_residents_still_scores_at_least_0_8_on_the_s
     assert result["sense_overall"] is not None and result["sense_overall"] >= 0.8, result["caught"]
     judged = [name for name in SENSE if not result[name].startswith("n/a")]
     assert {"no_repeated_activity", "emoji_fits", "object_states"} <= set(judged)
+
+
+def test_where_they_are_made_a_contradicting_emoji_and_a_commentary_summary_are_refused() -> None:
+    assert one_emoji("🏦", "making toast") != "🏦"  # a bank's emoji for toast gives way
+    assert one_emoji("🏦", "depositing the takings") == "🏦"
+    assert emoji_for("waking up and getting ready") == "🪥"  # 'read' is no longer found in 'ready'
+    assert emoji_for("reading the paper") == "📖"
+    schema = summary_schema("Lucy Alvarez", "Tom Alvarez")
+    with pytest.raises(ValidationError, match="comments on the talk"):
+        schema(summary=COMMENTARY, importance=3)
+    assert schema(summary="Tom told me he is tired after his night shift.", importance=3)
