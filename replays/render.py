@@ -39,6 +39,7 @@ BUBBLE_BG = (255, 255, 250)
 BUBBLE_EDGE = (60, 60, 70)
 SELECT = (255, 210, 0)
 GATHERING_BG = (150, 40, 110)
+PILL_BG = (170, 80, 20)  # an object's changed state
 RISK_COLOURS = {
     "unknown": (130, 130, 150),
     "none": (60, 170, 90),
@@ -113,6 +114,7 @@ def _spread_palette(n: int, avoid: tuple[tuple[int, int, int], ...]) -> tuple[tu
 # Colours a GIF keeps exactly (with every marker colour): dots' rims, text, labels, selection.
 FIXED_COLOURS: tuple[tuple[int, int, int], ...] = (
     (20, 20, 24), TEXT, TEXT_LIGHT, (255, 255, 255), (60, 60, 70), SELECT, GATHERING_BG, OBJECT_CHANGED, WALL, GROUND,
+    PILL_BG, (40, 40, 52), *RISK_COLOURS.values(),
 )
 
 # 32 marker colours, spread apart and away from the ground, walls and label backgrounds.
@@ -667,7 +669,7 @@ class MapRenderer:
             colour = SELECT if address == selected_object else OBJECT_CHANGED
             pygame.draw.rect(surface, colour, (sx - 1, sy - 1, w + 2, h + 2), 2, border_radius=3)
             if t >= 8:
-                label = self.fonts.render(_clip(state, 32), self.fonts.small, TEXT_LIGHT, (170, 80, 20))
+                label = self.fonts.render(_clip(state, 32), self.fonts.small, TEXT_LIGHT, PILL_BG)
                 lw, lh = label.get_size()
                 cx = sx + w // 2 - lw // 2
                 spots = [(cx, sy - lh - 1), (cx, sy + h + 1), (sx + w + 2, sy + h // 2 - lh // 2),
