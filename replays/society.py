@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from maps.contracts import Persona, TickRecords
 from replays.notions import Notion, mentions, names_in, parse_notion, tokens
@@ -118,6 +118,8 @@ def run_notions(facts: RunFacts, places: Iterable[str]) -> list[Notion]:
         if notion.kind == "gathering" and notion.place and notion.start:
             found.append(notion)
     for _t, who, data in facts.events:
+        if data.get("status") not in (None, "learned"):
+            continue
         notion = notion_of_record(data, who, f"event-{len(found) + 1}")
         if notion and not any(n.place == notion.place and n.start == notion.start for n in found):
             found.append(notion)
@@ -367,6 +369,8 @@ class EventSeen(BaseModel):
     invited: list[str]
     present: dict[str, tuple[datetime, timedelta]]
     together: list[tuple[str, str]]
+    going: dict[str, bool] = Field(default_factory=dict, description="each resident's decision, from the engine's "
+                                   "``event`` records when it writes them")
 
 
 def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> list[EventSeen]:
@@ -381,8 +385,30 @@ def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> lis
             invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.start)
         came = {n: v for n, v in present.items() if n in invited}
         out.append(EventSeen(notion=notion, known=known, invited=invited, present=present,
-                             together=went_together(facts, came, notion.place or "")))
+                             together=went_together(facts, came, notion.place or ""), going=decisions(facts, notion)))
     return out
+
+
+def same_event(data: dict[str, Any], notion: Notion) -> bool:
+    """Whether an ``event`` record's payload is about ``notion`` (same place and start)."""
+    try:
+        start = datetime.fromisoformat(str(data.get("start"))) if data.get("start") else None
+    except ValueError:
+        return False
+    return bool(notion.place) and sector(str(data.get("place") or "")).lower() == str(notion.place).lower() \
+        and start == notion.start
+
+
+def decisions(facts: RunFacts, notion: Notion) -> dict[str, bool]:
+    """Each resident's last decision to go or not, from ``event`` records with status 'decided'."""
+    return {who: bool(data["going"]) for _t, who, data in facts.events
+            if data.get("status") == "decided" and data.get("going") is not None and same_event(data, notion)}
+
+
+def refused_events(facts: RunFacts) -> list[tuple[datetime, str, str, str]]:
+    """(time, resident, words, why) of gatherings the engine named but could not resolve."""
+    return [(t, who, str(d.get("text") or d.get("what") or ""), str(d.get("problem") or ""))
+            for t, who, d in facts.events if d.get("status") == "refused"]
 
 
 def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[str]) -> dict[str, Any]:
@@ -398,7 +424,8 @@ def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[s
                        "window": f"{n.start:%Y-%m-%d %H:%M}-{n.end:%H:%M}" if n.start and n.end else None,
                        "known": len(seen.known), "invited": len(seen.invited),
                        "came": sum(1 for p in seen.present if p in seen.invited),
-                       "at_place": len(seen.present), "problems": n.problems})
+                       "at_place": len(seen.present), "said_going": sum(seen.going.values()),
+                       "problems": n.problems})
     return {"events": events, "new_acquaintances": len(after - before),
             "density_before": round(density(before, len(names)), 3),
             "density_from_memory": round(density(after, len(names)), 3)}

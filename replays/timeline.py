@@ -20,7 +20,7 @@ from replays.commands import describe as describe_command
 from replays.frames import risk_of
 from maps.contracts import TickRecords
 from replays.leaks import leaks_from_notes
-from replays.society import EventSeen, RunFacts, events_seen
+from replays.society import EventSeen, RunFacts, events_seen, refused_events
 
 CONVERSATION_GAP = timedelta(minutes=10)
 MAX_TRANSCRIPT_LINES = 24
@@ -206,7 +206,7 @@ def build_timeline(ticks: Iterable[TickRecords], meta: dict[str, Any] | None = N
         return escape_controls("\n".join(out) + "\n")
     for section in (_overview(day, meta), _hours_section(day), _residents_section(day), _conversations_section(day),
                     _injects_section(day), _encounters_section(day), _leaks_section(leaks_from_notes(day.leak_notes)),
-                    _events_section(events_seen(day.facts, places, sorted(day.residents)))):
+                    _events_section(events_seen(day.facts, places, sorted(day.residents)), refused_events(day.facts))):
         out.extend(section)
     # Records of old runs (before the boundary refused control characters) may hold terminal
     # escapes: show them as text, never send them to the terminal.
@@ -314,9 +314,10 @@ def _leaks_section(leaks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _events_section(events: list[EventSeen]) -> list[str]:
-    """Each gathering: what, host, place and time, who knew it when (and from whom), who came."""
-    if not events:
+def _events_section(events: list[EventSeen], refused: list[tuple[datetime, str, str, str]]) -> list[str]:
+    """Each gathering: what, host, place and time, who knew it when (and from whom), who came;
+    then the gatherings the engine named but refused (a place not in the town, a past time)."""
+    if not events and not refused:
         return []
     out = ["## Events", "", "_Who knew: the first memory that carries the event; came: at the place for 15 minutes "
                             "or more inside its window (arrival, minutes inside)._", ""]
@@ -328,15 +329,21 @@ def _events_section(events: list[EventSeen]) -> list[str]:
         came = sorted(seen.present, key=lambda who: seen.present[who][0])
         out.append(f"- known by {len(seen.known)} residents; {len(seen.invited)} knew before it began; "
                    f"{sum(1 for c in came if c in seen.invited)} of them came; {len(came)} at the place in all")
-        out += ["", "| resident | knew from | how | told by | came |", "| --- | --- | --- | --- | --- |"]
+        out += ["", "| resident | knew from | how | told by | going | came |", "| --- | --- | --- | --- | --- | --- |"]
         for who, k in sorted(seen.known.items(), key=lambda kv: kv[1].time):
             there = seen.present.get(who)
             stay = f"{there[0]:%a %H:%M}, {int(there[1].total_seconds() // 60)} min" if there else ""
-            out.append(f"| {_md(who)} | {k.time:%a %H:%M} | {_md(k.via)} | {_md(k.teller or '')} | {stay} |")
+            going = {True: "yes", False: "no"}.get(seen.going.get(who), "")  # type: ignore[arg-type]
+            out.append(f"| {_md(who)} | {k.time:%a %H:%M} | {_md(k.via)} | {_md(k.teller or '')} | {going} | {stay} |")
         strangers = [c for c in came if c not in seen.known]
         if strangers:
             out.append(f"\nAlso at the place in the window (not known to have heard of it): {', '.join(strangers)}.")
         if seen.together:
             out.append("\nWent together: " + "; ".join(f"{a} and {b}" for a, b in seen.together) + ".")
+        out.append("")
+    if refused:
+        out += ["### Refused (named, not resolved)", ""]
+        out += [f"- {t:%a %H:%M} {_md(who)}: “{_q(words, 120)}” — {_q(why, 160)}" for t, who, words, why in refused[:12]]
+        out += [f"- _… {len(refused) - 12} more_"] if len(refused) > 12 else []
         out.append("")
     return out

@@ -9,9 +9,9 @@ import pytest
 
 from maps.contracts import Persona, Record, Relationship, TickRecords
 from replays.notions import mentions, parse_notion
-from replays.society import (RunFacts, asked_together, collect, density, knowers, memory_edges, pairs_of, presence,
-                             run_notions, score_notion_answer, score_person_answer, society_summary, went_together,
-                             wrong_time)
+from replays.society import (RunFacts, asked_together, collect, density, events_seen, knowers, memory_edges, pairs_of,
+                             presence, refused_events, run_notions, score_notion_answer, score_person_answer,
+                             society_summary, went_together, wrong_time)
 from replays.timeline import build_timeline
 
 START = datetime(2026, 2, 13, 7, 0)
@@ -191,11 +191,12 @@ def test_the_run_finds_its_gathering_and_the_timeline_shows_it() -> None:
     block = society_summary(facts, people, PLACES)
     assert block["events"][0] | {"problems": []} == {
         "what": "a Valentine's Day party", "host": "Maria Alvarez", "place": "Willow Cafe",
-        "window": "2026-02-14 17:00-19:00", "known": 2, "invited": 1, "came": 1, "at_place": 2, "problems": []}
+        "window": "2026-02-14 17:00-19:00", "known": 2, "invited": 1, "came": 1, "at_place": 2, "said_going": 0,
+        "problems": []}
     assert block["new_acquaintances"] == 1 and block["density_from_memory"] == 1.0
     md = build_timeline(stream(), {"town_name": "Willowbrook"})
     assert "## Events" in md and "### A Valentine's Day party — Maria Alvarez, Willow Cafe, Sat 14 Feb 17:00–19:00" in md
-    assert "| Tom Alvarez | Fri 09:00 | conversation | Maria Alvarez | Sat 17:02, 118 min |" in md
+    assert "| Tom Alvarez | Fri 09:00 | conversation | Maria Alvarez |  | Sat 17:02, 118 min |" in md
     assert "known by 2 residents; 1 knew before it began; 1 of them came; 2 at the place in all" in md
 
 
@@ -204,3 +205,22 @@ def test_a_run_without_a_gathering_has_no_events_section() -> None:
         "memory_id": 1, "kind": "thought", "text": "I am proud of my daughter.", "importance": 3})])]
     assert run_notions(collect(plain), PLACES) == []
     assert "## Events" not in build_timeline(plain, {})
+
+
+def test_the_engines_event_records_add_decisions_refusals_and_events_it_alone_found() -> None:
+    facts = facts_of_a_party()
+    party_record = {"what": "a Valentine's Day party", "host": "Maria Alvarez", "place": "Willow Cafe:dining room",
+                    "start": "2026-02-14T17:00:00", "end": "2026-02-14T19:00:00"}
+    facts.events += [
+        (at(13, 9), "Tom Alvarez", {"status": "decided", "going": True, **party_record}),
+        (at(13, 12), "Grace Kim", {"status": "decided", "going": False, **party_record}),
+        (at(13, 10), "Hugo Lambert", {"status": "refused", "text": "a concert at the Moon Bar", "problem": "no such place"}),
+        (at(13, 10), "Hugo Lambert", {"status": "learned", "what": "a chess match", "host": "Tom Alvarez",
+                                      "place": "Willow Park:lawn", "start": "2026-02-14T15:00:00"}),
+    ]
+    seen = events_seen(facts, PLACES, NAMES)
+    assert [(e.notion.what, e.notion.place) for e in seen] == [("a Valentine's Day party", "Willow Cafe"),
+                                                               ("a chess match", "Willow Park")]
+    assert seen[0].going == {"Tom Alvarez": True, "Grace Kim": False}
+    assert seen[1].notion.end == at(14, 17) and seen[1].notion.head == "match"
+    assert refused_events(facts) == [(at(13, 10), "Hugo Lambert", "a concert at the Moon Bar", "no such place")]
