@@ -11,6 +11,7 @@ are test fixtures that must score low.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import sqlite3
@@ -424,17 +425,32 @@ def talk_memory_check(memories: Iterable[tuple[str, str]]) -> Check:
 
 
 def talk_grounding(speakers: Iterable[str], talk: Talk, personas: dict[str, dict[str, Any]],
-                   memory_log: Sequence[tuple[str, datetime, str, str]]) -> list[str]:
+                   memory_log: Sequence[tuple[str, datetime, str, str]] | dict[str, list[tuple[datetime, str]]],
+                   ) -> list[str]:
     """What a talk may be about: each speaker's persona (work, home, habits, people, seed memories),
-    what they remembered before it began, the place, and what they were doing."""
-    who = set(speakers)
+    their latest memories before it began, the place, and what they were doing. ``memory_log``
+    may be given already split by resident (:func:`memories_by_resident`), as a day's summary does."""
+    by_resident = memory_log if isinstance(memory_log, dict) else memories_by_resident(memory_log)
     texts = [talk.place.replace(":", " "), *talk.doing]
-    for name in who:
+    for name in sorted(set(speakers)):
         texts.extend(_persona_texts(personas.get(name) or {}))
-    for name, when, _kind, text in memory_log:
-        if name in who and (talk.start is None or when < talk.start):
-            texts.append(text)
+        own = by_resident.get(name, [])
+        upto = len(own) if talk.start is None else bisect.bisect_left(own, (talk.start,))
+        texts.extend(text for _, text in own[max(0, upto - GROUNDING_MEMORIES):upto])
     return [t for t in texts if t]
+
+
+def memories_by_resident(memory_log: Sequence[tuple[str, datetime, str, str]]) -> dict[str, list[tuple[datetime, str]]]:
+    """(time, text) of each resident's memories, in time order."""
+    out: dict[str, list[tuple[datetime, str]]] = {}
+    for name, when, _kind, text in memory_log:
+        out.setdefault(name, []).append((when, text))
+    for rows in out.values():
+        rows.sort(key=lambda row: row[0])
+    return out
+
+
+GROUNDING_MEMORIES = 300  # the speakers' latest memories before a talk that ground it (a day's summary stays fast)
 
 
 def _persona_texts(value: Any) -> list[str]:
@@ -485,9 +501,10 @@ def sense_checks(run: "RunTexts", embed: Callable[[list[str]], np.ndarray], embe
     """The checks of issue 30 over a run's texts, by name (the summary and the bench list them)."""
     names = sorted(run.personas)
     groundings = []
+    by_resident = memories_by_resident(run.memory_log)
     for i, lines in enumerate(run.conversations):
         talk = run.talks[i] if i < len(run.talks) else Talk()
-        groundings.append(talk_grounding({s for s, _ in lines}, talk, run.personas, run.memory_log))
+        groundings.append(talk_grounding({s for s, _ in lines}, talk, run.personas, by_resident))
     min_cosine = ON_TOPIC_MIN_COSINE.get(embedder, ON_TOPIC_MIN_COSINE["minilm"])
     return {
         "on_topic_lines": on_topic_check(run.conversations, groundings, embed, names, min_cosine),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z][a-z']+")
 
@@ -95,7 +96,16 @@ def topical_words(text: str, names: Iterable[str] = ()) -> list[str]:
 
 def grounded_stems(texts: Iterable[str]) -> set[str]:
     """The stems of every word in what grounds a talk (personas, memories, the place, the lines)."""
-    return {stem(w) for text in texts for w in _words(text)}
+    out: set[str] = set()
+    for text in texts:
+        out |= _stems_of(text)
+    return out
+
+
+@lru_cache(maxsize=50_000)
+def _stems_of(text: str) -> frozenset[str]:
+    """One text's stems, kept: a day's talks share their speakers' memories."""
+    return frozenset(stem(w) for w in _words(text))
 
 
 OFF_TOPIC_MIN_WORDS = 2  # topical words a line needs before it can be called off topic
