@@ -289,6 +289,8 @@ def score_seed(setup: Setup, facts: RunFacts, answers: list[Scored]) -> dict[str
         "hallucinated": len(halluc),
         "hallucinated_share": round(len(halluc) / len(answers), 4) if answers else None,
         "hallucinated_acquaintances": sum(1 for a in halluc if a.about in setup.names),
+        "hallucinated_acquaintance_share": round(sum(1 for a in halluc if a.about in setup.names) / len(people), 4)
+        if people else None,  # the paper's 1.3% is of the 'do you know X' answers
         "hallucination_examples": [f"{a.resident} on {a.about}: {a.answer[:160]}" for a in halluc[:3]],
         "problems": list(setup.problems),
     }
