@@ -107,10 +107,11 @@ def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: st
 def react_prompt(
     summary: str, name: str, time: str, current: str, place: str, observed: list[str],
     memories: list[str], people: list[str], places: list[str], home: str, work: str,
-    news_for: list[str] | None = None,
+    news_for: list[str] | None = None, gathering: str = "",
 ) -> list[dict[str, str]]:
     """``news_for``: the people here who have not heard of a gathering {name} knows of (someone to
-    invite or to tell: a reason to talk)."""
+    invite or to tell: a reason to talk); ``gathering``: the one {name} is at now (people come to
+    one to talk)."""
     user = "\n".join(
         [
             summary,
@@ -125,7 +126,7 @@ def react_prompt(
             bullet(memories),
             "People here (and last talk):",
             bullet(people, "nobody"),
-            facts(has_news_for=", ".join(news_for or [])),
+            facts(has_news_for=", ".join(news_for or []), at_a_gathering=gathering),
             "",
             f"Should {name} continue ({current}), react by doing something else (give the action, "
             f"place and minutes), or talk to one of the people here? Only react or talk when it "

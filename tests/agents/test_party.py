@@ -84,6 +84,11 @@ def test_the_next_days_plan_gives_the_gathering_its_slot_and_the_host_prepares_f
     assert steps[0].object_state and "set up for" in steps[0].object_state
     assert all(s.arena == "Hobbs Cafe:counter" for s in event_steps(guest, guest_block, guest_block.start))
     assert any("Hobbs Cafe" in line for line in guest.state.day_plan)
+    # at the party itself it is no news to tell: the talk there is about other things
+    guest.state.now = datetime(2026, 2, 14, 17, 30)
+    assert goal_topic(guest, "Ayesha Khan") == ("", "")
+    guest.state.now = datetime(2026, 2, 14, 15, 0)
+    assert "Hobbs Cafe" in goal_topic(guest, "Ayesha Khan")[0] and "go together?" in goal_topic(guest, "Ayesha Khan")[0]
 
 
 def test_news_is_passed_on_as_the_fact_attributed_and_a_candidacy_travels_too():

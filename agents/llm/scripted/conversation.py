@@ -151,7 +151,9 @@ def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Ran
     importance = max([heuristic_importance(t) for t in theirs + learned] + [3])
     if learned:
         summary = f"I talked with {other}, who told me that " + "; and that ".join(_lower_first(l) for l in learned)
-    elif theirs:
+    elif theirs and not re.match(r"(I|I'm|I've|My|We|We're|Our)\b", theirs[0]):
+        summary = f"I talked with {other}, who told me that {_lower_first(theirs[0])}"
+    elif theirs:  # their own news in their words: about them, not mine to say as mine
         summary = f"I talked with {other} about {_topic(theirs[0])}"
     else:
         summary = f"I had a friendly chat with {other} about how our days are going"

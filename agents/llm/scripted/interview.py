@@ -14,8 +14,13 @@ from agents.prompts.importance import heuristic_importance
 from agents.prompts.interview import never_met
 
 
+# words of a question that say nothing of its subject ('Did you know there is ...?')
+_ASKING = {"know", "there", "what", "about", "have", "your", "does", "with", "that", "this", "tell", "heard", "anyone",
+           "someone", "were", "when", "where", "which"}
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3}
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3 and w not in _ASKING}
 
 
 @scripted_responder("interview")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 import random
+import re
 
 from pydantic import BaseModel
 
@@ -11,6 +12,16 @@ from agents.llm.scripted import last_user_text, scripted_responder
 from agents.prompts.common import fact, section
 from agents.prompts.planning import emoji_for, pick_place
 from agents.prompts.reacting import NOBODY
+
+
+def _least_recent(people: list[str]) -> str:
+    """The person here talked to longest ago ('Tom Alvarez (last talk: never)' first)."""
+    def ago(line: str) -> float:
+        if "never" in line:
+            return 1e9
+        number = re.search(r"(\d+) (hours|min)", line)
+        return float(number.group(1)) * (60 if number.group(2) == "hours" else 1) if number else 0.0
+    return max(people, key=ago).split(" (")[0]
 
 
 @scripted_responder("react")
@@ -39,6 +50,10 @@ def _scripted_react(msgs: list[dict], schema: type[BaseModel], rng: random.Rando
     news_for = [n.strip() for n in fact(text, "Has news for", "").split(",") if n.strip()]
     if news_for:  # someone here to invite or to tell: talk to them
         answer.update(decision="talk", talk_to=news_for[0])
+        return answer
+    if fact(text, "At a gathering", "") and people and rng.random() < 0.8:
+        # at a party, a meeting, a match: people are there to talk (the least recently talked to first)
+        answer.update(decision="talk", talk_to=_least_recent(people))
         return answer
     strangers = [p for p in people if "never" in p or "hours ago" in p]
     if strangers and rng.random() < 0.6:

@@ -28,7 +28,7 @@ from agents.prompts.conversation import (
     summary_prompt,
 )
 from agents.minds.cognition.events import describe
-from agents.minds.cognition.gatherings import goal_topic, hear_of_people, learn, mark_told
+from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
 
@@ -44,7 +44,7 @@ class Conversation(BaseModel):
     started: datetime
     ended_by_me: bool = False
     goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
-    learned: list[str] = Field(default_factory=list, description="facts learned in this talk")
+    learned: list[str] = Field(default_factory=list, description="facts heard in this talk (news to me or not)")
 
 
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
@@ -161,9 +161,10 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
             mind.learn_places_from(h.text)
-            known = learn(mind, h.text, partner, partner, tuple(p.nearby))
-            if known is not None:
-                convo.learned.append(describe(known.event))
+            learn(mind, h.text, partner, partner, tuple(p.nearby))
+            event = heard_event(mind, h.text, partner)  # new to me or not: what the talk was about
+            if event is not None and describe(event) not in convo.learned:
+                convo.learned.append(describe(event))
             convo.learned += [s for s in hear_of_people(mind, h.text, partner) if s not in " ".join(convo.learned)]
     convo.last_tick = p.tick
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:

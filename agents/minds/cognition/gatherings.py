@@ -93,6 +93,14 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
     return known
 
 
+def heard_event(mind: "Resident", text: str, speaker: str) -> Gathering | None:
+    """The gathering a line names, known before or not (for the talk's summary: what was talked
+    about, as the fact), or None."""
+    parsed = parse_event(text, mind.state.now, _places(mind), speaker=speaker, listener=mind.name,
+                         names=known_names(mind, speaker))
+    return parsed.event if parsed is not None else None
+
+
 def _take_in(mind: "Resident", known: KnownEvent, source: str) -> None:
     """The memory, the tie to the host and the record of a newly learned event."""
     event, fact = known.event, describe(known.event)
@@ -249,10 +257,13 @@ def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
     one who knows of a gathering passes it on, attributed, and asks them along when going; a
     candidacy is passed on too. ('', '') when there is nothing they do not know from me."""
     best: tuple[int, str, str] | None = None
+    here_for = at_gathering(mind)
     for key, known in mind.state.events.items():
         event = known.event
         if partner in known.told or partner == event.host or (event.end is not None and event.end <= mind.state.now):
             continue
+        if key == here_for:
+            continue  # no news to someone at the gathering itself
         when = f" on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
                f"{spoken_time(event.end)}" if event.start and event.end else ""
         if event.host == mind.name and not event.candidacy:
@@ -264,6 +275,14 @@ def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
         if best is None or rank < best[0]:
             best = (rank, text, key)
     return (best[1], best[2]) if best else ("", "")
+
+
+def at_gathering(mind: "Resident") -> str:
+    """The key of the gathering whose slot the resident is in now ('' when none)."""
+    for block in mind.state.blocks:
+        if block.event and block.start <= mind.state.now < block.end:
+            return block.event
+    return ""
 
 
 def mark_told(mind: "Resident", key: str, partner: str, line: str) -> None:

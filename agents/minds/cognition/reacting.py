@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from agents.minds.cognition.gatherings import event_steps, goal_topic
+from agents.minds.cognition.gatherings import at_gathering, event_steps, goal_topic
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
 from agents.prompts.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
@@ -40,12 +40,13 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     memories = [m.text for m in await mind.memory_for(observed, 5)]
     # people here who do not know of a gathering I know of: someone to invite or tell
     news_for = [n for n in people if goal_topic(mind, n)[0]]
+    gathering = mind.state.events[key].event.what if (key := at_gathering(mind)) in mind.state.events else ""
     answer = await mind.caller.ask(
         "react",
         react_prompt(
             mind.summary, mind.name, f"{now:%H:%M}", current, here, observed, memories,
             [f"{n} (last talk: {_since(mind.state.last_talk.get(n), now)})" for n in people], places,
-            mind.home_arena(), mind.work_arena(), news_for,
+            mind.home_arena(), mind.work_arena(), news_for, gathering,
         ),
         schema,
         fallback,
