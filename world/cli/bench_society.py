@@ -204,7 +204,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     """Run one seed of one architecture, interview everyone, and score it."""
     folder = root / f"{ablation}-seed{seed}"
     seeded = seeded_file(setup.raw, setup.notions, folder)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
                              seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
@@ -213,17 +213,18 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
     asyncio.run(engine.run(engine.until))
     engine.store.close()
-    run_s = time.perf_counter() - t0
+    run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
     store = RunStore.open(folder / "run")
     try:
         facts = collect(store.iter_ticks(0, None))
     finally:
         store.close()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     answers = interview_all(folder / "run", setup, facts, engine.llm, judge(args))  # type: ignore[attr-defined]
     row = score_seed(setup, facts, answers)
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
-               run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1))
+               run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1),
+               run_cpu_s=round(run_cpu, 1), interviews_cpu_s=round(time.process_time() - c1, 1))  # CPU: a shared machine
     (folder / "society.json").write_text(json.dumps(  # beside the run: what was seeded, found and scored
         {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row}, indent=1, default=str))
     return row
@@ -372,7 +373,8 @@ def summary_line(row: dict[str, Any]) -> str:
         bits.append(bit)
     bits.append(f"density {row['density_before']} -> {row['density_after']}")
     bits.append(f"hallucinated {row['hallucinated']}/{row['answers']}")
-    bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s")
+    bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s"
+                + (f" (CPU {row['run_cpu_s']} + {row['interviews_cpu_s']} s)" if "run_cpu_s" in row else ""))
     return "; ".join(bits)
 
 
