@@ -187,9 +187,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     taken = [f"{a}-seed{n}" for a in setup.ablations for n in range(args.seeds) if keep and (keep / f"{a}-seed{n}").exists()]
     if taken:
         raise SystemExit(f"townsfolk bench society: --out {keep}: {', '.join(taken)} already there; choose a new --out")
+    judge_llm = judge(args)  # a judge that cannot be built fails before the first run
     root = keep or Path(tempfile.mkdtemp(prefix="townsfolk-society-"))
     try:
-        rows = [run_seed(args, setup, root, seed, ablation)
+        rows = [run_seed(args, setup, root, seed, ablation, judge_llm)
                 for ablation in setup.ablations for seed in range(args.seeds)]
     finally:
         if keep is None:
@@ -200,7 +201,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report(args, setup, rows)
 
 
-def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, ablation: str) -> dict[str, Any]:
+def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, ablation: str,
+             judge_llm: Any = None) -> dict[str, Any]:
     """Run one seed of one architecture, interview everyone, and score it."""
     folder = root / f"{ablation}-seed{seed}"
     seeded = seeded_file(setup.raw, setup.notions, folder)
@@ -220,7 +222,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     finally:
         store.close()
     t1, c1 = time.perf_counter(), time.process_time()
-    answers = interview_all(folder / "run", setup, facts, engine.llm, judge(args))  # type: ignore[attr-defined]
+    answers = interview_all(folder / "run", setup, facts, engine.llm, judge_llm)  # type: ignore[attr-defined]
     row = score_seed(setup, facts, answers)
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
                run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1),
