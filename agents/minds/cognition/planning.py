@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
 from agents.minds.cognition.wording import activity_phrase, in_use_for
 from agents.prompts.common import clip
 from agents.prompts.planning import (
@@ -141,6 +142,8 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
         mind.state.day_plan, mind.state.currently = [], mind.state.currently or p.lifestyle
     else:
         entries = await _planned_hours(mind, start, hours)
+    # errands (a check-up, the bank, an intent) take their hour of the day (errands.py)
+    entries = with_errands(entries, errands_for(p, day_key(p.wake_hour, now), place_kinds(mind.options), mind.options.seed))
     mind.state.blocks = mind.make_room(blocks_from_entries(start, entries))  # known gatherings get their slot
     mind.memory.prefetch([b.activity for b in mind.state.blocks])  # each is decompose's query later
     mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
@@ -266,7 +269,8 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     minutes = max(1, int((end - start).total_seconds() // 60))
     work = mind.work_arena()
     # work happens at the workplace, getting up and meals at home: the model picks rooms there
-    kind = part_kind(mind, start)
+    kind = errand_kind(mind.persona, day_key(mind.persona.wake_hour, start), place_kinds(mind.options),
+                       mind.options.seed, activity) or part_kind(mind, start)  # an errand is no meal
     places = block_places(kind, activity, mind.spatial.arenas(), mind.home_arena(), work, mind.own_flat())
     # a meal is eaten where the home eats (its kitchen), not in the bedroom a resident lives in
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
