@@ -153,8 +153,8 @@ def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Ran
         summary = f"I talked with {other}, who told me that " + "; and that ".join(_lower_first(l) for l in learned)
     elif theirs and not re.match(r"(I|I'm|I've|My|We|We're|Our)\b", theirs[0]):
         summary = f"I talked with {other}, who told me that {_lower_first(theirs[0])}"
-    elif theirs:  # their own news in their words: about them, not mine to say as mine
-        summary = f"I talked with {other} about {_topic(theirs[0])}"
+    elif theirs:  # their own news in their words ('I will go ...'): about them, not mine to say as mine
+        summary = f"I talked with {other} about what {other.split()[0]} is up to"
     else:
         summary = f"I had a friendly chat with {other} about how our days are going"
     thought = f"I should keep in mind what {other} told me." if importance >= 6 else ""
@@ -162,11 +162,3 @@ def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Ran
 
 
 _GREETING = re.compile(r"^(hi|hello|good|bye|see you|nice to|i'm well|take care|you're welcome|really\?)", re.IGNORECASE)
-
-
-def _topic(line: str) -> str:
-    """A line's subject in a few words ('business at the cafe'), not the line itself."""
-    words = re.findall(r"[A-Za-z']+", line)
-    content = [w for w in words if len(w) > 3 and w.lower() not in ("that", "this", "with", "have", "been", "from",
-                                                                      "your", "what", "about", "would", "there")]
-    return " ".join(content[:4]) or "the news"

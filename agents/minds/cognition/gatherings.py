@@ -17,6 +17,7 @@ their slot in the day.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,7 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
     """Take in a gathering ``text`` names (said by ``speaker``; ``source`` told it); the new
     KnownEvent, or None when it names none, is known already, or is refused."""
     names = known_names(mind, speaker, *nearby)
-    parsed = parse_event(text, mind.state.now, _places(mind), speaker=speaker or mind.name, listener=mind.name,
+    parsed = parse_event(text, mind.state.now, _places(mind), speaker=speaker, listener=mind.name,
                          names=names)
     if parsed is None:
         return None
@@ -121,7 +122,8 @@ def hear_of_people(mind: "Resident", text: str, speaker: str) -> list[str]:
     told = []
     for person in people_named(text, _places(mind), exclude=(mind.name, speaker)):
         sentence = next((s for s in text.replace("!", ".").replace("?", ".").split(".") if person in s), text).strip()
-        if mind.social.heard_of(person, mind.state.tick, f"{speaker} told me: {sentence}"[:200]) is not None:
+        if mind.social.heard_of(person, mind.state.tick, f"{speaker} told me: {sentence}"[:200]) is not None \
+                and not re.fullmatch(rf"{re.escape(person)} told me", sentence):  # who told them is no news
             told.append(sentence)
     return told
 
