@@ -17,6 +17,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 
@@ -132,11 +133,10 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
         return "JSON debris"
     if _INSTRUCTION.search(stripped):
         return "echo of the instruction"
+    names = tuple(names)
     bare = " ".join(w.lower() for w in words)
-    for name in names:
-        parts = [p.lower() for p in _WORD.findall(name)]
-        if parts and (bare == " ".join(parts) or bare in parts):
-            return "a name as a line"
+    if bare in _name_lines(names):
+        return "a name as a line"
     if len(set(w.lower() for w in words)) == 1 and len(words) > 2:
         return "one word repeated"
     if repeats_itself(stripped):
@@ -155,15 +155,35 @@ def degenerate_reason(text: str, names: Iterable[str] = (), activity: bool = Fal
     return not_an_action(bare_text, tuple(names)) if activity else not_an_activity(bare_text)
 
 
+@lru_cache(maxsize=16)
+def _name_lines(names: tuple[str, ...]) -> frozenset[str]:
+    """Every name, and every word of one, as a bare line would spell it (built once per town,
+    not once per line: a 1,000-resident day's summary spent minutes re-reading the names)."""
+    forms: set[str] = set()
+    for name in names:
+        parts = [p.lower() for p in _WORD.findall(name)]
+        if parts:
+            forms.add(" ".join(parts))
+            forms.update(parts)
+    return frozenset(forms)
+
+
 def degenerate_check(texts: Iterable[str], names: Sequence[str], activities: Iterable[str] = (),
                      prose: Iterable[str] = ()) -> Check:
     """``texts`` (chat lines), ``activities`` (plan items, actions) and ``prose`` (what residents
-    wrote down of their talks and thoughts) that a reader would accept."""
+    wrote down of their talks and thoughts) that a reader would accept. Each distinct text is
+    judged once (a town's actions repeat the same few words thousands of times)."""
     tally = _Tally()
+    names = tuple(names)
+    judged: dict[tuple[str, bool, bool], str | None] = {}
     items = [(t, False, True) for t in texts] + [(t, True, False) for t in activities] + [(t, False, False) for t in prose]
-    for text, activity, chat in items:
-        reason = degenerate_reason(text, names, activity, chat=chat)
-        tally.add(reason is None, f"{reason}: {text}")
+    for item in items:
+        if item in judged:
+            reason = judged[item]
+        else:
+            text, activity, chat = item
+            reason = judged[item] = degenerate_reason(text, names, activity, chat=chat)
+        tally.add(reason is None, f"{reason}: {item[0]}")
     return tally.check()
 
 

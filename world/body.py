@@ -9,6 +9,7 @@ read from the town and the personas only.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from maps.contracts import ChatLine, Mind, Persona, stable_index
 from maps.town import Town
@@ -23,7 +24,7 @@ class Body:
     __slots__ = (
         "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
         "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
-        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known",
+        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known", "public",
     )
 
     def __init__(self, persona: Persona, mind: Mind, tile: Tile, town: Town) -> None:
@@ -49,13 +50,18 @@ class Body:
         self.announcements: list[str] = []
         self.memories: list[str] = []
         self.attention = Attention()
-        self.known: set[str] = set()
-        self.base_known: frozenset[str] = frozenset()  # what they knew at the start (not stored)
+        self.public: frozenset[str] = frozenset()  # public places known from the start, shared by neighbours
+        self.known: set[str] = set()  # every other known place
+        self.base_known: frozenset[str] = frozenset()  # of those, what they knew at the start (not stored)
         self.known_dirty = True
 
     @property
     def walking(self) -> bool:
         return self.path_i < len(self.path)
+
+    def known_places(self) -> list[str]:
+        """Every place this resident knows, sorted (what a Perception carries when it changed)."""
+        return sorted(self.public | self.known)
 
     def has_inbox(self) -> bool:
         return bool(self.heard or self.whispers or self.announcements or self.memories)
@@ -63,7 +69,7 @@ class Body:
     def learn(self, town: Town) -> None:
         """Spatial memory: entering a room teaches its address and its objects."""
         addr = self.address
-        if not addr or addr in self.known:
+        if not addr or addr in self.known or addr in self.public:
             return
         sector_name = addr.split(":")[0]
         new = {sector_name, addr}
@@ -72,6 +78,7 @@ class Body:
             arena = sector.arenas.get(addr.split(":")[1])
             if arena is not None:
                 new |= {o.address for o in arena.objects.values()}
+        new -= self.public
         if not new <= self.known:
             self.known |= new
             self.known_dirty = True
@@ -115,12 +122,55 @@ def spawn_tile(town: Town, persona: Persona) -> Tile:
     return tiles[stable_index(persona.name, len(tiles))]
 
 
+NEIGHBOURHOOD = 110  # tiles around one's home whose public places one knows from the start
+# (the default town, 106x49 tiles, lies whole within it: there everyone knows every public place)
+
+
+class KnownPlaces:
+    """What residents know at the start: the public places of their neighbourhood (one shared
+    frozenset per home), their own home and workplace, and the homes of people they know.
+
+    The town's addresses are grouped by sector once, so this costs a resident its own homes,
+    not a scan of the town, and a 10,000-resident town does not hold 10,000 copies of its
+    public places."""
+
+    def __init__(self, town: Town) -> None:
+        self.town = town
+        self.by_sector: dict[str, list[str]] = {}
+        for a in town.addresses():
+            self.by_sector.setdefault(a.split(":")[0], []).append(a)
+        self.public_sectors = [s for s in town.sectors.values() if s.kind != "home"]
+        self._near: dict[str, frozenset[str]] = {}
+
+    def public_near(self, home: str) -> frozenset[str]:
+        """The public places within NEIGHBOURHOOD tiles of the sector of ``home``."""
+        sector = home.split(":")[0]
+        hit = self._near.get(sector)
+        if hit is None:
+            own = self.town.sectors.get(sector)
+            hit = self._near[sector] = frozenset(
+                a for s in self.public_sectors if own is None or _gap(own.rect, s.rect) <= NEIGHBOURHOOD
+                for a in self.by_sector.get(s.name, ()))
+        return hit
+
+    def own(self, persona: Persona, everyone: Mapping[str, Persona]) -> set[str]:
+        """One's own home and workplace, and the homes of people one knows (beyond the public ones)."""
+        sectors = {persona.home.split(":")[0], persona.workplace.split(":")[0]}
+        sectors |= {everyone[rel.name].home.split(":")[0] for rel in persona.relationships if rel.name in everyone}
+        return {a for sector in sectors for a in self.by_sector.get(sector, ())}
+
+
+def _gap(a: Any, b: Any) -> int:
+    """Tiles between two rectangles (0 when they touch or overlap), the larger of the two axes."""
+    dx = max(0, b.x - (a.x + a.w - 1), a.x - (b.x + b.w - 1))
+    dy = max(0, b.y - (a.y + a.h - 1), a.y - (b.y + b.h - 1))
+    return max(dx, dy)
+
+
 def initial_known(town: Town, persona: Persona, everyone: Mapping[str, Persona]) -> set[str]:
-    """Public places, one's own home and workplace, and the homes of people one knows."""
-    private = {s.name for s in town.sectors.values() if s.kind == "home"}
-    own = {persona.home.split(":")[0], persona.workplace.split(":")[0]}
-    own |= {everyone[rel.name].home.split(":")[0] for rel in persona.relationships if rel.name in everyone}
-    return {a for a in town.addresses() if a.split(":")[0] not in private or a.split(":")[0] in own}
+    """Every place a resident knows at the start (see :class:`KnownPlaces`)."""
+    places = KnownPlaces(town)
+    return set(places.public_near(persona.home)) | places.own(persona, everyone)
 
 
 def make_bodies(town: Town, personas: list[Persona], minds: Mapping[str, Mind]) -> dict[str, Body]:
@@ -134,13 +184,15 @@ def make_bodies(town: Town, personas: list[Persona], minds: Mapping[str, Mind]) 
     if len(set(names)) != len(names):
         raise ValueError("resident names must be unique")
     by_name = {p.name: p for p in personas}
+    places = KnownPlaces(town)
     bodies: dict[str, Body] = {}
     for name in names:
         persona = by_name[name]
         if name not in minds:
             raise ValueError(f"no mind for resident {name!r}")
         body = Body(persona, minds[name], spawn_tile(town, persona), town)
-        body.base_known = frozenset(initial_known(town, persona, by_name))
+        body.public = places.public_near(persona.home)
+        body.base_known = frozenset(places.own(persona, by_name) - body.public)
         body.known = set(body.base_known)
         body.learn(town)
         bodies[name] = body

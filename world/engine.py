@@ -85,6 +85,7 @@ class Engine:
         for r in self._order:
             self.index.add(r.name, r.tile)
         self.paths = PathFinder(town.walkable)
+        self.paths.fit(len(self.residents))  # a day of walks of everyone stays cached
         self.sight = ObjectSight(town)
         self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "wall_s": 0.0}
         self._plugins: list[Plugin] = []

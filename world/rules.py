@@ -44,12 +44,21 @@ class Rules:
         self.places = set(town.addresses())
         self.holders: dict[str, str] = {}  # object address -> the resident whose use set its state
         self.conversations: dict[str, list] = {}  # "a|b" -> [conversation_id, last_tick]
+        self._talks_of: dict[str, dict[str, None]] = {}  # name -> its keys in self.conversations, in that order
         self._mind_errors_logged: set[str] = set()
 
     def restore(self, holders: Mapping[str, str], conversations: Mapping[str, list]) -> None:
         """Back to the holders and conversations of a snapshot."""
         self.holders = dict(holders)
         self.conversations = {k: list(v) for k, v in conversations.items()}
+        self._talks_of = {}
+        for key in self.conversations:
+            self._index_talk(key)
+
+    def _index_talk(self, key: str) -> None:
+        a, _, b = key.partition("|")
+        self._talks_of.setdefault(a, {})[key] = None
+        self._talks_of.setdefault(b, {})[key] = None
 
     def mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
         """Record a mind's failure (counted in the summary); log each distinct error once."""
@@ -271,7 +280,8 @@ class Rules:
         in the last ``BUSY_TICKS`` ticks), if not ``other``; '' when free. A line said in this same tick
         before theirs (intents apply in name order) still reaches them: a mind hearing a line
         from someone it is not talking with remembers it with who said it."""
-        for key, (_cid, last, *lines) in self.conversations.items():
+        for key in self._talks_of.get(name, ()):  # only their own talks (all talks cost O(town) a line)
+            _cid, last, *lines = self.conversations[key]
             if tick - last > BUSY_TICKS or (lines and lines[0] < 2):  # a greeting alone is no talk to interrupt
                 continue
             a, _, b = key.partition("|")
@@ -282,6 +292,8 @@ class Rules:
     def _conversation(self, a: str, b: str, tick: int) -> str:
         key = f"{min(a, b)}|{max(a, b)}"
         cur = self.conversations.get(key)
+        if cur is None:
+            self._index_talk(key)
         if cur is None or tick - cur[1] > CONVERSATION_GAP_TICKS:
             cur = [f"t{tick}:{key}", tick, 0]
         cur[1] = tick

@@ -11,6 +11,7 @@ and then falls back to the skeleton, as for any invalid answer.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -49,16 +50,22 @@ def just_a_name(line: str, names: tuple[str, ...]) -> str | None:
 
 def only_a_label(line: str, names: tuple[str, ...]) -> str | None:
     """A problem when a chat line is a speaker's label and nothing said ('Maria Alvarez says,')."""
-    bare = _bare_line(line)
+    pattern = _label_pattern(tuple(names))
+    if pattern is not None and pattern.fullmatch(_bare_line(line)):
+        return "is a speaker's label, nothing said"
+    return None
+
+
+@lru_cache(maxsize=16)
+def _label_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The speaker-label pattern of these names, built once per town (not once per line)."""
     labels = {label for name in names for label in (name.lower(), *name.lower().split()[:1]) if label}
     if not labels:
         return None
     label = "(?:" + "|".join(re.escape(x) for x in sorted(labels, key=len, reverse=True)) + ")"
     # 'Maria Alvarez says,' and 'Lucy Alvarez says to Tom Alvarez,' (SmolLM2, 2026-11-25)
     verb = "(?:says|said|asks|asked|replies|replied|tells|told)"
-    if re.fullmatch(rf"{label}(?: {verb}(?: to {label})?)?", bare):
-        return "is a speaker's label, nothing said"
-    return None
+    return re.compile(rf"{label}(?: {verb}(?: to {label})?)?")
 
 
 def addresses_itself(line: str, name: str) -> str | None:

@@ -161,6 +161,12 @@ def not_a_summary(text: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=16)
+def _name_forms(names: tuple[str, ...]) -> frozenset[str]:
+    """Each name and each word of it, lower case (once per town, not once per line)."""
+    return frozenset(form for name in names for form in (name.lower(), *name.lower().split()))
+
+
 def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> str | None:
     """What a line's words say it is: the instructions, a time, words run together, a list of
     single words, one word that is no activity, or a name."""
@@ -178,7 +184,7 @@ def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> st
     if len(words) == 1 and not _activity_word(words[0]):
         return "one word that is no activity"
     bare = " ".join(w.lower() for w in words)
-    if any(bare == name.lower() or bare in name.lower().split() for name in names):
+    if bare in _name_forms(names):
         return "a name"
     if len(words) <= 3 and all(w[0].isupper() for w in words) and not any(_activity_word(w) for w in words):
         return "a name"
