@@ -192,9 +192,12 @@ def meal_away_from_food(action: str, place: str) -> str | None:
 
 def food_room(action: str, place: str, places: Iterable[str]) -> str:
     """Where a step that makes or eats food happens: ``place``, unless :func:`meal_away_from_food`
-    refuses it there, then the first room of the same building where food is made (the kitchen,
-    a pub's kitchen, a staff room), if it has one. SmolLM2 made Hannah's toast in the living room."""
-    if not meal_away_from_food(action, place):
+    refuses it there or names no room for making food, then the first room of the same building
+    where food is made (the kitchen, a pub's kitchen, a staff room), if it has one. SmolLM2 made
+    Hannah's toast in the living room (a step at 'Maple House', done where she stood)."""
+    unplaced = ":" not in place and bool(_FOOD.search(action) and _PREPARES.search(action)) \
+        and not _EATS.search(action) and not _KITCHEN.search(action)  # 'making toast' at 'Maple House'
+    if not unplaced and not meal_away_from_food(action, place):
         return place
     building = place.split(":")[0]
     rooms = [p for p in places if ":" in p and p.split(":")[0] == building and not meal_away_from_food(action, p)]
@@ -314,7 +317,8 @@ _ABOUT_THE_TEXT = re.compile(
     re.I,
 )
 _CRITIC = re.compile(
-    r"\b(?:the (?:speaker|user|author|narrator|assistant|topic at hand)|for the topic|offering guidance|"
+    r"\b(?:[a-z]+'s (?:point of view|perspective|message|response|tone) (?:is|was|to)\b|in this conversation\b|"
+    r"the (?:speaker|user|author|narrator|assistant|topic at hand)|for the topic|offering guidance|"
     r"how to implement|a specific functionality|the overall tone|in this (?:dialogue|exchange|passage|text)|"
     r"the (?:conversation|dialogue) (?:revolves|centers|centres|focuses)|genuine (?:concern|interest) (?:for|in) the)\b",
     re.I,

@@ -177,6 +177,9 @@ def test_a_talks_memory_that_comments_on_the_talk_is_refused_and_a_plain_one_is_
     assert commentary(COMMENTARY)
     assert commentary("The conversation revolves around the importance of family.")
     assert commentary("Lucy's response reflects her curiosity about the topic.")
+    # SmolLM2's quickstart on this tree (2026-11-27), after the checks above were written
+    assert commentary("Lucy Alvarez's message to share is not limited to the scope of her conversation")
+    assert commentary("Maria Alvarez's point of view is to make love, not a conversation.")
     for plain in ("Tom told me he is tired after his shift, and I made him coffee.",
                   "Lucy and I talked about her medical school application; she is nervous.",
                   "Maria said the cafe has been slow since the grocer started selling coffee."):
@@ -190,6 +193,8 @@ def test_meals_need_a_kitchen_to_be_made_and_somewhere_to_be_eaten():
     rooms = ["Maple House:bedroom", "Maple House:living room", "Maple House:kitchen", "Oak House:kitchen"]
     assert food_room("making toast", "Maple House:living room", rooms) == "Maple House:kitchen"
     assert food_room("reading", "Maple House:living room", rooms) == "Maple House:living room"
+    assert food_room("making toast", "Maple House", rooms) == "Maple House:kitchen"  # a step with no room
+    assert food_room("having breakfast", "Maple House", rooms) == "Maple House"
     for action, place in (("making toast", "Maple House:kitchen"), ("having breakfast", "Oak House:living room"),
                           ("serving coffee", "Willow Cafe:dining room"), ("eating lunch", "Riverside Clinic:staff room"),
                           ("making toast", "Maple House")):
