@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
 from agents.minds.cognition.wording import activity_phrase, in_use_for
 from agents.prompts.common import clip
+from agents.prompts.sense_checks import food_room, no_state
 from agents.prompts.planning import (
     block_places,
     day_plan_fallback,
@@ -229,11 +230,14 @@ def block_at(mind: "Resident", now: datetime) -> Block | None:
 def make_step(mind: "Resident", start: datetime, minutes: int, description: str, arena: str,
               emoji: str = "", object_state: str | None = None, reaction: bool = False) -> Step:
     arena = room_named(description, arena, mind.spatial.arenas())
+    arena = food_room(description, arena, mind.spatial.arenas())  # no toast made in the living room
     obj = mind.spatial.best_object(arena, description)
     return Step(
         start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
         arena=arena, object=obj, emoji=one_emoji(emoji, description),
-        object_state=clip(object_state or in_use_for(description), 80) if obj else None,
+        # a state that is no state ('Cafe', 'Existing role in a workday') gives way to the engine's words
+        object_state=clip(object_state if object_state and not no_state(object_state) else in_use_for(description),
+                          80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
     )
 
