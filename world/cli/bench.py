@@ -24,6 +24,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         bench_local,
         bench_models,
         bench_retrieval,
+        bench_scale,
         bench_society,
         bench_viewer,
     )
@@ -38,6 +39,7 @@ def benches() -> dict[str, tuple[ModuleType, str]]:
         "models": (bench_models, "schema-valid and sensible answers of the embedded models"),
         "believability": (bench_believability, "believability checks of a short run on a model"),
         "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
+        "scale": (bench_scale, "engine cost from 25 to 10,000 residents on generated towns (growth exponent)"),
         "society": (bench_society, "the paper's two days: news, a party, who knows whom, scored from memory"),
     }
 

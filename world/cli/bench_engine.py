@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import tempfile
 import time
 from datetime import timedelta
@@ -27,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mind", choices=["routine", "generative"], default="routine")
-    parser.add_argument("--town", default="default")
+    parser.add_argument("--town", default="default",
+                        help="town name or folder; 'generated' builds one sized for --agents (generated:N[:SEED])")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -44,8 +46,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         asyncio.run(engine.run(engine.until))
         wall = time.perf_counter() - t1
         cpu = time.process_time() - c1
+        s1 = time.perf_counter()
         summary = run_summary(engine.store)
+        summary_s = time.perf_counter() - s1
         engine.store.close()
+        db_bytes = sum(f.stat().st_size for f in (Path(tmp) / "run").glob("run.db*"))
     ticks = engine.stats["ticks"]
     agents = len(engine.residents)
     game_s = (engine.clock.now() - start).total_seconds() + engine.clock.seconds_per_tick
@@ -67,4 +72,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "slow_decisions": engine.stats["decide_calls"],
         "path_cache_hits": engine.paths.hits,
         "path_cache_misses": engine.paths.misses,
+        "summary_s": round(summary_s, 3),
+        "run_db_bytes": db_bytes,
+        "run_db_bytes_per_resident_day": round(db_bytes / agents / (game_s / 86400)),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

@@ -1,0 +1,105 @@
+"""A town of thousands: the grid A* equals networkx's, perception stays exact on a generated
+town, and `bench scale` reports the growth of cost in N (world/cli/bench_scale.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from agents.minds.routine import make_mind
+from maps.contracts import MindOptions
+from maps.crowd import pick_residents
+from maps.town import load_town
+from world.cli.bench_scale import fit_exponent, sizes_of
+from world.engine import Engine
+from world.pathfinding import PathFinder
+
+ROOT = Path(__file__).resolve().parents[2]
+START = datetime(2026, 2, 13, 7, 0)
+
+
+@pytest.fixture(autouse=True)
+def _towns_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOWNSFOLK_TOWNS_DIR", str(tmp_path / "towns"))
+
+
+def _networkx_path(walkable: np.ndarray, a: tuple[int, int], b: tuple[int, int]) -> tuple:
+    """The walk the engine took before the grid A*: networkx's A* on the grid graph."""
+    g = nx.Graph()
+    h, w = walkable.shape
+    for y, x in zip(*(v.tolist() for v in np.nonzero(walkable))):
+        g.add_node((x, y))
+        if x + 1 < w and walkable[y, x + 1]:
+            g.add_edge((x, y), (x + 1, y))
+        if y + 1 < h and walkable[y + 1, x]:
+            g.add_edge((x, y), (x, y + 1))
+    return g, tuple(nx.astar_path(g, a, b, heuristic=lambda u, v: abs(u[0] - v[0]) + abs(u[1] - v[1]))[1:])
+
+
+def test_grid_astar_walks_exactly_as_networkx_did() -> None:
+    town = load_town("default", None)
+    finder = PathFinder(town.walkable)
+    tiles = [(int(x), int(y)) for y, x in zip(*np.nonzero(town.walkable))]
+    graph, _ = _networkx_path(town.walkable, tiles[0], tiles[1])
+    rng = random.Random(5)
+    for _ in range(300):
+        a, b = rng.choice(tiles), rng.choice(tiles)
+        want = tuple(nx.astar_path(graph, a, b, heuristic=lambda u, v: abs(u[0] - v[0]) + abs(u[1] - v[1]))[1:]) if a != b else ()
+        assert finder.path(a, b) == want
+    with pytest.raises(ValueError, match="no walkable path"):
+        finder.path((0, 0), tiles[0])
+
+
+def test_incremental_perception_is_exact_on_a_generated_town() -> None:
+    town, people, _ = pick_residents("generated:60:1", None, None)
+    logs = []
+    for cache in (True, False):
+        log: list = []
+        opts = MindOptions(places=town.addresses(), seed=2)
+        minds = {p.name: make_mind(p, None, None, opts) for p in people}
+        engine = Engine(town, people, minds, start=START, perception_cache=cache)
+        engine.add_listener(lambda tr, log=log: log.append([r.model_dump() for r in tr.records]))
+        seen: list = []
+        original = engine.perceiver.perceive
+
+        def perceive(r, tick, now, original=original, seen=seen):
+            p = original(r, tick, now)
+            seen.append((p.resident, tick, [e.description for e in p.events], p.nearby))
+            return p
+
+        engine.perceiver.perceive = perceive  # type: ignore[method-assign]
+        asyncio.run(engine.run(START + timedelta(hours=2)))
+        logs.append((seen, log))
+    assert sum(len(e[2]) for e in logs[0][0]) > 100  # plenty was perceived
+    assert logs[0] == logs[1]
+
+
+def test_growth_exponent_is_the_log_log_slope() -> None:
+    assert fit_exponent([(10, 2.0), (100, 20.0), (1000, 200.0)]) == 1.0
+    assert fit_exponent([(10, 1.0), (100, 100.0)]) == 2.0
+    assert fit_exponent([(10, 1.0)]) is None
+    assert sizes_of("100, 25,25") == [25, 100]
+    with pytest.raises(SystemExit, match="--sizes"):
+        sizes_of("25,lots")
+
+
+def test_bench_scale_measures_each_size_in_its_own_process(tmp_path: Path) -> None:
+    plot = tmp_path / "scale.png"
+    out = subprocess.run(
+        [sys.executable, "-m", "world.cli", "bench", "scale", "--sizes", "6,12", "--duration", "20m", "--json",
+         "--plot", str(plot)], cwd=ROOT, capture_output=True, text=True, timeout=240, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [r["agents"] for r in result["runs"]] == [6, 12]
+    for r in result["runs"]:
+        assert r["agent_ticks_per_s"] > 0 and r["peak_rss_mb"] > 10 and r["run_db_bytes_per_resident_day"] > 0
+    assert isinstance(result["wall_exponent"], float)
+    assert plot.read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,134 @@
+"""`townsfolk bench scale`: how the engine's cost grows with the number of residents.
+
+Each size runs `bench engine` on a town generated for it (maps/crowd.py, ``generated:N``) in
+its own process, so each peak RSS is that size's alone and no cache carries over. Reported per
+size: wall time of the simulated span, agent-ticks per second, peak RSS, run.db bytes per
+resident-day and the run summary's own time; over all sizes, the growth exponent of wall
+time in N (least squares on log-log: 1.0 is linear). ``--plot FILE`` draws both on log-log
+axes as a PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SIZES = "25,100,250,1000,2500,10000"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default=DEFAULT_SIZES, help=f"residents per run, comma-separated (default {DEFAULT_SIZES})")
+    parser.add_argument("--mind", choices=["routine", "generative"], default="routine",
+                        help="routine (no model) or generative on the scripted backend")
+    parser.add_argument("--duration", default=None, help="game time per size (default 1d routine, 2h generative)")
+    parser.add_argument("--start", default="2026-02-13 07:00", help="game start")
+    parser.add_argument("--seed", type=int, default=0, help="run seed and town seed")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds one size may take before it is stopped (default 3600)")
+    parser.add_argument("--plot", default=None, help="write a log-log PNG of wall time and agent-ticks/s against N here")
+
+
+def sizes_of(text: str) -> list[int]:
+    """``25,100,1000`` -> [25, 100, 1000]; a clear error for anything else."""
+    try:
+        sizes = sorted({int(p) for p in text.split(",") if p.strip()})
+    except ValueError:
+        raise SystemExit(f"--sizes {text!r}: expected whole numbers separated by commas, e.g. {DEFAULT_SIZES}") from None
+    if not sizes or sizes[0] < 1:
+        raise SystemExit(f"--sizes {text!r}: expected at least one size, each 1 or more")
+    return sizes
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    sizes = sizes_of(args.sizes)
+    duration = args.duration or ("1d" if args.mind == "routine" else "2h")
+    rows: list[dict[str, Any]] = []
+    for n in sizes:
+        row = measure(n, args.mind, duration, args.start, args.seed, args.timeout)
+        rows.append(row)
+        print(_line(row), file=sys.stderr, flush=True)
+    done = [r for r in rows if "error" not in r]
+    result: dict[str, Any] = {
+        "mind": args.mind, "duration": duration, "sizes": sizes, "runs": rows,
+        "wall_exponent": fit_exponent([(r["agents"], r["wall_s"]) for r in done]),
+    }
+    small, big = (done[0], done[-1]) if len(done) > 1 else (None, None)
+    if small and big:
+        result["agent_ticks_per_s_ratio"] = round(small["agent_ticks_per_s"] / big["agent_ticks_per_s"], 2)
+    if args.plot:
+        plot(done, Path(args.plot), f"bench scale: {args.mind} minds, {duration}")
+        result["plot"] = str(args.plot)
+    return result
+
+
+def measure(n: int, mind: str, duration: str, start: str, seed: int, timeout: float) -> dict[str, Any]:
+    """`bench engine` on the town generated for ``n`` residents, in a child process."""
+    cmd = [sys.executable, "-m", "world.cli", "bench", "engine", "--json", "--agents", str(n),
+           "--town", f"generated:{n}:{seed}", "--mind", mind, "--duration", duration, "--start", start,
+           "--seed", str(seed)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"agents": n, "error": f"stopped after --timeout {timeout:g} s"}
+    total = time.perf_counter() - t0
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"agents": n, "error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}"}
+    r = json.loads(lines[-1])
+    return {
+        "agents": r["agents"], "wall_s": r["wall_s"], "agent_ticks_per_s": r["agent_ticks_per_s"],
+        "ticks": r["ticks"], "setup_s": r["setup_s"], "summary_s": r["summary_s"], "process_s": round(total, 1),
+        "peak_rss_mb": r["peak_rss_mb"], "rss_kb_per_resident": round(r["peak_rss_mb"] * 1024 / r["agents"], 1),
+        "run_db_bytes_per_resident_day": r["run_db_bytes_per_resident_day"], "records": r["records"],
+        "chat_lines": r["chat_lines"], "slow_decisions": r["slow_decisions"],
+    }
+
+
+def fit_exponent(points: list[tuple[float, float]]) -> float | None:
+    """Slope of log(y) on log(x) by least squares (None with fewer than two distinct x)."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return round(sxy / sxx, 3)
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+    """Wall time and agent-ticks/s against residents, log-log, with the linear reference."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = [r["agents"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.loglog(ns, [r["wall_s"] for r in rows], "o-", label="wall s")
+    if rows:
+        a.loglog(ns, [rows[0]["wall_s"] * n / ns[0] for n in ns], "--", color="grey", label="linear")
+    a.set_xlabel("residents")
+    a.set_ylabel("wall seconds")
+    a.legend()
+    b.loglog(ns, [r["agent_ticks_per_s"] for r in rows], "o-", color="tab:green")
+    b.set_xlabel("residents")
+    b.set_ylabel("agent-ticks per second")
+    fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _line(row: dict[str, Any]) -> str:
+    if "error" in row:
+        return f"{row['agents']:>6} residents: {row['error']}"
+    return (f"{row['agents']:>6} residents: {row['wall_s']:.1f} s, {row['agent_ticks_per_s']:.0f} agent-ticks/s, "
+            f"{row['peak_rss_mb']:.0f} MB peak, {row['run_db_bytes_per_resident_day']} run.db bytes/resident-day")
