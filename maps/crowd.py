@@ -125,8 +125,11 @@ WORD = {"cafe": "Cafe", "shop": "Grocer", "bank": "Bank", "civic": "Hall", "clin
         "park": "Park", "pub": "Tavern"}
 
 
-class GeneratedTownError(ValueError):
-    """A ``generated:N[:SEED]`` town name that is not one."""
+class GeneratedTownError(TownError):
+    """A ``generated:N[:SEED]`` town name that is not one (a bad --town: exit status 2)."""
+
+    def __init__(self, town_name: str, problem: str) -> None:
+        super().__init__(town_name, "town", problem)
 
 
 def is_generated(town_name: str) -> bool:
@@ -142,7 +145,7 @@ def parse_generated(town_name: str, agents: int | None) -> tuple[int, int]:
     except ValueError:
         n = seed = -1
     if len(parts) > 2 or n < 1 or seed < 0 or n > 100_000:
-        raise GeneratedTownError(f"--town {town_name!r}: expected 'generated', 'generated:N' or 'generated:N:SEED' "
+        raise GeneratedTownError(town_name, "expected 'generated', 'generated:N' or 'generated:N:SEED' "
                                  "with N residents from 1 to 100000 and SEED >= 0")
     return n, seed
 

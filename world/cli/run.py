@@ -39,7 +39,8 @@ from world.summary import run_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--town", help="town name (e.g. default) or folder")
+    parser.add_argument("--town", help="town name (e.g. default) or folder; generated[:N[:SEED]] builds a town for N "
+                                       "residents (default: --agents), the same for the same N and SEED")
     parser.add_argument("--residents", help="residents file of the town (default: the smallest that fits --agents)")
     parser.add_argument("--agents", type=int, help="number of residents (default: all of the residents file)")
     parser.add_argument("--start", help='game start, "YYYY-MM-DD HH:MM" (default 2026-02-13 07:00)')
