@@ -150,7 +150,10 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
     if mind.state.convo is None:
         recent = mind.state.last_talk.get(partner)
         if recent is not None and mind.state.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
-            return None  # a parting line after I closed: nothing to answer
+            for h in heard:  # a parting line after I closed: nothing to answer, but news in it is heard
+                if learn(mind, h.text, h.speaker, h.speaker, tuple(p.nearby)) is not None or len(h.text.split()) >= 12:
+                    mind.remember_pending("chat", f"{h.speaker} said to me as we parted: {h.text}")
+            return None
         mind.state.convo = Conversation(
             partner=partner, conversation_id=f"{partner}>{mind.name}@{p.tick}", last_tick=p.tick, started=p.time,
         )
