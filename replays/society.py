@@ -382,7 +382,7 @@ def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> lis
         invited: list[str] = []
         if notion.place and notion.start and notion.end:
             present = presence(facts, notion.place, notion.start, notion.end)
-            invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.start)
+            invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.end)
         came = {n: v for n, v in present.items() if n in invited}
         out.append(EventSeen(notion=notion, known=known, invited=invited, present=present,
                              together=went_together(facts, came, notion.place or ""), going=decisions(facts, notion)))

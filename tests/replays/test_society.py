@@ -197,7 +197,7 @@ def test_the_run_finds_its_gathering_and_the_timeline_shows_it() -> None:
     md = build_timeline(stream(), {"town_name": "Willowbrook"})
     assert "## Events" in md and "### A Valentine's Day party — Maria Alvarez, Willow Cafe, Sat 14 Feb 17:00–19:00" in md
     assert "| Tom Alvarez | Fri 09:00 | conversation | Maria Alvarez |  | Sat 17:02, 118 min |" in md
-    assert "known by 2 residents; 1 knew before it began; 1 of them came; 2 at the place in all" in md
+    assert "known by 2 residents; 1 knew before it ended; 1 of them came; 2 at the place in all" in md
 
 
 def test_a_run_without_a_gathering_has_no_events_section() -> None:

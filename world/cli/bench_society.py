@@ -7,7 +7,7 @@ party?", "Do you know who is running for mayor?", "Do you know <name>?" for ever
 the ordinary interview path, and scores each answer against what that resident remembers
 (replays.society): knowing needs an answer that shows the information and a memory that carries
 it; a claim without a memory is a hallucination. Per seed: knowledge of each notion (count,
-share, by game hour), who told whom, invited (knew before it began) vs came (at the place for
+share, by game hour), who told whom, invited (knew before it ended) vs came (at the place for
 15 minutes inside the window, from position records), pairs who went together, density
 before (the residents file) and after (interviews checked against memory), hallucinated
 answers; the paper's figures beside them.
@@ -325,10 +325,10 @@ def notion_figures(setup: Setup, facts: RunFacts, notion: Notion, answers: list[
 
 
 def gathering_figures(facts: RunFacts, notion: Notion, known: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    """Invited (knew before it began, host aside) vs came (at the place inside the window)."""
+    """Invited (knew while it could still be attended, host aside) vs came (at the place inside the window)."""
     if not notion.place or notion.start is None or notion.end is None:
         return {"place": notion.place, "window": None, "attendance": "not measured: " + "; ".join(notion.problems)}
-    invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.start)
+    invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.end)
     there = presence(facts, notion.place, notion.start, notion.end)
     came = sorted(n for n in there if n in invited)
     return {
