@@ -36,19 +36,35 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower())}
 
 
+_SHARED: list = []  # [(the places list a town's minds were given, its index)]: one index per town
+
+
+def _town_index(town: Iterable[str]) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """(sorted addresses, prefix -> addresses under it, sector names) of a town.
+
+    Every prefix (sector, sector:arena, full address) maps to the town addresses under it, so
+    learning is a lookup rather than a scan of the town (it runs every tick). The minds of
+    one run are given the same places list: they share one index (read only), where a copy
+    each cost a 1,000-resident town a million dict entries per hundred residents."""
+    if isinstance(town, list) and _SHARED and _SHARED[0][0] is town:
+        return _SHARED[0][1]
+    addresses = sorted(dict.fromkeys(a for a in town if a))
+    under: dict[str, list[str]] = {}
+    for address in addresses:
+        parts = address.split(":")
+        for depth in range(1, len(parts) + 1):
+            under.setdefault(":".join(parts[:depth]), []).append(address)
+    index = (addresses, under, sorted(k for k in under if k and ":" not in k))
+    if isinstance(town, list) and len(addresses) > 100:
+        _SHARED[:] = [(town, index)]  # the list is kept alive here, so its identity stays its own
+    return index
+
+
 class SpatialMemory:
     """Known places. ``town`` is every address in the map; only known ones are offered."""
 
     def __init__(self, town: Iterable[str] = (), known: Iterable[str] = ()):
-        self.town: list[str] = sorted(dict.fromkeys(a for a in town if a))
-        # Every prefix (sector, sector:arena, full address) -> the town addresses under it,
-        # so learning is a lookup rather than a scan of the town (it runs every tick).
-        self._under: dict[str, list[str]] = {}
-        for address in self.town:
-            parts = address.split(":")
-            for depth in range(1, len(parts) + 1):
-                self._under.setdefault(":".join(parts[:depth]), []).append(address)
-        self._sectors = sorted(k for k in self._under if k and ":" not in k)
+        self.town, self._under, self._sectors = _town_index(town)
         self._known: set[str] = set()
         self._arena_set: set[str] = set()
         self._arena_list: list[str] | None = []

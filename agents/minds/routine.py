@@ -38,6 +38,26 @@ class Block:
     sleep: bool = False
 
 
+_PLACES: list = []  # [(a places list, its index)]: the minds of one town share one
+
+
+def _places_index(places: list[str]) -> tuple[frozenset[str], dict[str, list[str]]]:
+    """(the places as a set, sector or 'sector:arena' -> the object addresses under it, in
+    list order), built once per places list: each mind scanning the town's addresses made
+    a 10,000-resident town's set-up quadratic."""
+    if _PLACES and _PLACES[0][0] is places:
+        return _PLACES[0][1]
+    under: dict[str, list[str]] = {}
+    for a in places:
+        if a.count(":") == 2:
+            sector, arena, _ = a.split(":")
+            under.setdefault(sector, []).append(a)
+            under.setdefault(f"{sector}:{arena}", []).append(a)
+    index = (frozenset(places), under)
+    _PLACES[:] = [(places, index)]
+    return index
+
+
 class RoutineMind:
     """See module docstring. ``decide_fast`` answers every tick except at block changes and
     when someone speaks to it; ``decide`` handles those decision points."""
@@ -72,7 +92,7 @@ class RoutineMind:
     def _first(self, candidates: tuple[str, ...]) -> str | None:
         if not self._places:
             return None
-        known = set(self._places)
+        known = _places_index(self._places)[0]
         for c in candidates:
             if c in known:
                 return c
@@ -80,8 +100,7 @@ class RoutineMind:
 
     def _find(self, base: str, names: tuple[str, ...]) -> str | None:
         """An object under ``base`` (by preferred names, else the first one)."""
-        prefix = base + ":"
-        under = [a for a in self._places if a.startswith(prefix) and a.count(":") == 2]
+        under = _places_index(self._places)[1].get(base, []) if self._places else []
         for n in names:
             for a in under:
                 if a.rsplit(":", 1)[1] == n:
