@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import threading
 import zlib
 from collections.abc import Iterator
@@ -97,6 +98,20 @@ _SECRET = re.compile(r"(api[_-]?key|secret|token|password|credential|authorizati
 
 class StoreError(RuntimeError):
     """The run database is missing, damaged, of another version, or misused."""
+
+
+def check_regular(path: Path) -> None:
+    """StoreError unless ``path`` is missing or a regular file: SQLite opening a FIFO blocks
+    forever (retrying through signals), and a device is no database."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise StoreError(f"{path}: is {what}; expected the run database file ({DB_NAME})")
 
 
 # (path, size, mtime) of files that passed the check: a viewer opens one file several times
@@ -205,6 +220,7 @@ class RunStore:
     def open(cls, run_dir: str | Path, readonly: bool = True) -> "RunStore":
         """Open an existing run database, checking that it is one and of a known version."""
         path = cls.db_path(run_dir)
+        check_regular(path)
         if not path.exists():
             raise StoreError(f"{path}: no run database here (expected a run folder holding {DB_NAME})")
         conn = cls._connect(path, readonly=readonly)
@@ -230,6 +246,7 @@ class RunStore:
 
     @staticmethod
     def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+        check_regular(path)
         if not readonly:
             for p, what in ((path.parent, "folder"), (path, "file")):
                 if p.exists() and not os.access(p, os.W_OK):
@@ -734,6 +751,7 @@ MEMORY_COLUMNS = (
 
 def connect_readonly(db_path: Path | str) -> sqlite3.Connection:
     """A plain read-only connection to a run file, for the module-level readers below."""
+    check_regular(Path(db_path))
     return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
 
 
@@ -795,6 +813,8 @@ def connect_memory(db_path: Path | str | None, *, readonly: bool = False) -> sql
     """A connection to the run file's memory tables (WAL), or a private in-memory database.
 
     Writers of one file in one process share a connection (:class:`SharedConnection`)."""
+    if db_path is not None:
+        check_regular(Path(db_path))
     if db_path is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
     elif readonly:
@@ -1030,6 +1050,7 @@ def social_rows(db_path: Path | str, at_tick: int | None = None) -> tuple[list[t
     path = Path(db_path)
     if not path.exists():
         raise FileNotFoundError(f"run database not found: {path}")
+    check_regular(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         try:

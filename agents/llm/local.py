@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import itertools
 import threading
@@ -343,6 +344,9 @@ def load_model(spec: LocalModelSpec) -> LoadedModel:
                 n_threads_batch=threads,
                 verbose=False,
             )
+        # llama-cpp-python maps ggml's WARN (3) to logging.ERROR, so with verbose=False it still
+        # printed decode chatter ('decode: removing memory module entries ...') on every run.
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         if cache_bytes:
             llama.set_cache(LlamaRAMCache(capacity_bytes=cache_bytes))
         # A user's GGUF file is chatted with through the template in its own metadata (which

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -19,6 +20,12 @@ from world.failures import TRACEBACK_ENV, describe_failure, redact
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Quiet by default: a run prints its progress and its summary, nothing from libraries (no
+# "Loading weights" bars, no transformers advisories, no pygame banner).
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 def commands() -> dict[str, tuple[ModuleType, str]]:
     """name -> (module, one-line help). Imported when the parser is built, not when the
@@ -95,8 +102,15 @@ def _open_files_allowed() -> None:
         pass
 
 
+def _quiet_libraries() -> None:
+    """Library warnings a user cannot act on (matplotlib's empty legend of a plot with no lines)."""
+    warnings.filterwarnings("ignore", message="No artists with labels found to put in legend")
+    warnings.filterwarnings("ignore", module="transformers")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _survive_any_text()
+    _quiet_libraries()
     _open_files_allowed()
     parser, modules = build_parser()
     args, extra = parser.parse_known_args(argv)

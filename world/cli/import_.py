@@ -92,7 +92,10 @@ def _print(report: ImportReport, args: argparse.Namespace) -> None:
     if not as_json:
         for domain, count in sorted(by_domain.items()):
             print(f"{domain:>24}: {count}")
-    if args.out is not None:
+    if args.out is not None and not report.scenarios:
+        if not as_json:
+            print(f"(nothing written to {args.out}: no scenario was imported)")
+    elif args.out is not None:
         write_pack(args.out, report)
         summary["out"] = str(args.out)
         if not as_json:
