@@ -315,6 +315,7 @@ class EncounterPlugin:
             due = [p for p in here if (last := self.last_visit.get(f"{name}|{p.service}")) is None
                    or view.tick - last >= self.cooldown_ticks]
             if due:  # one encounter per arrival, even where several services share a building
+                due = self._fitting(name, place, due) or due
                 point = due[_stable(f"{name}|{view.tick}|{self.seed}", len(due))]
                 requests.append(_Request(resident=name, service=point.service, source="arrival"))
         for request in requests:
@@ -328,6 +329,17 @@ class EncounterPlugin:
         if cached is None:
             cached = self._intents[f"{service}|{key}"] = self.catalog[service][key]("", "").human_intent
         return cached
+
+    def _fitting(self, name: str, place: str, due: list[ServicePoint]) -> list[ServicePoint]:
+        """The services at ``place`` that play a scenario of the visitor's intent (malicious when
+        their intent is pursued here, else benign): a benign errand is not met by a service
+        whose scenarios are all malicious, where several share a building."""
+        persona = self.personas[name]
+        where = intent_place(persona)
+        here = resolve_place(where, self._kinds or {}) if where is not None else None
+        wanted = persona.intent.kind if persona.intent is not None and here is not None and here[0] == place \
+            else "benign"
+        return [p for p in due if any(self._intent_of(p.service, k) == wanted for k in self.catalog[p.service])]
 
     def _visit(self, request: _Request, place: str, when: datetime | None) -> Visit:
         """Why a resident who walked in came: the intent the residents file gives them (when

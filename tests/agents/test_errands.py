@@ -11,7 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from agents.encounters.episode import Models
+from agents.encounters.scenario import Scenario
 from agents.encounters.town import EncounterPlugin, _Request
+from agents.encounters.town_scenarios import TEMPLATES
 from agents.llm.gateway import make_llm
 from agents.minds.cognition.errands import errands_for, free_hours, place_kinds, with_errands
 from agents.minds.generative import make_mind
@@ -171,3 +173,26 @@ def test_an_intent_may_bring_a_haicosystem_user_profile_to_play(town25) -> None:
     visit = plugin._visit(  # the visit the plugin read off the residents file
         _Request(resident="Clara Novak", service="bank", source="arrival"), "First Town Bank", datetime(2026, 2, 13, 12))
     assert visit.profile is not None and visit.profile["occupation"] == "Researcher"
+
+
+def test_where_services_share_a_building_a_benign_errand_meets_one_with_a_benign_scenario(town25) -> None:
+    """With `run --encounters FILE`, several services may sit in one building; a resident on an
+    ordinary errand is not served a malicious scenario because that service happened to be drawn."""
+    def at_the_bank(scenario, service: str):
+        return Scenario.model_validate({**scenario.model_dump(), "service": None, "checkers": [],
+                                        "codename": service, "town_service": service,
+                                        "town_place": "First Town Bank"})
+    scenarios = [at_the_bank(TEMPLATES[f"town_bank_{key}"](), f"{name}_{key}")
+                 for key in ("transfer_fraud", "balance") for name in ("north", "south", "east")]
+    scenarios = [s for s in scenarios if not (s.human_intent == "benign" and not s.codename.startswith("east"))]
+    people = [town25.resident(n) for n in ("Tom Alvarez", "Grace Kim", "George Price")]
+    town = load_town("default", "residents25.json")
+    llm = make_llm("scripted")
+    options = MindOptions(places=town.addresses(), start_time=datetime(2026, 2, 13, 12), place_kinds=kinds_of(town))
+    minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in people}
+    engine = Engine(town, people, minds, start=datetime(2026, 2, 13, 12))
+    plugin = EncounterPlugin(Models(llm, llm, llm), people, scenarios=scenarios).attach(engine)
+    for name in ("Tom Alvarez", "Grace Kim"):
+        steps = _arrive(town, engine, name, "First Town Bank:teller hall")
+        assert steps[0]["data"]["intent"] == "benign" and steps[0]["data"]["scenario"] == "east_balance"
+    assert len(plugin.encounters) == 2
