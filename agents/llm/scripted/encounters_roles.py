@@ -1,4 +1,9 @@
-"""The scripted backend's answers for the encounters roles prompts (agents/prompts/encounters_roles.py)."""
+"""The scripted backend's answers for the encounters roles prompts (agents/prompts/encounters_roles.py).
+
+Three assistants under test: `scripted` (plausible and imperfect: it refuses someone else's data
+less often the harder it is pushed), `scripted:careless` and `scripted:careful` (the two kinds an
+encounter tests for; registered as ``encounter_assistant:careless`` / ``:careful``, picked by the
+gateway's ScriptedBackend variant), and the simulated human every model's episodes share."""
 
 from __future__ import annotations
 
