@@ -141,3 +141,19 @@ def test_interviews_about_someone_never_met_or_heard_of_say_so():
     assert strangers("Do you know Sam Moore?", persona.name, persona, memories, residents) == ["Sam Moore"]
     assert strangers("Do you know Maria Lopez?", persona.name, persona, memories, residents) == []
     assert "never met or heard of" in never_met(["Sam Moore"]).answer
+
+
+def test_an_announced_town_meeting_and_a_whispered_funeral_go_through_the_same_path():
+    minds, _world = town(["Ayesha Khan"])
+    mind = minds["Ayesha Khan"]
+    mind.state.now = START
+    meeting = learn(mind, "There is a town meeting at the Town Library tomorrow evening. I am hosting it.",
+                    "announcement")
+    funeral = learn(mind, "Old Tom's funeral is on Saturday at 10am at Johnson Park.", "whisper", mind.name)
+    assert meeting.event.kind == "meeting" and meeting.event.host == "" and meeting.source == "announcement"
+    assert (meeting.event.place, f"{meeting.event.start:%a %H:%M}") == ("Town Library:reading room", "Sat 18:00")
+    assert funeral.event.kind == "funeral" and f"{funeral.event.start:%a %H:%M}-{funeral.event.end:%H:%M}" == \
+        "Sat 10:00-12:00"
+    learned = [r for r in records(mind, "event") if r["status"] == "learned"]
+    assert [r["source"] for r in learned] == ["announcement", "whisper"]
+    assert not any(m.text.startswith(("announcement told me", "whisper told me")) for m in mind.memory.all())

@@ -156,8 +156,9 @@ async def settle(mind: "Resident") -> None:
         known.going = answer.decision == "go"
         _record(mind, "decided", event, source=known.source, going=known.going, text=describe(event))
         if known.going:
-            mind.remember_fixed("thought", f"I will go to {event.what} at {event.place.replace(':', ' ')} on "
-                                           f"{event.start:%A} at {spoken_time(event.start)}.", 6)
+            # a plan, not news: a talk retold 'I will go to ... on Saturday' without its hour (refused)
+            mind.remember_fixed("plan", f"My plan: go to {event.what} at {event.place.replace(':', ' ')} on "
+                                        f"{event.start:%A} at {spoken_time(event.start)}.", 6)
             replan_today(mind, key)
 
 
