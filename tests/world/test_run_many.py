@@ -30,8 +30,8 @@ def test_run_many_runs_each_seed_in_its_own_folder_and_resumes(tmp_path: Path, c
     again = cli(["run-many", "--out", str(out), "--seeds", "0", "1", "2", *TINY])
     captured = capsys.readouterr()
     assert again == 0 and "2 towns already finished" in captured.err and "full-seed2 ok" in captured.err
-    lines = (out / RUNS_FILE).read_text().splitlines()
-    assert len(lines) == 4 and json.loads(lines[-1])["name"] == "full-seed2"
+    lines = (out / RUNS_FILE).read_text().splitlines()  # the latest row per town; the torn line is gone
+    assert [json.loads(line)["name"] for line in lines] == ["full-seed0", "full-seed1", "full-seed2"]
 
 
 def test_a_failing_town_shows_in_the_table_and_exit_code(tmp_path: Path, capsys) -> None:

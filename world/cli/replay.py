@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memory.runfile import RunStore, StoreError
 from replays.reader import ReaderError
+from world.cli.readable import readable
 from world.summary import run_leaks, run_summary
 from world.cli.args import size_type
 
@@ -38,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="DIR", help="a run folder (holds run.db)")
     parser.add_argument("--at", action="append", default=[], metavar="TIME",
                         help="where to start (viewer) or which frames to draw (--png-dir); "
-                             "'14:00', 'day 2 14:00', '2024-02-13 14:00', '+2h30m' or 'tick:120'; repeat for several frames")
+                             "'14:00', 'day 2 14:00', '2026-02-13 14:00', '+2h30m' or 'tick:120'; repeat for several frames")
     parser.add_argument("--speed", type=_speed, default=60.0, metavar="X",
                         help="replay speed in game seconds per real second (default 60)")
     parser.add_argument("--select", metavar="NAME", help="select this resident (viewer and pictures)")
@@ -188,7 +189,7 @@ def _summary(run_dir: Path, as_json: bool) -> int:
                 value = ", ".join(value)
             elif key == "missing_ticks":
                 value = "none" if not value else f"{len(value)}: {value[:20]}{' ...' if len(value) > 20 else ''}"
-            print(f"{key:>{width}}: {value}")
+            print(f"{key:>{width}}: {readable(value)}")
     else:
         print(json.dumps(summary, default=str))
     return 0

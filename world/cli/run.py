@@ -31,6 +31,7 @@ from maps.town import TownError
 from maps.contracts import TickRecords
 from memory.runfile import StoreError
 from replays.control import ControlError, check_channel
+from world.cli.readable import readable
 from world.engine import Engine
 from world.failures import files_headroom_problem, out_of_files, redact, too_many_files_message
 from world.runner import RunError, RunOptions, build_engine, option_error, submit_durably
@@ -241,6 +242,10 @@ def live_summary(engine: Any, wall: float) -> dict[str, Any]:
     llm = getattr(engine, "llm", None)
     if llm is not None and callable(getattr(llm, "stats", None)):
         summary["llm"] = llm.stats()
+        cache = getattr(llm, "cache", None)
+        hits = ((summary["llm"] or {}).get("total") or {}).get("cache_hits", 0)
+        if cache is not None and hits:  # a second clone's quickstart in a minute: say why
+            summary["answer_cache"] = {"path": str(getattr(cache, "path", "")), "hits": hits}
     return summary
 
 
@@ -372,7 +377,7 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
                 v = summary[k]
                 if k == "missing_ticks":
                     v = len(v) if v else "none"
-                print(f"  {k:>18}: {v}")
+                print(f"  {k:>18}: {readable(v)}")
         _print_health(summary)
         llm = summary.get("llm")
         if isinstance(llm, dict) and llm.get("total"):
@@ -380,6 +385,10 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
             print(f"  {'llm':>18}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in t.items()))
             for purpose, s in (llm.get("by_purpose") or {}).items():
                 print(f"  {purpose:>18}: calls {s.get('calls')}, fallbacks {s.get('fallbacks', 0)}")
+        cached = summary.get("answer_cache")
+        if isinstance(cached, dict):
+            print(f"  {'answer cache':>18}: {cached['hits']} model answers reused from {cached['path']} (shared by "
+                  "every run on this machine with the same model and prompts; --cache-dir DIR for another)")
         bel = summary.get("believability")
         if isinstance(bel, dict):  # agents/believability.py: share per check (judged), None = nothing to judge
             parts = [f"overall {bel.get('overall')}"] + [

@@ -51,14 +51,30 @@ class WatchFeed(LiveFeed):
             raise ViewerClosed()
 
 
+KEYS = """keys in the window:
+  click a resident    select and follow them (their plan, memories and relationships in the panel)
+  Tab / f             select the next resident / follow the selected one on or off
+  Space               pause or play;  + / -  faster or slower;  . / ,  one tick on or back
+  Home / End          (replays) jump to the start / the end
+  arrows, drag        pan;  wheel, PageUp / PageDown  zoom;  0  fit the map
+  Enter or /          open the command box: whisper, set an object, announce, interview
+                      (Tab switches mode, Enter sends, Esc closes)
+  Esc                 clear the selection;  q or closing the window  stop (the tick is committed)"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from world.cli import run as run_command
 
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = KEYS
     run_command.add_arguments(parser)
     parser.add_argument("--size", default="1600x900", metavar="WxH", help="window size (default 1600x900)")
     parser.add_argument("--select", metavar="NAME", help="select this resident when the window opens")
     parser.add_argument("--close-after", type=float, dest="close_after", metavar="SECONDS",
                         help="close the window after this many real seconds (scripted demos, smoke tests)")
+    parser.add_argument("--join", metavar="NAME", default=None,
+                        help="join the town as a resident called NAME: click the map to walk, type in the box to "
+                             "say a line to whoever is near (a name already taken is refused)")
 
 
 def _window(text: str) -> tuple[int, int]:
@@ -80,6 +96,8 @@ def main(args: argparse.Namespace) -> int:
     options = parse_options(args, "watch")
     if isinstance(options, int):
         return options
+    if getattr(args, "join", None):
+        options = options.model_copy(update={"join": [args.join]})
     try:
         import pygame  # noqa: F401 - optional: only the viewer needs it
     except ImportError:
@@ -173,7 +191,7 @@ def _live_viewer(engine: Any, feed: Any, meta: dict, size: tuple[int, int], sele
             mapview.personas[name] = persona.model_dump()
     viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=engine.run_dir,
                     model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {engine.run_dir}",
-                    interviewer=interview)
+                    interviewer=interview, player=next(iter(meta.get("players") or []), None))
     if select:
         if select not in viewer.frame.residents:
             print(f"townsfolk watch: --select {select}: no such resident", file=sys.stderr)
