@@ -68,6 +68,8 @@ def main(args: argparse.Namespace) -> int:
     result = module.run(args)
     result.setdefault("bench", args.bench)
     result.setdefault("machine", machine())
+    if not args.json and getattr(module, "PRINTS_ITS_TABLE", False):
+        return 0  # the bench printed its own table; its figures are one JSON line with --json
     if not args.json:
         for key, value in result.items():
             print(f"{key:>28}: {value}")
