@@ -47,7 +47,7 @@ BUTTON_ON = (96, 140, 220)
 ACCENT = (255, 196, 0)
 SPEEDS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200)
 MODES = ("whisper", "object", "announce", "ask")
-MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview"}
+MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview", "say": "Say"}
 MOVE_S = 0.15  # real seconds a step between two tiles is animated over (live and replay playback)
 
 
@@ -134,8 +134,10 @@ class Viewer:
     def __init__(self, mapview: MapView, feed: ReplayFeed | LiveFeed, *, size: tuple[int, int] = (1600, 900),
                  frame: FrameState | None = None, speed: float = 60.0, run_dir: str | Path | None = None,
                  model: str = "local", title: str = "townsfolk",
-                 interviewer: Callable[..., str] | None = None) -> None:
+                 interviewer: Callable[..., str] | None = None, player: str | None = None) -> None:
         self.map = mapview
+        # the resident a person plays (watch --join): the input box says their lines, a click walks them
+        self.player = player
         self.feed = feed
         self.size = size
         self.fonts = Fonts()
@@ -151,7 +153,7 @@ class Viewer:
         self.selected_object: str | None = None
         self.follow = False
         self.running = True
-        self.mode = "whisper"
+        self.mode = "say" if player else "whisper"
         self.text = ""
         self.typing = False
         self.notices: deque[Notice] = deque(maxlen=6)
@@ -394,7 +396,9 @@ class Viewer:
         if not text:
             self.notify("type something first", False)
             return
-        if mode == "whisper":
+        if mode == "say":
+            ok = self.say(text)
+        elif mode == "whisper":
             if not self.selected:
                 self.notify("select a resident to whisper to (click one)", False)
                 return
@@ -417,6 +421,39 @@ class Viewer:
             ok = True
         if ok:
             self.text = ""
+
+    # -- playing a resident (watch --join) -----------------------------------------
+
+    def talk_partner(self) -> str | None:
+        """Whom the player's line goes to: the selected resident, else the nearest awake one in the
+        player's room."""
+        me = self.frame.residents.get(self.player or "")
+        if me is None:
+            return None
+        if self.selected and self.selected != self.player:
+            return self.selected
+        here = [r for r in self.frame.residents.values()
+                if r.name != me.name and r.address and r.address.split(":")[:2] == me.address.split(":")[:2]
+                and not r.asleep]
+        near = min(here, key=lambda r: (abs(r.tile[0] - me.tile[0]) + abs(r.tile[1] - me.tile[1]), r.name), default=None)
+        return near.name if near else None
+
+    def say(self, text: str) -> bool:
+        """The player says ``text`` to :meth:`talk_partner` (a ``play`` command)."""
+        to = self.talk_partner()
+        if to is None:
+            self.notify("nobody here to talk to: click the map to walk up to someone, or select them", False)
+            return False
+        return self.inject({"kind": "play", "resident": self.player, "to": to, "text": text})
+
+    def walk_to(self, pos: tuple[int, int]) -> bool:
+        """The player walks to the room (or building) under ``pos`` (a ``play`` command)."""
+        tile = self.camera.screen_to_tile(pos, self.map_rect.topleft)
+        place = next((a.address for a in self.map.areas_at(tile) if a.kind != "object"), None)
+        if place is None:
+            self.notify("click a building or a room to walk there", False)
+            return False
+        return self.inject({"kind": "play", "resident": self.player, "go": place})
 
     # -- input -------------------------------------------------------------------
 
@@ -456,7 +493,7 @@ class Viewer:
         elif k == pygame.K_BACKSPACE:
             self.text = self.text[:-1]
         elif k == pygame.K_TAB:
-            self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+            self.mode = self.modes[(self.modes.index(self.mode) + 1) % len(self.modes)]
 
     def _key_camera(self, k: int) -> bool:
         """Arrows pan (and stop following), PageUp/PageDown zoom, 0 fits the map. True if handled."""
@@ -521,7 +558,7 @@ class Viewer:
         if name is None:
             self.follow = False
         elif self.mode == "object":
-            self.mode = "whisper"
+            self.mode = "say" if self.player else "whisper"
 
     def _mouse_down(self, ev: pygame.event.Event) -> None:
         pos = ev.pos
@@ -587,6 +624,9 @@ class Viewer:
                 best, best_d = name, d
         if best is not None:
             self.select(best)
+            return
+        if self.player and self.mode == "say":  # a person playing walks where they click
+            self.walk_to(pos)
             return
         obj = self.map.object_at(self.camera.screen_to_tile(pos, origin))
         if obj is not None:
@@ -664,7 +704,7 @@ class Viewer:
             return
         surface.fill((48, 50, 60), r)
         x = r.x + 6
-        for mode in MODES:
+        for mode in self.modes:
             label = f.render(MODE_LABELS[mode], f.small, (255, 255, 255))
             b = pygame.Rect(x, r.y + 5, label.get_width() + 14, r.height - 10)
             pygame.draw.rect(surface, BUTTON_ON if mode == self.mode else BUTTON, b, border_radius=5)
@@ -684,7 +724,14 @@ class Viewer:
         self.mode = mode
         self.typing = True
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The input box's modes: a person who joined says their lines first."""
+        return ("say", *MODES) if self.player else MODES
+
     def _placeholder(self) -> str:
+        if self.mode == "say":
+            return f"Enter: {self.player} says to {self.talk_partner() or '(walk up to someone: click the map)'}"
         who = self.selected or "(click a resident)"
         if self.mode == "whisper":
             return f"Enter: whisper to {who} — an inner voice they take as their own thought"

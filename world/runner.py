@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from maps.contracts import MindOptions, Persona, control_problem
 from maps.crowd import NoResidentsError, pick_residents
 from maps.plaintext import invisible_problem
+from agents.minds.player import join_players, join_problem
 from maps.town import Town
 from replays.lock import LOCK_NAME, RunFolderBusy, RunLock
 from memory.runfile import DB_NAME, RunStore, StoreError
@@ -78,6 +79,7 @@ class RunOptions(BaseModel):
     encounters: bool | str = Field(default=False, description="AI-assistant services with scored encounters: "
                                    "True for the built-in clinic/bank scenarios, or a HAICOSYSTEM scenario file/folder")
     assistant_model: str | None = Field(default=None, description="model of the AI assistant under test (default: --model)")
+    join: list[str] = Field(default_factory=list, description="people who join as residents (watch --join NAME)")
 
     @field_validator("start", mode="before")
     @classmethod
@@ -296,6 +298,8 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     record_answers(llm, store, "town")
     db = run_dir / DB_NAME
     minds = {p.name: factory(p, llm, db, mind_opts) for p in people}
+    spot = next((s.name for s in town.sectors.values() if s.kind == "park"), next(iter(town.sectors)))
+    people, minds, players = join_players(list(meta.get("players") or []), spot, set(town.addresses()), people, minds)
     engine = Engine(town, people, minds, start=start, seconds_per_tick=meta["seconds_per_tick"], store=store,
                     snapshot_every=meta.get("snapshot_every", options.snapshot_every))
     engine.run_dir = run_dir  # type: ignore[attr-defined]
@@ -305,6 +309,8 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     if meta.get("encounters"):
         # Attached before any restore, so its snapshot lines up with the engine's plugins.
         engine.encounters = attach_encounters(engine, people, meta, options)  # type: ignore[attr-defined]
+    if players is not None:  # people who joined (watch --join): their 'play' commands
+        engine.add_plugin(players)
     return engine
 
 
@@ -340,6 +346,10 @@ def _fresh(options: RunOptions) -> Engine:
     _, mind_kind = mind_factory(options.mind or "auto")
     run_dir = Path(options.out) if options.out else default_run_dir(town.folder.name)
     meta = fresh_meta(options, town_name, town, people, crowded, mind_kind)
+    for name in options.join:  # a name that is taken is refused (issue 30 §7)
+        if problem := join_problem(name, [p.name for p in people] + options.join[: options.join.index(name)]):
+            raise RunError(problem)
+    meta["players"] = list(options.join)
     # Everything that can be refused is checked before the run folder is touched.
     created = check_new_run_dir(run_dir, "--out")
     llm = make_model(meta["model"], mind_kind, options.cache_dir, options.chaos, meta["seed"])
