@@ -9,6 +9,7 @@ import re
 from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
+from agents.prompts.checks import repeats_itself
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
 from agents.prompts.interview import never_met
@@ -35,4 +36,8 @@ def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Rand
         return {"answer": "I don't remember anything about that."}
     q = _words(question)
     ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
-    return {"answer": f"From what I remember: {ranked[0]}" + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")}
+    answer = f"From what I remember: {ranked[0]}"
+    both = answer + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")
+    # two memories of the same news ('X told me that ...', 'Y told me that ...') say one sentence twice,
+    # which the answer's check refuses (then the generic scripted words were kept: bench society, 2026-11-27)
+    return {"answer": answer if repeats_itself(both) else both}
