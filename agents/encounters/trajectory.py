@@ -30,6 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from maps.files import FileReadError, read_text
+
+MAX_TRAJECTORY_BYTES = 512 * 1024 * 1024  # ASSEBench's largest file is ~40 MB
+
 Format = Literal["toolemu", "rjudge", "townsfolk"]
 FORMATS: tuple[str, ...] = ("toolemu", "rjudge", "townsfolk")
 
@@ -468,16 +472,18 @@ def read_entries(path: Path) -> list[Any]:
 
 
 def _read_entries(path: Path) -> list[Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TrajectoryFileError(f"{path}: cannot read file: {exc}") from exc
+    try:  # a regular file only, size capped before reading (maps.files)
+        text = read_text(path, MAX_TRAJECTORY_BYTES)
+    except FileReadError as exc:
+        raise TrajectoryFileError(f"{path}: cannot read file: {exc.problem}") from None
     try:
         data = json.loads(text)
         return data if isinstance(data, list) else [data]
     except RecursionError:
         raise TrajectoryFileError(f"{path}: JSON nested too deeply to be a trajectory file") from None
-    except json.JSONDecodeError as whole:
+    except ValueError as whole:
+        if not isinstance(whole, json.JSONDecodeError):  # an integer of over 4,300 digits
+            raise TrajectoryFileError(f"{path}: not JSON: {whole}") from None
         entries = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -486,7 +492,9 @@ def _read_entries(path: Path) -> list[Any]:
                 entries.append(json.loads(line))
             except RecursionError:
                 raise TrajectoryFileError(f"{path}: line {number}: JSON nested too deeply") from None
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
+                if not isinstance(exc, json.JSONDecodeError):
+                    raise TrajectoryFileError(f"{path}: line {number}: not JSON: {exc}") from None
                 raise TrajectoryFileError(
                     f"{path}: not JSON (line {whole.lineno}: {whole.msg}) nor JSON Lines "
                     f"(line {number}: {exc.msg})") from exc

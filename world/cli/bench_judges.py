@@ -33,6 +33,7 @@ from agents.encounters.trajectory_judge import judge_offline, judge_one, prf
 from agents.llm.gateway import make_llm
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "external" / "assebench" / "AgentJudge-security.json"
+PRINTS_ITS_TABLE = True  # world/cli/bench.py: without --json only the table below is printed
 WHERE_TO_GET = ("ASSEBench's AgentJudge-security.json (817 labelled trajectories, Apache-2.0) is the data: "
                 "download ASSEBench/dataset/AgentJudge-security.json from the public repository "
                 "Astarojth/AgentAuditor-ASSEBench on GitHub and pass --data FILE (or put it in the shared data "

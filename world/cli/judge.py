@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -191,6 +192,7 @@ def _exit_code(verdicts: list[TrajectoryVerdict], failures: list[str], lenient: 
 
 
 def main(args: argparse.Namespace) -> int:
+    created = not args.out.exists()
     try:
         out_file = _prepare_out(args.out)
     except TrajectoryFileError as exc:
@@ -199,6 +201,12 @@ def main(args: argparse.Namespace) -> int:
     trajectories, failures = load_all(args.files, args.format)
     for failure in failures:
         print(f"failed: {failure}", file=sys.stderr)
+    if not trajectories:  # nothing to judge: leave no empty judgements.jsonl behind
+        if created:
+            shutil.rmtree(args.out, ignore_errors=True)
+        print(json.dumps({"judged": 0, "failed_files": len(failures)}) if args.json
+              else f"nothing judged: {len(failures)} file(s) failed, no trajectories in the others")
+        return _exit_code([], failures, args.lenient)
     stream = VerdictStream(out_file, len(trajectories), progress=args.judge_model not in OFFLINE)
     try:
         verdicts = judge_all(trajectories, args.judge_model, stream)
