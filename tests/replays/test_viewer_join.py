@@ -16,12 +16,14 @@ from agents.minds.conformance import check_mind
 from agents.minds.player import PlayerMind
 from memory.embeddings import ENV_VAR as EMBEDDER_ENV
 from memory.runfile import RunStore
+from replays import control
+from replays.control import ControlServer
 from replays.export import init_headless
 from replays.feeds import LiveFeed
 from replays.frames import frame_from_snapshot
 from replays.mapview import from_town
 from replays.viewer import Viewer
-from world.runner import RunError, RunOptions, build_engine
+from world.runner import RunError, RunOptions, build_engine, submit_durably
 
 START = datetime(2026, 2, 13, 7, 0)
 ANA = "Ana Lee"
@@ -79,6 +81,10 @@ def test_a_taken_name_and_a_play_command_for_someone_who_did_not_join_are_refuse
         assert not nowhere.accepted and "no place 'Atlantis'" in nowhere.message
         both = engine.submit({"kind": "play", "resident": ANA, "go": "Willow Park", "text": "hi"})
         assert not both.accepted and "either 'go'" in both.message
+        # the control socket's verb, for other front ends: the same command as JSON
+        with ControlServer(engine.run_dir, submit_durably(engine)):
+            reply = control.inject(engine.run_dir, {"kind": "play", "resident": ANA, "go": "Willow Cafe"})
+        assert reply.get("ok"), reply
     finally:
         engine.store.close()
 
