@@ -253,6 +253,35 @@ def test_7_an_accepted_command_is_kept_before_the_ack_and_applied_after_a_kill(r
     assert all(f"fire drill {i}" in text for i, text in enumerate(texts))
 
 
+def test_7_accepted_commands_survive_kill_9_of_a_live_run(tmp_path: Path) -> None:
+    """The real thing: a live run acknowledges commands, is killed with SIGKILL at once, and is
+    resumed; each command is then in the record exactly once (applied before the kill, or after)."""
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "world.cli", "run", "--mind", "routine", "--agents", "2",
+                             "--duration", "2h", "--pace", "20", "--quiet", "--out", str(run),
+                             "--start", "2026-03-01 08:00"], cwd=REPO, env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not control.is_live(run) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert control.is_live(run), "the run never opened its control channel"
+        replies = [control.inject(run, {"kind": "announce", "text": f"drill {i}"}) for i in range(5)]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert all(r["ok"] and r["durable"] for r in replies), replies
+    assert main(["run", "--resume", str(run), "--duration", "1m", "--quiet", "--no-control"]) == 0
+    store = RunStore.open(run)
+    texts = [r.data["text"] for tr in store.iter_ticks() for r in tr.records
+             if r.kind == "inject" and r.data["accepted"]]
+    store.close()
+    for i in range(5):
+        assert sum(f"drill {i}" in text for text in texts) == 1, texts
+
+
 def test_7_a_fork_does_not_apply_the_pending_commands_of_its_source(recorded: Path, tmp_path: Path) -> None:
     store = RunStore.open(recorded, readonly=False)
     assert store.journal_command(10_000, {"kind": "announce", "text": "not for forks"})
