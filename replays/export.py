@@ -45,6 +45,7 @@ class HeadlessViewer:
         self.viewer = Viewer(self.run.map, self.feed, size=size, run_dir=run_dir, title=self.run.title)
         self.viewer.paused = True
         self.viewer.picture = True  # no play controls, no command box in a picture
+        self.viewer.renderer.players = set(self.run.meta.get("players") or [])  # people who joined
         self.viewer.renderer.show_activity = True  # a picture has no hover: say what everyone does
         self.viewer.selected = select
         self.surface = pygame.Surface(size)

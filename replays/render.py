@@ -510,6 +510,7 @@ class MapRenderer:
         self._sectors: dict[str, pygame.Rect] = {}
         self._sector_boxes: dict[str, tuple[int, int, int, int]] = {}  # in tiles, made once
         self.gathered: list[Gathering] = []  # the gatherings the last draw put a banner on
+        self.players: set[str] = set()  # people who joined the town (watch --join): a white ring marks them
         self.pills: list[pygame.Rect] = []  # object-state labels of the last draw
         # Activity under every name: None = when zoomed in (12+ px per tile) or selected;
         # True = always (exported pictures); False = names only.
@@ -686,6 +687,8 @@ class MapRenderer:
         cx, cy, r = marker
         if selected:
             pygame.draw.circle(surface, SELECT, (cx, cy), r + 3)
+        elif res.name in self.players:
+            pygame.draw.circle(surface, (255, 255, 255), (cx, cy), r + 3)
         pygame.draw.circle(surface, (20, 20, 24), (cx, cy), r + 1)
         pygame.draw.circle(surface, self.colour(res.name), (cx, cy), r)
         if res.asleep and r >= 4:

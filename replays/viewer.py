@@ -142,6 +142,7 @@ class Viewer:
         self.size = size
         self.fonts = Fonts()
         self.renderer = MapRenderer(mapview, self.fonts)
+        self.renderer.players = {player} if player else set()
         self.frame = frame or FrameState()
         self.camera = Camera()
         self.run_dir = Path(run_dir) if run_dir is not None else getattr(feed, "run_dir", None)
@@ -909,6 +910,9 @@ class Viewer:
         f, surf, w = self.fonts, p.surf, p.surf.get_width()
         p.title(self.title or self.map.name)
         p.line(f"{len(self.frame.residents)} residents · click one to follow their day", PANEL_DIM)
+        if self.player:
+            p.line(f"You are {self.player} (white ring): click a room to walk there, type to talk to "
+                   "whoever is near", PANEL_HEAD)
         encs = list(self.frame.encounters.values())
         if encs:
             p.head("Encounters")
