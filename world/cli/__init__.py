@@ -112,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _survive_any_text()
     _quiet_libraries()
     _open_files_allowed()
-    parser, modules = build_parser()
+    try:
+        parser, modules = build_parser()
+    except Exception as exc:  # a command module that does not import (a broken install or checkout)
+        return _failed("(setting up)", exc)
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help()

@@ -46,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
     parser.add_argument("--concurrency", type=positive_int, default=4,
                         help="episodes in flight per worker (asyncio; default 4)")
-    parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local",
+                        help="local: episodes in --workers processes on this machine (default); "
+                             "ray: Ray tasks on a local instance or the cluster at --ray-address")
     parser.add_argument("--ray-address", default=None, help="an existing Ray cluster (default: RAY_ADDRESS or local)")
     parser.add_argument("--limit", type=positive_int, default=None, help="at most N scenarios")
     parser.add_argument("--seeds", type=positive_int, default=1, help="repetitions per scenario and model")
