@@ -58,7 +58,7 @@ class Attention:
 
     seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # subject -> (predicate, object)
     recent: deque = field(default_factory=lambda: deque(maxlen=RETENTION))  # last perceived triples
-    cache_key: tuple | None = None  # (tile, area, area version) of the last look
+    cache_key: tuple | None = None  # (tile, area, index version, buckets in view) of the last look
     truncated: bool = False  # the last look left new events out (bandwidth): look fully again
     nearby: list[str] = field(default_factory=list)
     blocked: set[str] = field(default_factory=set)  # in view, unseen state, but held back by retention
@@ -149,8 +149,12 @@ class SpatialIndex:
     def changed_since(self, tile: Tile, version: int) -> list[str] | None:
         """Subjects touched after ``version`` in the buckets the vision square of ``tile``
         overlaps; None when a log no longer reaches back that far."""
+        return self.changed_in(_window(tile), version)
+
+    def changed_in(self, window: list[tuple[int, int]], version: int) -> list[str] | None:
+        """Subjects touched after ``version`` in these buckets (see :meth:`changed_since`)."""
         out: list[str] | None = None
-        for key in _window(tile):
+        for key in window:
             vers = self._log_ver.get(key)
             if not vers or vers[-1] <= version:
                 continue
@@ -274,15 +278,19 @@ class Perceiver:
             version = self.index.version
             ck = att.cache_key
             changed = None
-            if self.perception_cache and ck is not None and ck[0] == r.tile and ck[1] == area and not att.truncated:
-                changed = self.index.changed_since(r.tile, ck[2])
+            if ck is not None and ck[0] == r.tile:
+                window = ck[3]
+                if self.perception_cache and ck[1] == area and not att.truncated:
+                    changed = self.index.changed_in(window, ck[2])
+            else:
+                window = _window(r.tile)
             if changed is None:
                 chosen, nearby = self._look(r)
             elif changed or att.blocked:
                 chosen, nearby = self._look_again(r, changed)
             else:
                 chosen, nearby = [], att.nearby
-            att.cache_key = (r.tile, area, version)
+            att.cache_key = (r.tile, area, version, window)
             att.nearby = nearby
         events = [
             build(PerceivedEvent, {"subject": s.subject, "predicate": s.predicate, "object": s.object,
@@ -292,7 +300,7 @@ class Perceiver:
         ]
         known: list[str] = []
         if r.known_dirty:
-            known = sorted(r.known)
+            known = r.known_places()
             r.known_dirty = False
         p = build(Perception, {
             "resident": r.name, "tick": tick, "time": now, "tile": r.tile, "address": r.address, "events": events,
