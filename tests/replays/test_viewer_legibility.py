@@ -13,12 +13,12 @@ from pathlib import Path
 import pygame
 import pytest
 
-from maps.contracts import Record, TickRecords
+from maps.contracts import EventPayload, Record, TickRecords
 from maps.town import load_town
 from memory.runfile import RunStore
 from replays.export import HeadlessViewer, init_headless, write_gif
 from replays.feeds import LiveFeed
-from replays.frames import EventNote, FrameState, ResidentFrame, gatherings, stale_use
+from replays.frames import EventNote, FrameState, ResidentFrame, apply, gatherings, stale_use
 from replays.mapview import from_town
 from replays.render import Fonts, clip_words, markers_touch, resident_colours, wrap_words
 from replays.viewer import MOVE_S, Viewer
@@ -182,3 +182,18 @@ def test_walking_is_animated_between_ticks_in_the_live_viewer() -> None:
     assert v.positions(began + MOVE_S * 2) == {}  # arrived
     surf = pygame.Surface((1280, 720))
     v.draw(surf)  # draws with and without walkers
+
+
+def test_the_engines_event_records_name_the_gathering() -> None:
+    """An ``event`` record (maps.contracts.EventPayload, party-engine's) is folded into the frame."""
+    party = EventPayload(status="learned", key="valentine", kind="party", what="Valentine's Day party",
+                         host="Maria Alvarez", place="Willow Cafe:dining room", start=T0, end=T0 + timedelta(hours=2))
+    doing = ["drinking a latte", "reading the paper", "waiting for a table", "serving coffee", "writing emails"]
+    recs = [Record(kind="event", resident="Grace Kim", data=party.model_dump(mode="json"))]
+    recs += [Record(kind="action", resident=n, data={"description": a, "address": "Willow Cafe:dining room"})
+             for n, a in zip(PARTY, doing)]
+    frame = apply(FrameState(), TickRecords(tick=0, time=T0 + timedelta(minutes=10), records=recs))
+    assert [e.title for e in frame.events] == ["Valentine's Day party"]
+    assert [(g.title, g.names) for g in gatherings(frame)] == [("Valentine's Day party", tuple(sorted(PARTY)))]
+    late = apply(frame, TickRecords(tick=1, time=T0 + timedelta(hours=3), records=[]))
+    assert gatherings(late) == []  # over: no banner
