@@ -118,8 +118,13 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         status = next((m.text for m in reversed(rows) if m.kind == "plan" and m.text.startswith("Currently:")), "")
     finally:
         memory.close()
-    unknown = strangers(question, name, persona, [m.text for m in rows], list(registered_residents(db)))
-    texts = [] if unknown else worth_telling([m.text for m in hits], name)[:k]
+    residents = list(registered_residents(db))
+    unknown = strangers(question, name, persona, [m.text for m in rows], residents)
+    # asked about someone by name: what memory holds of them comes first (a lookup by name is the
+    # most relevant retrieval there is; by embedding alone a day-old talk with them fell out of k)
+    about = [m.text for m in reversed(rows) for r in residents
+             if r != name and r in question and names_person(m.text, r)][: k // 2]
+    texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     fallback = (answer_schema(name, question.strip(), ())(answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip()))
