@@ -43,6 +43,7 @@ MAX_CONNECTIONS = 64  # connections served at once; more are told the run is bus
 MAX_PER_PEER = 8  # of those, from one client process
 IDLE_S = 10.0  # a connection that starts no request for this long is closed
 REQUEST_S = 5.0  # a request line must be complete this long after its first byte
+ACCEPT_WAIT_S = 5.0  # at capacity, a new connection waits this long for a slot, then is told the run is busy
 _UNIX_PATH_MAX = 100  # AF_UNIX paths are limited to ~107 bytes; keep a margin
 NO_CONTROL_HINT = "or start the run with --no-control (no live commands)"
 
@@ -336,7 +337,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def __init__(self, path: str, owner: "ControlServer") -> None:
         self.owner = owner
         self._open: dict[int, int] = {}  # id(socket) -> peer pid, of connections being served
-        self._count_lock = threading.Lock()
+        self._slots = threading.Condition()
         super().__init__(path, _Handler, bind_and_activate=False)
 
     def server_bind(self) -> None:
@@ -350,19 +351,32 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         uid, pid = peer_ids(request)
         if uid is not None and uid != self.owner.owner_uid:
             return _refuse(request, f"permission denied: this run belongs to uid {self.owner.owner_uid}, you are uid {uid}")
-        with self._count_lock:
-            mine = sum(1 for p in self._open.values() if p == pid) if pid is not None else 0
-            if len(self._open) >= MAX_CONNECTIONS or mine >= MAX_PER_PEER:
-                busy = len(self._open) >= MAX_CONNECTIONS
-            else:
+        # At capacity, stop accepting for a while (later clients wait in the listen backlog: a
+        # burst is queued, not refused); a slot frees when a request ends or a slow one is cut off.
+        deadline = time.monotonic() + ACCEPT_WAIT_S
+        with self._slots:
+            while (why := self._full(pid)) and not self.owner._stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._slots.wait(left)
+            if not why:
                 self._open[id(request)] = pid if pid is not None else -1
                 return True
-        why = f"{MAX_CONNECTIONS} connections open" if busy else f"process {pid} already has {MAX_PER_PEER} connections open"
         return _refuse(request, f"busy: {why}; send one request per connection and close it, or try again")
 
+    def _full(self, pid: int | None) -> str:
+        """Why one more connection from ``pid`` cannot be served now ('' when it can)."""
+        if len(self._open) >= MAX_CONNECTIONS:
+            return f"{MAX_CONNECTIONS} connections open"
+        if pid is not None and sum(1 for p in self._open.values() if p == pid) >= MAX_PER_PEER:
+            return f"process {pid} already has {MAX_PER_PEER} connections open"
+        return ""
+
     def shutdown_request(self, request: Any) -> None:
-        with self._count_lock:
+        with self._slots:
             self._open.pop(id(request), None)
+            self._slots.notify_all()
         super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -389,7 +389,8 @@ def test_12_bidi_and_zero_width_characters_are_refused_in_names_and_commands(tmp
 def test_13_a_client_that_trickles_is_cut_off_and_one_process_gets_a_few_connections(tmp_path: Path,
                                                                                      monkeypatch) -> None:
     monkeypatch.setattr(control, "REQUEST_S", 0.5)
-    monkeypatch.setattr(control, "IDLE_S", 1.0)
+    monkeypatch.setattr(control, "IDLE_S", 3.0)
+    monkeypatch.setattr(control, "ACCEPT_WAIT_S", 0.3)
     (tmp_path / "run").mkdir()
     with control.ControlServer(tmp_path / "run", lambda c: None) as server:
         slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
