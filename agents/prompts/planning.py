@@ -749,7 +749,9 @@ class AttendAnswer(BaseModel):
 def attend_prompt(summary: str, name: str, fact: str, source: str, relation: str, closeness: float,
                   traits: str, plan: list[str], invited: bool) -> list[dict[str, str]]:
     """``fact`` is the event as one sentence (events.describe), ``relation`` how ``name`` stands
-    with its host (social memory), ``plan`` the day planned so far."""
+    with its host (social memory), ``plan`` the day planned so far. SmolLM2's choice here does not
+    follow the tie (2026-11-27: it skipped its wife's party and went to a stranger's; with the
+    rule's answer shown as 'usually' it skipped all three cases tried), so on it this is noise."""
     user = "\n".join(
         [
             summary,
