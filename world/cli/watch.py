@@ -21,7 +21,7 @@ from typing import Any
 
 from replays.feeds import LiveFeed
 from world.cli.args import window_size
-from world.failures import redact
+from world.failures import files_headroom_problem, redact
 from world.runner import submit_durably
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,10 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if not args.no_control and not control_usable("watch"):
         return 2
+    short = files_headroom_problem()
+    if short:
+        print(f"townsfolk watch: {short}", file=sys.stderr)
+        return 1
     engine = start_engine(options, "watch")
     if isinstance(engine, int):
         return engine
