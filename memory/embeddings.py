@@ -543,6 +543,9 @@ _MAX_TURNS = 8  # event-loop turns a flush waits for more coroutines to join
 _SWITCH_S = 0.0005  # Python's thread switch interval while a worker runs (default 0.005)
 
 
+_CHUNK = 256  # texts per model call of a prefetch: how long stop() may have to wait
+
+
 class _Worker:
     """The one thread that embeds prefetched texts, so the model runs on another core while the
     town's Python goes on. Whatever queued up while it was busy is embedded in one call."""
@@ -552,6 +555,7 @@ class _Worker:
         self.pid = os.getpid()
         self.jobs: queue.SimpleQueue[dict[str, str] | None] = queue.SimpleQueue()
         self.inflight: dict[str, threading.Event] = {}  # texts being embedded now (owner's lock)
+        self.stopping = threading.Event()
         # The worker takes Python's lock a few times a call (tokenising, entering and leaving the
         # model); by default it waits up to 5 ms each time for the busy main thread to let go.
         if sys.getswitchinterval() > _SWITCH_S:
@@ -560,11 +564,14 @@ class _Worker:
         self.thread.start()
         _WORKERS.add(self)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Finish the call in progress, drop what is queued, end the thread. Run at exit: a
-        process that ended while the worker was inside torch aborted ('terminate called without
-        an active exception', exit -6) instead of exiting with its own code."""
+    def stop(self, timeout: float = 120.0) -> None:
+        """Finish the chunk in progress, drop the rest and what is queued, end the thread. Run at
+        exit: a process that ended while the worker was inside torch aborted ('terminate called
+        without an active exception', exit -6) instead of exiting with its own code. A prefetch
+        is embedded in chunks of _CHUNK texts, so the wait is one chunk's, not one big batch's
+        (10,000 residents' first memories took longer than the 10 s this waited before)."""
         if self.thread.is_alive():
+            self.stopping.set()
             self.jobs.put(None)
             self.thread.join(timeout)
 
@@ -597,7 +604,11 @@ class _Worker:
         if not todo:
             return
         try:
-            self.owner._compute(todo)
+            keys = list(todo)
+            for at in range(0, len(keys), _CHUNK):
+                if self.stopping.is_set():  # exiting: nobody waits on a prefetch
+                    break
+                self.owner._compute({k: todo[k] for k in keys[at:at + _CHUNK]})
         except Exception as exc:  # nobody waits on a prefetch: the text is embedded (and fails) when needed
             log.debug("embedder %s: prefetch failed (%s)", self.owner.name, exc)
         finally:
