@@ -102,6 +102,9 @@ class SpatialIndex:
         self._log_ver: dict[tuple[int, int], list[int]] = {}
         self._log_sub: dict[tuple[int, int], list[str]] = {}
         self._base: dict[tuple[int, int], int] = {}  # versions up to this were cut from the log
+        # window (its top-left bucket) -> the last version logged in any of its 2x2 buckets: an
+        # idle resident learns that nothing changed around it in one lookup
+        self._win_last: dict[tuple[int, int], int] = {}
 
     def add(self, name: str, tile: Tile) -> None:
         self.buckets.setdefault(_bucket(tile), set()).add(name)
@@ -130,6 +133,10 @@ class SpatialIndex:
 
     def _log(self, key: tuple[int, int], subject: str) -> None:
         self.version += 1
+        v = self.version
+        bx, by = key
+        win = self._win_last
+        win[(bx - 1, by - 1)] = win[(bx - 1, by)] = win[(bx, by - 1)] = win[key] = v
         subs = self._log_sub.get(key)
         if subs is None:
             self._log_sub[key] = [subject]
@@ -153,6 +160,8 @@ class SpatialIndex:
 
     def changed_in(self, window: list[tuple[int, int]], version: int) -> list[str] | None:
         """Subjects touched after ``version`` in these buckets (see :meth:`changed_since`)."""
+        if len(window) == 4 and self._win_last.get(window[0], 0) <= version:
+            return []  # nothing logged in the window since (its first bucket names it)
         out: list[str] | None = None
         for key in window:
             vers = self._log_ver.get(key)
