@@ -4,7 +4,8 @@ Each size runs `bench engine` on a town generated for it (maps/crowd.py, ``gener
 its own process, so each peak RSS is that size's alone and no cache carries over. Reported per
 size: wall time of the simulated span, agent-ticks per second, peak RSS, run.db bytes per
 resident-day and the run summary's own time; over all sizes, the growth exponent of wall
-time in N (least squares on log-log: 1.0 is linear). ``--plot FILE`` draws both on log-log
+time in N (least squares on log-log: 1.0 is linear), and of CPU time (the fairer one on a
+machine shared with other jobs). ``--plot FILE`` draws both on log-log
 axes as a PNG.
 """
 
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {
         "mind": args.mind, "duration": duration, "sizes": sizes, "runs": rows,
         "wall_exponent": fit_exponent([(r["agents"], r["wall_s"]) for r in done]),
+        # CPU seconds of the simulation: the fairer figure on a machine shared with other jobs
+        "cpu_exponent": fit_exponent([(r["agents"], r["cpu_s"]) for r in done]),
     }
     small, big = (done[0], done[-1]) if len(done) > 1 else (None, None)
     if small and big:
@@ -83,6 +86,7 @@ def measure(n: int, mind: str, duration: str, start: str, seed: int, timeout: fl
     r = json.loads(lines[-1])
     return {
         "agents": r["agents"], "wall_s": r["wall_s"], "agent_ticks_per_s": r["agent_ticks_per_s"],
+        "cpu_s": r["cpu_s"], "agent_ticks_per_cpu_s": r["agent_ticks_per_cpu_s"],
         "ticks": r["ticks"], "setup_s": r["setup_s"], "summary_s": r["summary_s"], "process_s": round(total, 1),
         "peak_rss_mb": r["peak_rss_mb"], "rss_kb_per_resident": round(r["peak_rss_mb"] * 1024 / r["agents"], 1),
         "run_db_bytes_per_resident_day": r["run_db_bytes_per_resident_day"], "records": r["records"],
@@ -130,5 +134,6 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
 def _line(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"{row['agents']:>6} residents: {row['error']}"
-    return (f"{row['agents']:>6} residents: {row['wall_s']:.1f} s, {row['agent_ticks_per_s']:.0f} agent-ticks/s, "
+    return (f"{row['agents']:>6} residents: {row['wall_s']:.1f} s ({row['cpu_s']:.1f} s CPU), "
+            f"{row['agent_ticks_per_s']:.0f} agent-ticks/s, "
             f"{row['peak_rss_mb']:.0f} MB peak, {row['run_db_bytes_per_resident_day']} run.db bytes/resident-day")
