@@ -27,7 +27,7 @@ Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, 
 
 _RESPONDERS: dict[str, Responder] = {}
 ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "encounters_synthesis",
-         "importance", "interview", "planning", "reacting", "reflection")
+         "importance", "interview", "planning", "reacting", "reflection", "society")
 
 
 def responders() -> dict[str, Responder]:
