@@ -222,8 +222,8 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     finally:
         store.close()
     t1, c1 = time.perf_counter(), time.process_time()
-    # a gateway of its own, as `townsfolk interview` builds one: the run's (engine.llm, with the run's
-    # answer log attached to a closed store) answered 148 pairs where a fresh one answered 200 (seed 0)
+    # a gateway of its own, as `townsfolk interview` builds one (not the run's, whose answer log
+    # belongs to the closed run file)
     answers = interview_all(folder / "run", setup, facts, make_llm(args.model, seed=seed), judge_llm)
     row = score_seed(setup, facts, answers)
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
