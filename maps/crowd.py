@@ -105,9 +105,10 @@ def crowd(town: Town, n: int, base: list[Persona] | None = None) -> list[Persona
 # ---------------------------------------------------------------------------------------------
 
 GENERATED = "generated"
-GENERATOR_VERSION = 1  # part of the cache folder's name: bump when the layout or the people change
+GENERATOR_VERSION = 2  # part of the cache folder's name: bump when the layout or the people change
 PER_UNIT = 100  # residents per neighbourhood unit (its homes, workplaces and venues)
 BAND = 30  # map rows per band: a row of buildings, a street, a row facing it, a green strip
+ROW_MAX = 180  # tiles of buildings in a row at most: a neighbourhood spans a row or two, whatever the town
 STEMS = ["Oak", "Birch", "Cedar", "Elm", "Ash", "Maple", "Alder", "Rowan", "Hazel", "Linden", "Poplar", "Larch",
          "Holly", "Juniper", "Spruce", "Hawthorn", "Chestnut", "Sycamore", "Beech", "Yew", "Aspen", "Cypress"]
 MORE_FIRST = ["Alma", "Bea", "Cyrus", "Dora", "Emil", "Fay", "Gus", "Hana", "Ivo", "Jade", "Kofi", "Lena", "Milo",
@@ -182,14 +183,21 @@ def build_town(n: int, seed: int) -> tuple[dict, list[dict]]:
     rng = random.Random(seed)
     buildings = _buildings(n, rng)
     rows = _rows(buildings)
-    width = max(sum(b.width for b in row) + bdt.GAP * (len(row) - 1) for row in rows) + 2 * bdt.MARGIN
-    height = BAND * ((len(rows) + 1) // 2) + 2
-    ground = _ground(width, height, (len(rows) + 1) // 2)
+    row_width = max(sum(b.width for b in row) + bdt.GAP * (len(row) - 1) for row in rows) + bdt.MARGIN
+    bands = (len(rows) + 1) // 2
+    # districts: columns of bands side by side, so a bigger town grows in both directions
+    # while a neighbourhood (and so a commute) stays the length of a row or two
+    columns = max(1, round((bands * BAND / row_width) ** 0.5))
+    per_column = -(-bands // columns)
+    width = columns * row_width + bdt.MARGIN
+    height = BAND * per_column + 2
+    ground = _ground(width, height, per_column)
     layers, ids = bdt.TownObjects(), bdt.ObjectIds()
     placed: list[tuple[bdt.Building, bdt.Placement]] = []
     for i, row in enumerate(rows):
-        y0 = 2 + BAND * (i // 2) + (0 if i % 2 == 0 else 16)
-        x0 = bdt.MARGIN
+        column, band = divmod(i // 2, per_column)
+        y0 = 2 + BAND * band + (0 if i % 2 == 0 else 16)
+        x0 = bdt.MARGIN + column * row_width
         for b in row:
             at = bdt.Placement(x0, y0, "south" if i % 2 == 0 else "north")
             placed.append((b, at))
@@ -263,7 +271,7 @@ def _beds(b: bdt.Building) -> int:
 def _rows(buildings: list[bdt.Building]) -> list[list[bdt.Building]]:
     """Buildings into rows of about the same length, so the map comes out roughly square."""
     total = sum(b.width + bdt.GAP for b in buildings)
-    row_len = max(80, int((BAND / 2 * total) ** 0.5))
+    row_len = min(ROW_MAX, max(80, int((BAND / 2 * total) ** 0.5)))
     rows: list[list[bdt.Building]] = [[]]
     used = 0
     for b in buildings:
