@@ -237,9 +237,11 @@ def converse_prompt(
 
 
 def summary_prompt(summary: str, name: str, other: str, transcript: list[str],
-                   learned: list[str] | None = None) -> list[dict[str, str]]:
+                   learned: list[str] | None = None, told: list[str] | None = None) -> list[dict[str, str]]:
     """``learned``: the facts the engine read from the partner's lines (events.describe), so a
-    summary can keep the news as the fact, not as their line quoted."""
+    summary can keep the news as the fact, not as their line quoted; ``told``: the news I passed
+    on (a candidate remembers having told people it runs: without it Ben Okafor's only memory of
+    his candidacy was his seed, and his interview answered with the party instead, issue 26)."""
     user = "\n".join(
         [
             summary,
@@ -247,6 +249,7 @@ def summary_prompt(summary: str, name: str, other: str, transcript: list[str],
             "Conversation:",
             bullet(transcript),
             *(["News learned:", bullet(learned)] if learned else []),
+            *(["News told:", bullet(told)] if told else []),
             "",
             f"Summarise this conversation from {name}'s point of view, rate its importance for {name}"
             f" (1..10), and say what {name} means to do about it (or leave thought empty).",

@@ -35,11 +35,13 @@ def insights_fallback() -> Insights:
     return Insights(insights=[])
 
 
-def questions_prompt(summary: str, name: str, memories: list[str]) -> list[dict[str, str]]:
+def questions_prompt(summary: str, name: str, memories: list[str], known: list[str] | None = None
+                     ) -> list[dict[str, str]]:
+    """``known``: as for :func:`insights_prompt`."""
     user = "\n".join(
         [
             summary,
-            facts(name=name),
+            facts(name=name, people_and_places_known=", ".join(known or [])),
             "Recent memories:",
             bullet(memories),
             "",
@@ -50,10 +52,14 @@ def questions_prompt(summary: str, name: str, memories: list[str]) -> list[dict[
     return messages(user)
 
 
-def insights_prompt(summary: str, name: str, statements: list[str]) -> list[dict[str, str]]:
+def insights_prompt(summary: str, name: str, statements: list[str], known: list[str] | None = None
+                    ) -> list[dict[str, str]]:
+    """``known``: the people and places the resident can name (its ties, the town's places it
+    knows), so an insight is about them and not about two capitalised words of a line ('Really
+    That plays a real part in Tom Alvarez's life lately', issue 26)."""
     numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
     user = (
-        f"{summary}\n{facts(name=name)}\nStatements:\n{numbered}\n\n"
+        f"{summary}\n{facts(name=name, people_and_places_known=', '.join(known or []))}\nStatements:\n{numbered}\n\n"
         f"What 5 high-level insights can you infer about {name} from the statements above? "
         'Cite the numbers of the statements each insight rests on, e.g. {"insight": "...", "because_of": [1, 5, 3]}.'
     )

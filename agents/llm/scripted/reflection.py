@@ -23,14 +23,26 @@ _SKIP = {"I", "The", "Conversation", "Did", "Hi", "Good", "Also", "Oh", "Today",
          "June", "July", "August", "September", "October", "November", "December", "My", "Currently", "Would"}
 
 
-def _topics(lines: list[str], exclude: str) -> list[str]:
+def _topics(lines: list[str], exclude: str, known: list[str] | None = None) -> list[str]:
+    """The people and places the lines name most often. With ``known`` (the prompt's 'People and
+    places known'), only those: two capitalised words of a garbled line were taken for a name
+    ('Really That plays a real part in Tom Alvarez's life lately', issue 26)."""
     counts: Counter[str] = Counter()
     for line in lines:
-        for match in _NAME.findall(line):
-            first = match.split()[0]
-            if first not in _SKIP and match != exclude and first != exclude.split()[0]:
+        if known is not None:
+            found = [k for k in known if k != exclude and re.search(rf"(?<![\w']){re.escape(k)}(?![\w])", line)]
+        else:
+            found = [m for m in _NAME.findall(line) if m.split()[0] not in _SKIP]
+        for match in found:
+            if match != exclude and match.split()[0] != exclude.split()[0]:
                 counts[match] += 1
     return [t for t, _ in counts.most_common()]
+
+
+def _known(text: str) -> list[str] | None:
+    """The prompt's 'People and places known' list (None when the prompt has none)."""
+    listed = fact(text, "People and places known", "")
+    return [n.strip() for n in listed.split(",") if n.strip()] if listed else None
 
 
 @scripted_responder("reflect_questions")
@@ -38,7 +50,7 @@ def _scripted_questions(msgs: list[dict], schema: type[BaseModel], rng: random.R
     text = last_user_text(msgs)
     name = fact(text, "Name", "I")
     memories = [l[2:] for l in text.splitlines() if l.startswith("- ")]
-    topics = _topics(memories, name)[:2]
+    topics = _topics(memories, name, _known(text))[:2]
     questions = [f"What is {name}'s relationship with {t}?" for t in topics]
     questions.append(f"What matters most to {name} these days?")
     while len(questions) < 3:
@@ -52,7 +64,7 @@ def _scripted_insights(msgs: list[dict], schema: type[BaseModel], rng: random.Ra
     name = fact(text, "Name", "I")
     statements = re.findall(r"^(\d+)\. (.*)$", text.split("Statements:", 1)[-1], re.MULTILINE)
     insights = []
-    for topic in _topics([s for _, s in statements], name)[:4]:
+    for topic in _topics([s for _, s in statements], name, _known(text))[:4]:
         cited = [int(n) for n, s in statements if topic in s][:5]
         if cited:
             insights.append({"insight": f"{topic} plays a real part in {name}'s life lately", "because_of": cited})

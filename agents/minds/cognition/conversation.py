@@ -45,6 +45,7 @@ class Conversation(BaseModel):
     ended_by_me: bool = False
     goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
     learned: list[str] = Field(default_factory=list, description="facts heard in this talk (news to me or not)")
+    told: list[str] = Field(default_factory=list, description="news I passed on in this talk, as I would say it")
 
 
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
@@ -57,12 +58,19 @@ def about_partner(text: str, partner: str) -> bool:
     return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
 
 
+# kinds of memory that are no news to tell: a plan; a talk's summary (another's words); a thought
+# or a reflection, my own inference about my life ('Viktor Novak plays a real part in Clara
+# Novak's life lately', told by Clara as news, issue 26)
+NOT_NEWS = ("plan", "chat", "thought", "reflection")
+
+
 def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str], min_importance: int = 5,
                speaker: str = "") -> str:
     """What to bring up, chosen by the engine among the retrieved memories (a tiny model cannot
     choose): the most important one that is news (not a plan, an idle thing, anything naming the
     partner — their own news —, the speaker's own description of themselves, or this talk) and not
-    yet said in this conversation; '' when nothing qualifies."""
+    yet said in this conversation; '' when nothing qualifies. Thoughts and reflections are mine,
+    not news (:data:`NOT_NEWS`)."""
     spoken = " ".join(transcript).lower()
     best: tuple[int, int, str] | None = None
     for rank, memory in enumerate(memories):
@@ -70,7 +78,7 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
         lower = text.lower()
         # a talk's summary or news told me is another's words: news travels as the fact, through
         # the conversation's goal (gatherings.goal_topic), never as their line retold
-        if (memory.importance < min_importance or not text or memory.kind in ("plan", "chat")
+        if (memory.importance < min_importance or not text or memory.kind in NOT_NEWS
                 or lower.startswith(("my plan", "currently:", "i should", "i decided")) or about_partner(text, partner)
                 or (speaker and lower.startswith(speaker.lower() + " "))  # 'Maria Alvarez is warm, organised, ...'
                 or lower.endswith(" is idle") or " is talking with " in lower or lower[:40] in spoken
@@ -80,6 +88,38 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
         if best is None or (memory.importance, -rank) > (best[0], -best[1]):
             best = (memory.importance, rank, text)
     return best[2] if best else ""
+
+
+_MODAL = r"am|was|have|had|will|would|can|could|should|must|did|do|might|may"
+_AS_THIRD = {"am": "is", "have": "has", "do": "does", "'m": " is", "'ve": " has", "'ll": " will", "'d": " would"}
+_UNTURNED = "\x00"
+_IRREGULAR_PAST = {"went", "made", "met", "taught", "saw", "told", "got", "gave", "took", "found", "knew", "grew",
+                   "left", "lost", "won", "ran", "bought", "brought", "built", "came", "began", "wrote", "sold"}
+
+
+def in_third_person(sentence: str, speaker: str) -> str | None:
+    """``speaker``'s sentence as a listener can keep it: their first person made theirs ('Lucy
+    Alvarez is the brightest student in my class' -> '... in Grace's class'), or None when it
+    cannot be said plainly ('we', 'our', 'I love ...'): the teller's 'my' was kept in the
+    listener's memory as the listener's own (issue 26)."""
+    first = speaker.split()[0] if speaker.split() else "they"
+    if re.search(r"\b(we|us|our|ours|ourselves|we're|we've|we'll)\b", sentence, re.IGNORECASE):
+        return None
+
+    def subject(match: re.Match) -> str:
+        verb = match.group(1) or match.group(2)
+        if verb.startswith("'"):
+            return first + _AS_THIRD[verb.lower()]
+        if re.fullmatch(_MODAL, verb, re.IGNORECASE) or verb.endswith("ed") or verb.lower() in _IRREGULAR_PAST:
+            return f"{first} {_AS_THIRD.get(verb.lower(), verb)}"
+        return _UNTURNED  # a present tense verb ('I teach'): not turned, the sentence is dropped below
+
+    text = re.sub(r"\bI(?:('m|'ve|'ll|'d)|\s+([A-Za-z]+))", subject, sentence)
+    if _UNTURNED in text:
+        return None
+    text = re.sub(r"\b(my|mine)\b", f"{first}'s", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(me|myself)\b", first, text, flags=re.IGNORECASE)
+    return None if re.search(r"\bI\b", text) else text
 
 
 async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:
@@ -116,6 +156,11 @@ def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Int
     mind.learn_places_from(text)
     if convo.goal:
         mark_told(mind, convo.goal, convo.partner, text)
+        known = mind.state.events.get(convo.goal)
+        if known is not None and convo.partner in known.told and known.source != convo.partner:
+            fact = describe(known.event)  # mine in my words: 'I am running for mayor'
+            fact = "I am " + fact.removeprefix(f"{mind.name} is ") if fact.startswith(f"{mind.name} is ") else fact
+            convo.told += [fact] if fact not in convo.told else []
     return Intent(
         kind="say", to=convo.partner, utterance=text, description=f"talking with {convo.partner}",
         emoji="💬", event=(mind.name, "talking with", convo.partner),
@@ -168,7 +213,8 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
             event = heard_event(mind, h.text, partner)  # new to me or not: what the talk was about
             if event is not None and describe(event) not in convo.learned:
                 convo.learned.append(describe(event))
-            convo.learned += [s for s in hear_of_people(mind, h.text, partner) if s not in " ".join(convo.learned)]
+            told = [in_third_person(s, partner) for s in hear_of_people(mind, h.text, partner)]
+            convo.learned += [s for s in told if s and s not in " ".join(convo.learned)]
     convo.last_tick = p.tick
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
         await close_conversation(mind, p)  # budget spent, or they walked off: no answer
@@ -213,7 +259,7 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         return
     answer = await mind.caller.ask(
         "chat_summary",
-        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines, convo.learned),
+        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines, convo.learned, convo.told),
         summary_schema(mind.name, convo.partner),
         chat_summary_fallback(convo.partner, convo.lines, mind.name),
         max_tokens=200,

@@ -269,7 +269,9 @@ def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
             continue  # no news to someone at the gathering itself
         when = f" on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
                f"{spoken_time(event.end)}" if event.start and event.end else ""
-        if event.host == mind.name and not event.candidacy:
+        if event.host == mind.name and event.candidacy:  # my own news, in my words: no 'Did you hear? <me> is ...'
+            rank, text = 2, f"I'm running for {event.what.removeprefix('running for ')}."
+        elif event.host == mind.name:
             rank, text = 0, f"I'm hosting {event.what} at {event.place.replace(':', ' ')}{when}. Would you like to come?"
         else:
             told = f" {known.source} told me." if known.source and known.source not in ("whisper", "announcement") else ""

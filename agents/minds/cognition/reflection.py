@@ -21,15 +21,28 @@ if TYPE_CHECKING:
     from agents.minds.generative import Resident
 
 
+KNOWN_MAX = 40  # names offered to the model: its closest ties first, then places
+
+
+def known_names(mind: "Resident") -> list[str]:
+    """The people (ties, closest first, 'heard of' too) and places (town sectors it knows) this
+    resident can name: what an insight may be about."""
+    ties = sorted(mind.social.ties.items(), key=lambda kv: -kv[1].closeness)
+    people = [name for name, _ in ties if name != mind.name]
+    places = sorted({a.split(":")[0] for a in mind.spatial.arenas()})
+    return list(dict.fromkeys(people + places))[:KNOWN_MAX]
+
+
 async def reflect(mind: "Resident") -> list[int]:
     """Run one reflection; returns the ids of the reflection memories written."""
     mind.state.importance_since_reflection = 0.0
     recent = mind.memory.recent(100)
     if not recent:
         return []
+    known = known_names(mind)
     questions = await mind.caller.ask(
         "reflect_questions",
-        questions_prompt(mind.summary, mind.name, [m.text for m in recent]),
+        questions_prompt(mind.summary, mind.name, [m.text for m in recent], known),
         Questions,
         questions_fallback(mind.name),
         max_tokens=200,
@@ -46,7 +59,7 @@ async def reflect(mind: "Resident") -> list[int]:
         return []
     answer = await mind.caller.ask(
         "reflect_insights",
-        insights_prompt(mind.summary, mind.name, [m.text for m in evidence]),
+        insights_prompt(mind.summary, mind.name, [m.text for m in evidence], known),
         Insights,
         insights_fallback(),
         max_tokens=500,

@@ -1,0 +1,141 @@
+"""What residents say about the news reads as people speak (issue 26, a scripted 2-day timeline):
+one's own news in the first person, not 'Did you hear? <me> is ...'; no reflection about one's
+own life told as news; a reflection names only people and places the resident knows; a teller's
+'my' is theirs in the listener's memory; someone's breakfast is no news. Scripted backend."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+from agents.llm.scripted import scripted_answer
+from agents.llm.scripted.conversation import _reply_to, _scripted_converse, _scripted_summary
+from agents.minds.cognition.conversation import Conversation, in_third_person, on_heard, pick_topic
+from agents.minds.cognition.gatherings import goal_topic, learn
+from agents.minds.cognition.reflection import known_names
+from agents.prompts.conversation import converse_prompt, line_schema, summary_prompt, summary_schema
+from agents.prompts.reflection import Insights, insights_prompt
+from maps.contracts import ChatLine, Perception
+from memory.store import MemoryRecord
+from tests.agents.test_party import START, run_until, town
+
+
+def _memory(kind: str, text: str, importance: int, id_: int = 1) -> MemoryRecord:
+    return MemoryRecord(id=id_, resident="Clara Novak", kind=kind, text=text, importance=importance, created=START,
+                        last_access=START, tick=0)
+
+
+def test_a_candidate_tells_their_own_candidacy_in_the_first_person():
+    minds, world = town(["Sam Moore", "Klaus Mueller"], {"Sam Moore": ["I am running for mayor."]})
+    sam = minds["Sam Moore"]
+    sam.state.now = START
+    learn(sam, "I am running for mayor.", "", "Sam Moore")
+    topic, key = goal_topic(sam, "Klaus Mueller")
+    assert topic == "I'm running for mayor." and key.startswith("candidacy|sam moore")
+    run_until(world, lambda: len(minds["Klaus Mueller"].state.events) == 1, hours=2)
+    said = [c.text for c in world.chat if c.speaker == "Sam Moore"]
+    assert said and not any("Did you hear" in s and "Sam Moore" in s for s in said), said
+    assert any("I'm running for mayor" in s for s in said)
+    (known,) = minds["Klaus Mueller"].state.events.values()  # the first person still carries the news
+    assert known.event.candidacy and known.event.host == "Sam Moore" and known.source == "Sam Moore"
+
+
+def test_a_first_person_memory_opens_without_did_you_hear():
+    prompt = converse_prompt("Sam is a baker.", "Sam Moore", "Klaus Mueller", "friend", "09:00", "baking", "home",
+                             ["I am running for re-election this autumn."], [], 8)
+    line = _scripted_converse(prompt, line_schema("Sam Moore", "Klaus Mueller", ""), random.Random(0))
+    assert line["utterance"] == "Hi Klaus! I am running for re-election this autumn."
+
+
+def test_reflections_and_thoughts_about_my_life_are_no_news_to_tell():
+    memories = [_memory("reflection", "Viktor Novak plays a real part in Clara Novak's life lately", 9, 1),
+                _memory("thought", "I should keep in mind what Viktor Novak told me.", 8, 2),
+                _memory("observation", "The bakery on Main Street closes for good next week", 6, 3)]
+    assert pick_topic(memories, "Mia Novak", [], speaker="Clara Novak") == \
+        "The bakery on Main Street closes for good next week"
+    assert pick_topic(memories[:2], "Mia Novak", [], speaker="Clara Novak") == ""
+
+
+def test_someone_almost_done_with_breakfast_is_no_news():
+    prompt = converse_prompt("Kenji is a nurse.", "Kenji Mori", "Hannah Price", "friend", "08:00", "walking", "home",
+                             ["Grace Kim is almost done having breakfast", "Grace Kim is still sleeping"], [], 8)
+    line = _scripted_converse(prompt, line_schema("Kenji Mori", "Hannah Price", ""), random.Random(0))
+    assert line["utterance"] == "Hi Hannah! How are you today?"
+
+
+def test_an_insight_names_only_people_and_places_the_resident_knows():
+    statements = ["Tom Alvarez: Really? That's news to me. Thanks", "Really That was said by Tom Alvarez",
+                  "Really That and Lucy Alvarez at Willow Cafe", "I talked with Lucy Alvarez at Willow Cafe"]
+    prompt = insights_prompt("Tom is a nurse.", "Tom Alvarez", statements, ["Lucy Alvarez", "Willow Cafe"])
+    answer = Insights.model_validate_json(scripted_answer("reflect_insights", prompt, Insights))
+    texts = [i.insight for i in answer.insights]
+    assert "Lucy Alvarez plays a real part in Tom Alvarez's life lately" in texts
+    assert not any("Really That" in t for t in texts), texts
+
+
+def test_a_resident_knows_its_ties_and_places_for_reflection():
+    minds, _world = town(["Ayesha Khan", "Klaus Mueller"])
+    names = known_names(minds["Ayesha Khan"])
+    assert "Ayesha Khan" not in names and "Hobbs Cafe" in names
+
+
+def test_a_tellers_first_person_becomes_theirs_or_is_not_retold():
+    assert in_third_person("Lucy Alvarez is the brightest student in my class", "Grace Kim") == \
+        "Lucy Alvarez is the brightest student in Grace's class"
+    assert in_third_person("I trained Tom Alvarez when he was a young nurse", "Hannah Price") == \
+        "Hannah trained Tom Alvarez when he was a young nurse"
+    assert in_third_person("I'm running for mayor", "Sam Moore") == "Sam is running for mayor"
+    assert in_third_person("I love Tom Alvarez", "Lucy Alvarez") is None  # 'I love': not turned, not retold
+    assert in_third_person("Our Tom Alvarez is home", "Lucy Alvarez") is None
+
+
+def test_the_listener_remembers_the_tellers_class_as_theirs():
+    minds, _world = town(["Grace Kim", "Tom Alvarez"])
+    tom = minds["Tom Alvarez"]
+    lines = ["Grace Kim: Hi Tom! Did you hear? My sister Lucy Alvarez is getting married next month.",
+             "Tom Alvarez: Really? I had not heard that. Thanks for telling me, Grace."]
+    prompt = summary_prompt(tom.summary, "Tom Alvarez", "Grace Kim", lines, [])
+    summary = _scripted_summary(prompt, summary_schema("Tom Alvarez", "Grace Kim"), random.Random(0))["summary"]
+    assert summary == "I talked with Grace Kim, who told me that Grace's sister Lucy Alvarez is getting married next month."
+
+
+def test_a_summary_the_checks_refuse_falls_to_a_plainer_one_not_to_prompt_words():
+    party = ("Maria Alvarez is hosting a Valentine's Day party at Willow Cafe dining room on Saturday February 14 "
+             "from 5pm to 7pm")
+    learned = [party, party.replace("Maria Alvarez", "Lucy Alvarez").replace("Valentine's Day party", "party")]
+    prompt = summary_prompt("Tom is a nurse.", "Tom Alvarez", "Lucy Alvarez", ["Lucy Alvarez: Hi Tom!"], learned)
+    answer = json.loads(scripted_answer("chat_summary", prompt, summary_schema("Tom Alvarez", "Lucy Alvarez")))
+    assert answer["summary"].startswith("I talked with Lucy Alvarez, who told me that Maria Alvarez is hosting")
+    assert "point of view" not in answer["thought"] + answer["summary"]
+
+
+def test_hearing_of_someone_keeps_the_tellers_words_theirs():
+    minds, _world = town(["Grace Kim", "Tom Alvarez"])
+    tom = minds["Tom Alvarez"]
+    tom.state.now, tom.state.tick = START, 5
+    tom.state.convo = Conversation(partner="Grace Kim", conversation_id="x", last_tick=5, started=START)
+    p = Perception(resident=tom.name, tick=6, time=START, tile=(0, 0), address="Town Library:reading room",
+                   nearby=["Grace Kim"])
+    line = "Hi Tom! Did you hear? Lucy Alvarez is the brightest student in my class."
+    asyncio.run(on_heard(tom, [ChatLine(speaker="Grace Kim", listener=tom.name, text=line)], p))
+    assert tom.state.convo.learned == ["Lucy Alvarez is the brightest student in Grace's class"]
+    assert tom.social.tie("Lucy Alvarez").relation == "heard of"
+
+
+def test_a_candidate_remembers_having_told_their_news():
+    minds, world = town(["Sam Moore", "Klaus Mueller"], {"Sam Moore": ["I am running for mayor."]})
+    sam = minds["Sam Moore"]
+    sam.state.now = START
+    learn(sam, "I am running for mayor.", "", "Sam Moore")
+    run_until(world, lambda: "Klaus Mueller" in next(iter(sam.state.events.values())).told
+              and sam.state.convo is None, hours=2)
+    told = [m.text for m in sam.memory.all() if m.kind == "chat" and "I told Klaus that I am running for mayor" in m.text]
+    assert told, [m.text for m in sam.memory.all()]
+
+
+def test_asked_how_i_am_i_tell_my_own_news_as_mine():
+    reply = _reply_to("Hi Tom! How are you today?", "Maria", ["Maria Alvarez sells me her pies for the pub menu"])
+    assert reply == "I'm well, thank you, Maria. Maria Alvarez sells me her pies for the pub menu."
+    assert _reply_to("Hi Tom! How are you today?", "Maria", ["The ducks in the pond have had ducklings"]) == \
+        "I'm well, thank you, Maria. Did you hear? The ducks in the pond have had ducklings."
