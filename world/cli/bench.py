@@ -72,6 +72,22 @@ def main(args: argparse.Namespace) -> int:
         return 0  # the bench printed its own table; its figures are one JSON line with --json
     if not args.json:
         for key, value in result.items():
-            print(f"{key:>28}: {value}")
+            print(f"{key:>28}: {readable(value)}")
+        return 0
     print(json.dumps(result, default=str))
     return 0
+
+
+def readable(value: object) -> str:
+    """A figure as a person reads it: a nested table is summarised (its whole is in --json),
+    never printed as a Python repr."""
+    if isinstance(value, dict):
+        flat = all(not isinstance(v, (dict, list, tuple)) for v in value.values())
+        if flat and len(value) <= 8:
+            return ", ".join(f"{k} {v}" for k, v in value.items())
+        return f"({len(value)} entries; --json for all)"
+    if isinstance(value, (list, tuple)):
+        if all(not isinstance(v, (dict, list, tuple)) for v in value) and len(value) <= 8:
+            return ", ".join(str(v) for v in value)
+        return f"({len(value)} items; --json for all)"
+    return str(value)
