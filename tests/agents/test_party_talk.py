@@ -15,6 +15,7 @@ from agents.minds.cognition.conversation import Conversation, in_third_person, o
 from agents.minds.cognition.gatherings import goal_topic, learn
 from agents.minds.cognition.reflection import known_names
 from agents.prompts.conversation import converse_prompt, line_schema, summary_prompt, summary_schema
+from agents.prompts.interview import answer_schema, interview_prompt
 from agents.prompts.reflection import Insights, insights_prompt
 from maps.contracts import ChatLine, Perception
 from memory.store import MemoryRecord
@@ -139,3 +140,13 @@ def test_asked_how_i_am_i_tell_my_own_news_as_mine():
     assert reply == "I'm well, thank you, Maria. Maria Alvarez sells me her pies for the pub menu."
     assert _reply_to("Hi Tom! How are you today?", "Maria", ["The ducks in the pond have had ducklings"]) == \
         "I'm well, thank you, Maria. Did you hear? The ducks in the pond have had ducklings."
+
+
+def test_an_interview_answer_the_checks_refuse_falls_to_the_best_memory_alone():
+    memories = ["Clara Novak told me that Ben Okafor is running for mayor, and I told Kenji that he is.",
+                "Lucy Alvarez said to me: Hi Hannah! Did you hear? Ben Okafor is running for mayor."]
+    question = "Do you know who is running for mayor?"
+    prompt = interview_prompt("Hannah is a doctor.", "Hannah Price", "Sunday 07:00", "at home", memories, question)
+    schema = answer_schema("Hannah Price", question, tuple(memories))
+    answer = json.loads(scripted_answer("interview", prompt, schema))["answer"]
+    assert answer == f"From what I remember: {memories[0]}"  # with the line naming Hannah: refused

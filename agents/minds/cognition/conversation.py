@@ -259,7 +259,8 @@ async def close_conversation(mind: "Resident", p: Perception) -> None:
         return
     answer = await mind.caller.ask(
         "chat_summary",
-        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines, convo.learned, convo.told),
+        summary_prompt(mind.summary, mind.name, convo.partner, convo.lines, convo.learned,
+                       [t for t in convo.told if t not in convo.learned]),  # we told each other: heard it
         summary_schema(mind.name, convo.partner),
         chat_summary_fallback(convo.partner, convo.lines, mind.name),
         max_tokens=200,
