@@ -33,12 +33,14 @@ from agents.minds.cognition.planning import (
     day_key,
     decompose,
     is_awake,
+    make_step,
     plan_day,
     plans_query,
     sleep_step,
 )
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
+from agents.minds.cognition.visits import plan_visit
 from agents.minds.state import MindSnapshot, MindState, dump_snapshot, load_snapshot
 from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
 from memory.social import SocialMemory
@@ -443,6 +445,10 @@ class Resident:
         if block.event:  # a gathering's slot: at the venue, no decomposition
             self.state.steps = event_steps(self, block, start)
             return
+        if block.visit:  # out to tell people: walk there and stay (visits.py)
+            minutes = max(1, int((block.end - start).total_seconds() // 60))
+            self.state.steps = [make_step(self, start, minutes, block.activity, block.visit, "📣")]
+            return
         self.state.steps = await decompose(self, block.activity, start, end)
 
     def make_room(self, blocks: list[Block]) -> list[Block]:
@@ -457,6 +463,12 @@ class Resident:
         self.state.day_plan = sorted(self.state.day_plan + lines, key=lambda l: (len(l.split(":")[0]), l))
         self.remember_fixed("plan", f"My plan for {blocks[0].start:%A} also has: " + "; ".join(lines), 6)
         return with_events(blocks, day_slots)
+
+    async def seek_out(self, blocks: list[Block]) -> list[Block]:
+        """The day's blocks with an hour out to tell people of its own news (visits.py)."""
+        if self.options.ablation in ("no_reflection_planning", "no_observation"):
+            return blocks
+        return await plan_visit(self, blocks)
 
     async def _replan_rest(self, now: datetime, reason: str) -> None:
         """After a conversation that matters, the rest of the window is planned again."""

@@ -57,6 +57,7 @@ class Block(BaseModel):
     activity: str
     sleep: bool = False
     event: str = Field(default="", description="the key of the gathering this block is the slot of")
+    visit: str = Field(default="", description="'sector:arena' the resident goes to, to tell people its news")
 
     @property
     def end(self) -> datetime:
@@ -146,6 +147,7 @@ async def plan_day(mind: "Resident", now: datetime) -> None:
     # errands (a check-up, the bank, an intent) take their hour of the day (errands.py)
     entries = with_errands(entries, errands_for(p, day_key(p.wake_hour, now), place_kinds(mind.options), mind.options.seed))
     mind.state.blocks = mind.make_room(blocks_from_entries(start, entries))  # known gatherings get their slot
+    mind.state.blocks = await mind.seek_out(mind.state.blocks)  # a host goes out to tell people (visits.py)
     mind.memory.prefetch([b.activity for b in mind.state.blocks])  # each is decompose's query later
     mind.emit_plan("hourly", [f"{b.start:%H:%M} {b.activity} ({b.minutes} min)" for b in mind.state.blocks])
     mind.state.day = day_key(p.wake_hour, now)
