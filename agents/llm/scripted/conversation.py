@@ -137,7 +137,7 @@ def _opening(other: str, news: str) -> str:
 def _telling(news: str) -> str:
     """``news`` as said: about me in my words ('I'm running for mayor', 'Maria sells me her pies'),
     someone else's as news ('Did you hear? ...'); nobody asks 'Did you hear?' about themselves."""
-    if re.search(_FIRST_PERSON, news):
+    if re.search(_FIRST_PERSON, re.split(r"(?<=[.!?])\s", news.strip(), maxsplit=1)[0]):  # not 'Lucy told me.' after it
         return _sentence(news)
     return f"Did you hear? {_sentence(news)}"
 
