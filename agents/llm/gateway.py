@@ -64,6 +64,9 @@ class ScriptedBackend:
     A variant (``scripted:careless``, ``scripted:careful``) answers some purposes its own way
     (the assistant under test of an encounter) and every other purpose as plain ``scripted``."""
 
+    name = "scripted"  # class defaults: a subclass that keeps its own __init__ is plain scripted
+    variant = ""
+
     def __init__(self, variant: str = "") -> None:
         if variant and variant not in SCRIPTED_VARIANTS:
             raise ValueError(f"unknown scripted model 'scripted:{variant}'; expected scripted or one of "

@@ -114,9 +114,9 @@ _HIGH = {
          "married", "marry", "accident*"),
     8: ("party", "election", "candidate", "love", "loves", "loved", "secret*", "fight*", "argument*", "injur*",
         "hurt", "stolen", "emergency", "whisper*", "fired", "lost my job", "laid off", "arrested", "pregnan*",
-        "valentine*", "leak*", "fraud", "diagnos*"),
+        "valentine*", "leak*", "fraud", "diagnos*", "cancer", "surgery", "disease*", "diabetes", "hospitali*"),
     6: ("told me", "news", "invit*", "plan", "plans", "planned", "planning", "worried", "excited", "promot*",
-        "debt*", "sick"),
+        "debt*", "sick", "treated for", "illness", "medication*"),
     4: ("talk*", "convers*", "meet", "meets", "meeting", "said", "working on", "customer*", "patient*", "class",
         "classes"),
 }
