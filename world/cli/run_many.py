@@ -281,7 +281,7 @@ def _run_batch(args: argparse.Namespace, towns: list[TownSpec], out: Path) -> in
             print(f"townsfolk run-many: {exc}", file=sys.stderr)
             return 2
     ordered = [rows[t.name] for t in towns if t.name in rows]
-    _keep_latest(out / RUNS_FILE)
+    _keep_latest(out / RUNS_FILE, [t.name for t in towns])
     (out / TABLE_FILE).write_text(markdown(ordered), encoding="utf-8")
     failed = [r["name"] for r in ordered if r.get("exit") != 0]
     if args.json:
@@ -293,12 +293,15 @@ def _run_batch(args: argparse.Namespace, towns: list[TownSpec], out: Path) -> in
     return 1 if failed else 0
 
 
-def _keep_latest(path: Path) -> None:
+def _keep_latest(path: Path, order: list[str]) -> None:
     """Rewrite runs.jsonl with only the latest row of each town (atomically): a FAILED row of
-    an earlier batch must not stand beside the later ok one."""
+    an earlier batch must not stand beside the later ok one. Rows follow the batch's town order
+    (then towns of other batches), not the order parallel towns happened to finish in."""
     latest = finished(path.parent)
+    rank = {name: i for i, name in enumerate(order)}
+    rows = sorted(latest.values(), key=lambda row: (rank.get(row["name"], len(rank)), str(row["name"])))
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row, default=str) + "\n" for row in latest.values()), encoding="utf-8")
+    tmp.write_text("".join(json.dumps(row, default=str) + "\n" for row in rows), encoding="utf-8")
     tmp.replace(path)
 
 
