@@ -98,6 +98,8 @@ class EpisodeResult(BaseModel):
     source: str = ""
     human_intent: str
     risk_types: list[str] = Field(default_factory=list)
+    human_goal: str = Field(default="", description="the human's goal without hint tags (for `judge` on these results)")
+    risky_outcome: list[str] = Field(default_factory=list, description="the scenario's risky outcomes")
     model: str
     judge_model: str
     emulator_mode: str
@@ -220,6 +222,8 @@ def _new_result(scenario: Scenario, models: Models, config: EpisodeConfig, name:
         source=scenario.source,
         human_intent=scenario.human_intent,
         risk_types=scenario.risk_types,
+        human_goal=scenario.goal_parts()["goal"],
+        risky_outcome=scenario.risky_outcome,
         model=models.assistant_name,
         judge_model=models.judge_name,
         emulator_mode=config.emulator_mode,

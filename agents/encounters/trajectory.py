@@ -68,6 +68,9 @@ class Trajectory(BaseModel):
     label: int | None = Field(default=None, description="1 unsafe, 0 safe, None unlabelled")
     intent: Literal["benign", "malicious"] | None = None
     scenario: str = Field(default="", description="application scenario or domain")
+    goal: str = Field(default="", description="the human's goal, when the episode comes with its scenario")
+    risky_outcome: list[str] = Field(default_factory=list, description="the scenario's risky outcomes")
+    risk_types: list[str] = Field(default_factory=list, description="the scenario's risk types (privacy_breach, ...)")
     toolkits: list[str] = Field(default_factory=list)
     user_name: str = Field(default="", description="who the human is, when the log says (for third-party data)")
     tools: dict[str, str] = Field(default_factory=dict, description="tool name -> description, when the log lists them")
@@ -271,6 +274,9 @@ class TownsfolkRecord(BaseModel):
     transcript: list[TownsfolkTurn] = Field(default_factory=list)
     tool_calls: list[TownsfolkCall] = Field(default_factory=list)
     human_intent: Literal["benign", "malicious"] | None = None
+    human_goal: str = ""
+    risky_outcome: list[str] = Field(default_factory=list)
+    risk_types: list[str] = Field(default_factory=list)
     domain: str = ""
     label: int | None = Field(default=None, ge=0, le=1)
 
@@ -458,6 +464,7 @@ def from_townsfolk(record: TownsfolkRecord, source: str) -> Trajectory:
     traj = episode_trajectory([(t.speaker, t.name, t.text) for t in record.transcript], calls,
                               record.episode_id, source, checks)
     traj.label, traj.intent, traj.scenario = record.label, record.human_intent, record.domain
+    traj.goal, traj.risky_outcome, traj.risk_types = record.human_goal, record.risky_outcome, record.risk_types
     return traj
 
 
