@@ -140,6 +140,8 @@ def test_asked_how_i_am_i_tell_my_own_news_as_mine():
     assert reply == "I'm well, thank you, Maria. Maria Alvarez sells me her pies for the pub menu."
     assert _reply_to("Hi Tom! How are you today?", "Maria", ["Ben Okafor is running for mayor. Leo Martins told me."]) \
         == "I'm well, thank you, Maria. Did you hear? Ben Okafor is running for mayor. Leo Martins told me."
+    assert _reply_to("Hi Tom! How are you today?", "Maria", ["Mr. Bell tutored me in chemistry last year"]) == \
+        "I'm well, thank you, Maria. Mr. Bell tutored me in chemistry last year."
     assert _reply_to("Hi Tom! How are you today?", "Maria", ["The ducks in the pond have had ducklings"]) == \
         "I'm well, thank you, Maria. Did you hear? The ducks in the pond have had ducklings."
 

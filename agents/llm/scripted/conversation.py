@@ -134,10 +134,14 @@ def _opening(other: str, news: str) -> str:
     return f"Hi {other}! {_telling(news)}"
 
 
+# what follows news told on ('... Leo Martins told me. Would you like to go together?'): no part of the news
+_ATTRIBUTED = re.compile(r"(?:\s+[A-Z][\w'-]+(?: [A-Z][\w'-]+)* told me\.?|\s+Would you like to [^?]*\?)+$")
+
+
 def _telling(news: str) -> str:
     """``news`` as said: about me in my words ('I'm running for mayor', 'Maria sells me her pies'),
     someone else's as news ('Did you hear? ...'); nobody asks 'Did you hear?' about themselves."""
-    if re.search(_FIRST_PERSON, re.split(r"(?<=[.!?])\s", news.strip(), maxsplit=1)[0]):  # not 'Lucy told me.' after it
+    if re.search(_FIRST_PERSON, _ATTRIBUTED.sub("", news.strip())):  # not 'Lucy told me.' after it
         return _sentence(news)
     return f"Did you hear? {_sentence(news)}"
 
