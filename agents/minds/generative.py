@@ -33,14 +33,13 @@ from agents.minds.cognition.planning import (
     day_key,
     decompose,
     is_awake,
-    make_step,
     plan_day,
     plans_query,
     sleep_step,
 )
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
-from agents.minds.cognition.visits import plan_visit
+from agents.minds.cognition.visits import plan_visit, visit_steps
 from agents.minds.state import MindSnapshot, MindState, dump_snapshot, load_snapshot
 from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
 from memory.social import SocialMemory
@@ -446,8 +445,7 @@ class Resident:
             self.state.steps = event_steps(self, block, start)
             return
         if block.visit:  # out to tell people: walk there and stay (visits.py)
-            minutes = max(1, int((block.end - start).total_seconds() // 60))
-            self.state.steps = [make_step(self, start, minutes, block.activity, block.visit, "📣")]
+            self.state.steps = visit_steps(self, block, start)
             return
         self.state.steps = await decompose(self, block.activity, start, end)
 
@@ -480,6 +478,9 @@ class Resident:
         start = now.replace(second=0, microsecond=0)
         if block.event:  # at a gathering, what is on my mind is talked about there
             self.state.steps, self.state.current = event_steps(self, block, start), None
+            return
+        if block.visit:  # out telling people: stay there
+            self.state.steps, self.state.current = visit_steps(self, block, start), None
             return
         end = max(self.state.steps[-1].end if self.state.steps else block.end, start + timedelta(minutes=15))
         self.state.steps = await decompose(self, block.activity, start, end, context=[f"On my mind: {reason}"])

@@ -48,6 +48,10 @@ def test_a_host_who_lives_alone_plans_an_hour_out_before_her_gathering():
     asyncio.run(mind._extend_steps(visit.start))
     (step,) = mind.state.steps
     assert step.arena == "Hobbs Cafe:counter" and step.end == visit.end  # she walks there and stays the hour
+    assert step.description == "telling people at Hobbs Cafe counter about a concert"
+    mind.state.now = visit.start + timedelta(minutes=20)  # a talk there that matters: she stays
+    asyncio.run(mind._replan_rest(mind.state.now, "Someone said they would come"))
+    assert [(s.arena, s.description) for s in mind.state.steps] == [(step.arena, step.description)]
     assert any("tell people about" in m.text for m in mind.memory.all())  # remembered as her plan
 
 

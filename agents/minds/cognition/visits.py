@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from agents.minds.cognition.events import describe, venue
 from agents.minds.cognition.gatherings import HOST_LEAD_MIN, KnownEvent, _places, with_events
-from agents.minds.cognition.planning import Block, waking_hours
+from agents.minds.cognition.planning import Block, Step, make_step, waking_hours
 from agents.prompts.planning import AttendAnswer, attend_fallback, attend_prompt, day_skeleton, skeleton_kinds
 from memory.spatial import split_address
 
@@ -35,6 +35,15 @@ GATHERING_PLACES = ("cafe", "café", "coffee", "park", "pub", "bar", "bakery", "
                     "library", "store", "shop", "grocer")
 FREE_KINDS = ("lunch", "evening")  # skeleton parts a resident may spend out (not work, sleep, waking up)
 VISIT_MIN = 60
+VISIT_VERB = "go to"
+
+
+def visit_steps(mind: "Resident", block: Block, start: datetime) -> list[Step]:
+    """The one step of an hour out from ``start``: walk to the place and stay, telling people
+    (no decomposition: a re-plan after a talk there keeps it too)."""
+    minutes = max(1, int((block.end - start).total_seconds() // 60))
+    doing = "telling people at " + block.activity.removeprefix(VISIT_VERB + " ").replace(" to tell people", "", 1)
+    return [make_step(mind, start, minutes, doing, block.visit, "📣")]
 
 
 def to_tell(mind: "Resident", known: KnownEvent) -> list[str]:
@@ -99,7 +108,7 @@ async def plan_visit(mind: "Resident", blocks: list[Block]) -> list[Block]:
         if at is None:
             continue
         where = place.replace(":", " ")
-        activity = f"go to {where} to tell people about {known.event.what}"[:200]
+        activity = f"{VISIT_VERB} {where} to tell people about {known.event.what}"[:200]
         if not await _wants_to(mind, known, at, where):
             return blocks
         out = with_events(blocks, [(at, at + timedelta(minutes=VISIT_MIN), activity, "")])
