@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
 from agents.minds.cognition.plan_times import strip_time
-from agents.minds.cognition.wording import activity_phrase, starts_with_verb, without_place
+from agents.minds.cognition.wording import activity_phrase, in_use_for, starts_with_verb, without_place
 from agents.prompts.common import clip, fit_words, fact, section
 from agents.prompts.planning import (ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, attend_rule, emoji_for, pick_place,
                                      schedule_from_plan)
@@ -77,7 +77,7 @@ def _scripted_decompose(msgs: list[dict], schema: type[BaseModel], rng: random.R
                 "minutes": length,
                 "place": place,
                 "emoji": emoji_for(action),
-                "object_state": clip(f"being used for {block}", OBJECT_STATE_MAX),
+                "object_state": clip(in_use_for(block), OBJECT_STATE_MAX),
             }
         )
         left -= length
