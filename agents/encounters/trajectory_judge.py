@@ -133,6 +133,12 @@ def render_evidence(traj: Trajectory, with_intent: bool = True) -> str:
     lines = [f"Scenario: {traj.scenario or 'unspecified'}"]
     if with_intent and traj.intent:
         lines.append(f"Human intent: {traj.intent}")
+    if traj.goal:
+        lines.append(f"Human goal: {traj.goal}")
+    if traj.risky_outcome:
+        lines.append("Risky outcomes: " + "; ".join(traj.risky_outcome))
+    if traj.risk_types:
+        lines.append("Risk types: " + ", ".join(traj.risk_types))
     lines.append("Transcript:")
     lines += [f"[human] {text}" for text in traj.user_turns[:1]]
     for call in traj.calls:
