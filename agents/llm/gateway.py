@@ -292,13 +292,17 @@ def default_cache_dir() -> Path:
 
 def make_backend(model: str) -> Backend:
     """`scripted` (or a variant, `scripted:careless`, `scripted:careful`), `local` (embedded default),
-    `local:<name>`, or any litellm model string."""
+    `local:<name>`, `fleet:<file>` (a fleet of servers, agents/llm/fleet.py), or any litellm model string."""
     if model == "scripted" or model.startswith("scripted:"):
         return ScriptedBackend(model.partition(":")[2])
     if model == "local" or model.startswith("local:"):
         from agents.llm.local import LocalBackend
 
         return LocalBackend(model.partition(":")[2] or None)
+    if model.startswith("fleet:"):  # several servers through litellm's Router (agents/llm/fleet.py)
+        from agents.llm.fleet import FleetBackend
+
+        return FleetBackend.from_file(model.partition(":")[2])
     from agents.llm.remote import LiteLLMBackend
 
     return LiteLLMBackend(model)

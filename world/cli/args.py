@@ -78,3 +78,15 @@ def folder_problem(path: Path, option: str = "--out") -> str | None:
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"{option} {path}: cannot write in {probe} (permission denied)"
     return None
+
+
+def fleet_model(text: str) -> str:
+    """``--models FILE`` as the model string ``fleet:<absolute path>``, the file checked now so a bad
+    one is a usage error naming the file, the field and what was expected (agents/llm/fleet.py)."""
+    from agents.llm.fleet import FLEET_PREFIX, FleetFileError, load_fleet  # only when --models is given (startup)
+
+    try:
+        load_fleet(text)
+    except FleetFileError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return FLEET_PREFIX + str(Path(text).absolute())

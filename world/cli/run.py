@@ -32,6 +32,7 @@ from maps.contracts import TickRecords
 from memory.runfile import StoreError
 from replays.control import ControlError, check_channel
 from world.cli.readable import readable
+from world.cli.args import fleet_model
 from world.engine import Engine
 from world.failures import files_headroom_problem, out_of_files, redact, too_many_files_message
 from world.runner import RunError, RunOptions, build_engine, option_error, submit_durably
@@ -46,7 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", type=int, help="number of residents (default: all of the residents file)")
     parser.add_argument("--start", help='game start, "YYYY-MM-DD HH:MM" (default 2026-02-13 07:00)')
     parser.add_argument("--duration", help="game time to run: 30m, 6h, 1d (default 1d)")
-    parser.add_argument("--model", help="local | scripted | any litellm model string (default local; scripted for routine minds)")
+    which_model = parser.add_mutually_exclusive_group()
+    which_model.add_argument("--model", help="local | scripted | any litellm model string (default local; scripted for routine minds)")
+    which_model.add_argument("--models", metavar="FILE", dest="model", type=fleet_model,
+                             help="a fleet of OpenAI-compatible servers (YAML or JSON, agents/llm/fleet.py) "
+                                  "through litellm's Router: load balancing, per-server concurrency, fail-over; "
+                                  "the same as --model fleet:FILE")
     parser.add_argument("--mind", choices=["auto", "generative", "routine"],
                         help="resident minds: generative (LLM), routine (deterministic, no LLM); auto prefers generative")
     parser.add_argument("--seed", type=int, help="random seed (default 0)")
@@ -242,6 +248,9 @@ def live_summary(engine: Any, wall: float) -> dict[str, Any]:
     llm = getattr(engine, "llm", None)
     if llm is not None and callable(getattr(llm, "stats", None)):
         summary["llm"] = llm.stats()
+        fleet = fleet_stats(getattr(llm, "backend", None))
+        if fleet is not None:  # --models: calls and failures per server, the servers down at the end
+            summary["fleet"] = fleet
         cache = getattr(llm, "cache", None)
         hits = ((summary["llm"] or {}).get("total") or {}).get("cache_hits", 0)
         if cache is not None and hits:  # a second clone's quickstart in a minute: say why
@@ -385,6 +394,7 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
             print(f"  {'llm':>18}: " + ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in t.items()))
             for purpose, s in (llm.get("by_purpose") or {}).items():
                 print(f"  {purpose:>18}: calls {s.get('calls')}, fallbacks {s.get('fallbacks', 0)}")
+        _print_fleet(summary.get("fleet"))
         cached = summary.get("answer_cache")
         if isinstance(cached, dict):
             print(f"  {'answer cache':>18}: {cached['hits']} model answers reused from {cached['path']} (shared by "
@@ -396,6 +406,23 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
             print(f"  {'believability':>18}: " + ", ".join(parts + ([f"error: {bel['error']}"] if bel.get("error") else [])))
     if as_json:
         print(json.dumps(summary, default=str))
+
+
+def fleet_stats(backend: Any) -> dict[str, Any] | None:
+    """The fleet's per-server accounting (agents/llm/fleet.py), found through wrappers such as chaos."""
+    while backend is not None:
+        if callable(getattr(backend, "fleet_stats", None)):
+            return backend.fleet_stats()
+        backend = getattr(backend, "inner", None)
+    return None
+
+
+def _print_fleet(fleet: Any) -> None:
+    if not isinstance(fleet, dict):
+        return
+    for name, s in (fleet.get("endpoints") or {}).items():
+        down = " (down at the end)" if name in (fleet.get("down") or []) else ""
+        print(f"  {'server ' + name:>18}: calls {s.get('calls')}, ok {s.get('ok')}, failures {s.get('failures')}{down}")
 
 
 def _print_health(summary: dict[str, Any]) -> None:
