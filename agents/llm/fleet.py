@@ -243,6 +243,16 @@ def _deployment(endpoint: Endpoint) -> dict[str, Any]:
     return {"model_name": GROUP, "litellm_params": params, "model_info": {"id": endpoint.name}}
 
 
+@dataclass(frozen=True)
+class FleetSpec:
+    """What the gateway reads of a model's spec (agents/llm/wrappers/base.py, model_spec): one
+    call's timeout is every endpoint tried once to its own timeout, plus a little for the Router."""
+
+    timeout_s: float
+    attempt_limits: dict[str, int] = field(default_factory=dict)
+    install_hint: str = "check that the fleet's servers are up and their api_base right"
+
+
 class FleetBackend:
     """A gateway backend (agents/llm/wrappers/base.py) over the fleet's endpoints."""
 
@@ -278,9 +288,9 @@ class FleetBackend:
         return cls(load_fleet(path), source=str(path))
 
     @property
-    def timeout_s(self) -> float:
-        """The longest a call may take: every endpoint tried once, each to its timeout."""
-        return sum(e.timeout_s for e in self.config.endpoints)
+    def spec(self) -> FleetSpec:
+        """The gateway's per-call timeout for the fleet (see :class:`FleetSpec`)."""
+        return FleetSpec(timeout_s=sum(e.timeout_s for e in self.config.endpoints) + 5.0)
 
     async def generate(self, request: Request) -> Completion:
         tried: list[str] = []

@@ -127,6 +127,8 @@ def test_a_good_fleet_file_in_yaml_or_json(tmp_path: Path) -> None:
     assert (config.endpoints[0].max_parallel, config.endpoints[1].max_parallel, config.cooldown_s) == (2, 4, 10)
     as_json = write(tmp_path, json.dumps(config.model_dump()), "fleet.json")
     assert load_fleet(as_json) == config
+    # A call may try every endpoint to its timeout (60 s each by default) before the gateway's gives up.
+    assert Gateway(FleetBackend(config), model="fleet").timeout_s == 125.0
 
 
 @pytest.mark.parametrize("text, field, expected", [
