@@ -675,14 +675,17 @@ def _read_sectors(m: _MapReader) -> dict[str, Sector]:
     """The 'sectors' layer: named, non-overlapping rectangles, each with a kind."""
     where, objs = m.object_layer("sectors")
     sectors: dict[str, Sector] = {}
+    owner = np.full((m.height, m.width), -1, dtype=np.int32)  # the sector on each tile, by order read
     for j, o in enumerate(objs):
         name = m.name_of(where, j, o)
         if name in sectors:
             raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate sector {name!r}")
         r = m.rect_of(where, j, o)
-        for other in sectors.values():
-            if other.rect.overlaps(r):
-                raise TownError(m.path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
+        under = owner[r.y : r.y + r.h, r.x : r.x + r.w]
+        if (under >= 0).any():  # the first sector read that it overlaps, as a scan in order would name
+            other = list(sectors.values())[int(under[under >= 0].min())]
+            raise TownError(m.path, f"{where}.objects[{j}] ({name})", f"overlaps sector {other.name!r}; sectors must not overlap")
+        under[...] = len(sectors)
         kind = str(o.prop("kind", "public"))
         why = _plain_name(kind)
         if why:
@@ -696,13 +699,13 @@ def _read_sectors(m: _MapReader) -> dict[str, Sector]:
 def _read_arenas(m: _MapReader, sectors: dict[str, Sector]) -> None:
     """The 'arenas' layer: rooms, each inside one sector, added to that sector."""
     where, objs = m.object_layer("arenas")
+    at = _sector_grid(m, sectors)
     for j, o in enumerate(objs):
         name = m.name_of(where, j, o)
         r = m.rect_of(where, j, o)
-        owners = [s for s in sectors.values() if s.rect.contains(r)]
-        if not owners:
+        sector = _sector_holding(at, r)
+        if sector is None:
             raise TownError(m.path, f"{where}.objects[{j}] ({name})", "expected the room to lie inside one sector rectangle; it is in none")
-        sector = owners[0]
         if name in sector.arenas:
             raise TownError(m.path, f"{where}.objects[{j}].name", f"duplicate room {name!r} in sector {sector.name!r}")
         for other in sector.arenas.values():
@@ -711,24 +714,42 @@ def _read_arenas(m: _MapReader, sectors: dict[str, Sector]) -> None:
         sector.arenas[name] = Arena(name=name, sector=sector.name, rect=r)
 
 
-def _arena_holding(sectors: dict[str, Sector], r: Rect) -> Arena | None:
+def _sector_grid(m: _MapReader, sectors: dict[str, Sector]) -> tuple[np.ndarray, list[Sector]]:
+    """The sector on each tile (its index in ``sectors``, -1 for none) and the sectors in order:
+    sectors do not overlap (checked on reading), so the one holding a rectangle is the one on its
+    top-left tile, found in one lookup rather than a scan of every building of a big town."""
+    grid = np.full((m.height, m.width), -1, dtype=np.int32)
+    ordered = list(sectors.values())
+    for i, s in enumerate(ordered):
+        grid[s.rect.y : s.rect.y + s.rect.h, s.rect.x : s.rect.x + s.rect.w] = i
+    return grid, ordered
+
+
+def _sector_holding(at: tuple[np.ndarray, list[Sector]], r: Rect) -> Sector | None:
+    """The sector whose rectangle holds ``r`` (at most one: sectors do not overlap), if any."""
+    grid, ordered = at
+    i = int(grid[r.y, r.x])
+    return ordered[i] if i >= 0 and ordered[i].rect.contains(r) else None
+
+
+def _arena_holding(at: tuple[np.ndarray, list[Sector]], r: Rect) -> Arena | None:
     """The (last listed) room whose rectangle holds ``r``, if any."""
     owner: Arena | None = None
-    for s in sectors.values():
-        if s.rect.contains(r):
-            for a in s.arenas.values():
-                if a.rect.contains(r):
-                    owner = a
+    s = _sector_holding(at, r)
+    for a in s.arenas.values() if s is not None else ():
+        if a.rect.contains(r):
+            owner = a
     return owner
 
 
 def _read_objects(m: _MapReader, sectors: dict[str, Sector]) -> None:
     """The 'objects' layer: things inside a room, each with a default state in words."""
     where, objs = m.object_layer("objects")
+    at = _sector_grid(m, sectors)
     for j, o in enumerate(objs):
         name = m.name_of(where, j, o)
         r = m.rect_of(where, j, o)
-        owner = _arena_holding(sectors, r)
+        owner = _arena_holding(at, r)
         if owner is None:
             raise TownError(m.path, f"{where}.objects[{j}] ({name})", "expected the object to lie inside a room (arena) rectangle; it is in none")
         if name in owner.objects:
