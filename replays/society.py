@@ -14,6 +14,7 @@ without a memory behind it is a hallucination. Pure functions over :class:`RunFa
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -293,17 +294,51 @@ def persona_edges(personas: list[Persona]) -> list[tuple[str, str]]:
 
 
 def memory_edges(facts: RunFacts, names: list[str]) -> list[tuple[str, str]]:
-    """(a, b) where one of a's memories names b: a name and a fact learned by meeting or being told."""
+    """(a, b) where one of a's memories names b: a name and a fact learned by meeting or being told.
+
+    Linear in the memories: only the names with a form that could start at a word of a's memories
+    are tried (:func:`_name_patterns`), each with replays.notions.names_in's whole-word test."""
     seen: set[tuple[str, str]] = set()
     by_who: dict[str, list[str]] = {}
     for _t, who, _kind, text in facts.memories:
         by_who.setdefault(who, []).append(text.lower())
+    by_lead, always = _name_patterns(names)
     for who, texts in by_who.items():
         blob = "\n".join(texts)
-        for other in names:
-            if other != who and (who, other) not in seen and names_in(blob, other, names):
+        words = set(_LETTERS.findall(blob))
+        tried = [(name, pat) for w in words for name, pat, runs in by_lead.get(w, ()) if runs <= words] + always
+        for other, pattern in tried:
+            if other != who and pattern.search(blob):
                 seen.add((who, other))
     return sorted(seen)
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+
+_Named = tuple[str, re.Pattern[str]]
+
+
+def _name_patterns(names: list[str]) -> tuple[dict[str, list[tuple[str, re.Pattern[str], frozenset[str]]]], list[_Named]]:
+    """Each name's forms (replays.notions.name_forms, counted once for all names) as names_in's
+    pattern, filed under the form's leading letters with all its runs of letters: a form matches
+    only where no letter comes before or after it, so each of its runs of letters must be a whole
+    word of the text, its first where the match starts. Forms not led by a letter are always tried."""
+    firsts = Counter(n.split()[0] for n in names)
+    count = Counter(names)
+    by_lead: dict[str, list[tuple[str, re.Pattern[str], frozenset[str]]]] = {}
+    always: list[_Named] = []
+    for name in names:
+        first = name.split()[0]
+        shared = firsts[first] - count[name] > 0  # another resident's first name is the same
+        for form in [name] + ([first] if not shared and first != name else []):
+            pattern = re.compile(rf"(?<![a-z]){re.escape(form.lower())}(?![a-z])")
+            lead = _LETTERS.match(form.lower())
+            if lead:
+                by_lead.setdefault(lead.group(0), []).append((name, pattern, frozenset(_LETTERS.findall(form.lower()))))
+            else:
+                always.append((name, pattern))
+    return by_lead, always
 
 
 def remembers(facts: RunFacts, who: str) -> list[str]:

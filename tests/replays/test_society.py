@@ -3,12 +3,13 @@ inside the window, and the paper's density formula."""
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 
 import pytest
 
 from maps.contracts import Persona, Record, Relationship, TickRecords
-from replays.notions import mentions, parse_notion
+from replays.notions import mentions, names_in, parse_notion
 from replays.society import (RunFacts, asked_together, collect, density, events_seen, knowers, memory_edges, pairs_of,
                              presence, refused_events, run_notions, score_notion_answer, score_person_answer,
                              society_summary, went_together, wrong_time)
@@ -224,3 +225,26 @@ def test_the_engines_event_records_add_decisions_refusals_and_events_it_alone_fo
     assert seen[0].going == {"Tom Alvarez": True, "Grace Kim": False}
     assert seen[1].notion.end == at(14, 17) and seen[1].notion.head == "match"
     assert refused_events(facts) == [(at(13, 10), "Hugo Lambert", "a concert at the Moon Bar", "no such place")]
+
+
+def test_memory_edges_is_names_in_over_each_residents_memories() -> None:
+    """memory_edges tries only the names with a word in a resident's memories; it must find
+    exactly the pairs that replays.notions.names_in finds over every name (shared first names,
+    one-word names, names with hyphens and apostrophes, any case)."""
+    rng = random.Random(3)
+    firsts = ["Ann", "Bob", "Eddy", "Mary-Jo", "O'Neil", "Zoë", "Al", "Ann Marie"]
+    lasts = ["Lee", "Lin", "Price", "Smith", "", "Doe"]
+    for _ in range(200):
+        names = sorted({f"{rng.choice(firsts)} {rng.choice(lasts)}".strip() for _ in range(rng.randint(1, 10))})
+        vocab = [w for n in names for w in n.lower().split()] + names + ["annex", "bobby", "price's", "-al-"]
+        facts = RunFacts()
+        for _ in range(rng.randint(0, 30)):
+            text = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 6)))
+            facts.memories.append((datetime(2023, 2, 13), rng.choice(names + ["Ghost"]), "observation",
+                                   text.upper() if rng.random() < 0.3 else text))
+        texts: dict[str, list[str]] = {}
+        for _t, who, _k, text in facts.memories:
+            texts.setdefault(who, []).append(text.lower())
+        expected = sorted((who, other) for who, mine in texts.items() for other in names
+                          if other != who and names_in("\n".join(mine), other, names))
+        assert memory_edges(facts, names) == expected
