@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.prompts.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
-                                   object_state, only_a_label, repeats, repeats_itself, says_nothing)
+                                   object_state, only_a_label, repeats, repeats_itself, says_nothing, words)
 from agents.prompts.common import not_an_action, not_an_activity
 from agents.prompts.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind,
                                          grounded_stems, is_interruption, meal_away_from_food, no_state, off_topic)
@@ -281,15 +281,30 @@ def action_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
     """(resident, description, address) triples: of the actions a rule covers, the share at a fitting place."""
     tally = _Tally()
     for name, description, address in actions:
-        for said, places in PLACE_RULES:
-            if said.search(description):
-                tally.add(bool(places.search(address)), f"{name}: {description} @ {address}")
-                break
-        else:
-            if address and named_place(description):
-                # "working at Riverside Clinic" done at Oak House: the action names another place
-                tally.add(names_another_place(description, address) is None, f"{name}: {description} @ {address}")
+        ok = _place_fits(description, address)
+        if ok is not None:
+            tally.add(ok, f"{name}: {description} @ {address}")
     return tally.check()
+
+
+@lru_cache(maxsize=1 << 16)
+def _place_fits(description: str, address: str) -> bool | None:
+    """Whether an action is at a fitting place; None when no rule judges it (each distinct
+    action and place judged once: a town repeats the same few thousands of times)."""
+    for said, places in PLACE_RULES:
+        if said.search(description):
+            return bool(places.search(address))
+    if address and named_place(description):
+        # "working at Riverside Clinic" done at Oak House: the action names another place
+        return names_another_place(description, address) is None
+    return None
+
+
+# pure functions of a text, asked of every action of a run: each distinct one is judged once
+_activity_key = lru_cache(maxsize=1 << 16)(activity_key)
+_is_interruption = lru_cache(maxsize=1 << 16)(is_interruption)
+_emoji_contradicts = lru_cache(maxsize=1 << 16)(emoji_contradicts)
+_meal_away_from_food = lru_cache(maxsize=1 << 16)(meal_away_from_food)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,16 +330,46 @@ def conversation_check(
     if not pairs:
         return tally.check()
     vecs = embed([t for p in pairs for t in p[:2]])
+    named = _names_by_word(tuple(names))
+    judged: dict[tuple[str, str, str, float], str | None] = {}  # a town's talk repeats the same lines
     for i, (prev, text, speaker) in enumerate(pairs):
         cosine = float(np.dot(vecs[2 * i], vecs[2 * i + 1]))
-        reason = (degenerate_reason(text, names, chat=True) or degenerate_reason(prev, names, chat=True)
-                  or addresses_itself(text, speaker))
-        if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, tuple(names))):
-            reason = "repeats the line before"
-        elif reason is None and cosine < min_cosine:
-            reason = f"does not answer (cosine {cosine:.2f})"
+        key = (prev, text, speaker, cosine)
+        if key not in judged:
+            judged[key] = _answer_problem(prev, text, speaker, cosine, names, named, min_cosine)
+        reason = judged[key]
         tally.add(reason is None, f"{reason}: {prev!r} -> {speaker}: {text!r}")
     return tally.check()
+
+
+def _answer_problem(prev: str, text: str, speaker: str, cosine: float, names: Sequence[str],
+                    named: dict[str, tuple[str, ...]], min_cosine: float) -> str | None:
+    """Why a reply does not answer the line before, or None (see :func:`conversation_check`)."""
+    reason = (degenerate_reason(text, names, chat=True) or degenerate_reason(prev, names, chat=True)
+              or addresses_itself(text, speaker))
+    if reason is None and (cosine >= ECHO_MAX_COSINE or repeats(text, prev, _names_in_words(named, text, prev))):
+        reason = "repeats the line before"
+    elif reason is None and cosine < min_cosine:
+        reason = f"does not answer (cosine {cosine:.2f})"
+    return reason
+
+
+@lru_cache(maxsize=16)
+def _names_by_word(names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Each word of a name (as agents.prompts.checks.words spells it) -> the names holding it;
+    built once per town."""
+    out: dict[str, list[str]] = {}
+    for name in names:
+        for w in set(words(name)):
+            out.setdefault(w, []).append(name)
+    return {w: tuple(v) for w, v in out.items()}
+
+
+def _names_in_words(named: dict[str, tuple[str, ...]], *texts: str) -> tuple[str, ...]:
+    """The names sharing a word with ``texts``: repeats() leaves out the words of the names it is
+    given, and only those found in the two lines change its answer, so these few give the answer
+    all the town's names would (at the cost of the lines, not of the town)."""
+    return tuple(sorted({n for t in texts for w in set(words(t)) for n in named.get(w, ())}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,10 +419,10 @@ def repeated_activity_check(timed: Iterable[tuple[str, datetime, str, str, str]]
     state: dict[str, tuple[frozenset[str], str, bool, list[tuple[datetime, frozenset[str]]]]] = {}
     for name, when, description, _emoji, address in timed:
         prev_key, prev_place, interrupted, starts = state.get(name, (frozenset(), "", False, []))
-        if is_interruption(description):
+        if _is_interruption(description):
             state[name] = (prev_key, prev_place, True, starts)
             continue
-        key = activity_key(description)
+        key = _activity_key(description)
         if not key:
             continue
         if key == prev_key and (interrupted or address != prev_place):
@@ -395,8 +440,8 @@ def meal_place_check(actions: Iterable[tuple[str, str, str]]) -> Check:
     the share in a room for it (no toast made in the living room)."""
     tally = _Tally()
     for name, description, address in actions:
-        if ":" in address and activity_key(description) and _FOODISH.search(description):
-            problem = meal_away_from_food(description, address)
+        if ":" in address and _activity_key(description) and _FOODISH.search(description):
+            problem = _meal_away_from_food(description, address)
             tally.add(problem is None, f"{name}: {problem or description}")
     return tally.check()
 
@@ -410,15 +455,16 @@ def emoji_check(timed: Iterable[tuple[str, datetime, str, str, str]]) -> Check:
     activity (🏦 for 'making toast'). An emoji or activity that names no kind is not judged."""
     tally = _Tally()
     for name, _when, description, emoji, address in timed:
-        if not emoji or is_interruption(description):
+        if not emoji or _is_interruption(description):
             continue
-        problem = emoji_contradicts(emoji, description, address)
+        problem = _emoji_contradicts(emoji, description, address)
         judged = problem is not None or _emoji_judgeable(emoji, description)
         if judged:
             tally.add(problem is None, f"{name}: {problem or description}")
     return tally.check()
 
 
+@lru_cache(maxsize=1 << 16)
 def _emoji_judgeable(emoji: str, description: str) -> bool:
     return emoji_kind(emoji) is not None and bool(activity_kinds(description))
 
