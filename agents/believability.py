@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from agents.prompts.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
                                    object_state, only_a_label, repeats, repeats_itself, says_nothing, words)
 from agents.prompts.common import not_an_action, not_an_activity
-from agents.prompts.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind,
+from agents.prompts.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind, nonsense_line,
                                          grounded_stems, is_interruption, meal_away_from_food, no_state, off_topic)
 from memory.runfile import resident_personas, text_records
 
@@ -490,6 +490,19 @@ def talk_memory_check(memories: Iterable[tuple[str, str]]) -> Check:
     return tally.check()
 
 
+def line_sense_check(conversations: Sequence[Sequence[tuple[str, str]]], names: Sequence[str] = ()) -> Check:
+    """Every line of every talk: a line a person says, not talk about the conversation as a thing
+    nor a ramble round one clause (sense_checks.nonsense_line). on_topic_lines passed SmolLM2's
+    'I am not sure if I should continue the conversation. ... I am going to leave the conversation.'
+    at breakfast: its words are all in a resident's life."""
+    tally = _Tally()
+    for lines in conversations[:MAX_CHAT_PAIRS]:
+        for speaker, text in lines:
+            problem = nonsense_line(text, names)
+            tally.add(problem is None, f"{speaker}: {problem or ''}: {text!r}")
+    return tally.check()
+
+
 def talk_grounding(speakers: Iterable[str], talk: Talk, personas: dict[str, dict[str, Any]],
                    memory_log: Sequence[tuple[str, datetime, str, str]] | dict[str, list[tuple[datetime, str]]],
                    ) -> list[str]:
@@ -574,6 +587,7 @@ def sense_checks(run: "RunTexts", embed: Callable[[list[str]], np.ndarray], embe
     min_cosine = ON_TOPIC_MIN_COSINE.get(embedder, ON_TOPIC_MIN_COSINE["minilm"])
     return {
         "on_topic_lines": on_topic_check(run.conversations, groundings, embed, names, min_cosine),
+        "lines_make_sense": line_sense_check(run.conversations, names),
         "no_repeated_activity": repeated_activity_check(run.timed_actions),
         "meals_at_food": meal_place_check(run.actions),
         "emoji_fits": emoji_check(run.timed_actions),
@@ -784,7 +798,7 @@ def model_answers(answers: Iterable[tuple[str, str, bool]]) -> tuple[list[tuple[
 
 CHECKS = ("plans_at_work", "at_work_in_work_hours", "action_place", "no_degenerate_text", "conversation_answers", "importance_order",
           "interview_answers")
-SENSE = ("on_topic_lines", "no_repeated_activity", "meals_at_food", "emoji_fits", "object_states", "talk_memories")
+SENSE = ("on_topic_lines", "lines_make_sense", "no_repeated_activity", "meals_at_food", "emoji_fits", "object_states", "talk_memories")
 
 
 def combine(checks: dict[str, Check]) -> Believability:

@@ -332,3 +332,41 @@ def commentary(text: str) -> str | None:
     if _ABOUT_THE_TEXT.search(text) or _CRITIC.search(text):
         return "comments on the talk instead of saying what was said"
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# A line that is no line a person says
+# ---------------------------------------------------------------------------------------------
+
+# a chatbot's talk about the talk itself: 'I am going to leave the conversation', 'I am not sure if
+# I should continue the conversation', 'I am not in the mood for a conversation' (SmolLM2's
+# quickstart breakfast, 2026-11-27); a closing 'thanks for the chat' is not this
+_ABOUT_THE_TALK = re.compile(
+    r"\b(?:continue|leave|end|exit|quit|stop|resume|restart)\b[^.!?]{0,20}\b(?:the|this|our) conversation\b|"
+    r"\b(?:in the mood for|trying to have|want to have|going to have) a conversation\b",
+    re.I,
+)
+_FIRST_PERSON_CLAUSE = re.compile(r"\b(?:I am|I'm|I will|I'll|I would|I'd|I can't|I cannot)\b")
+RAMBLE_CLAUSES = 4  # first-person clauses in one line ('I am trying, and I am trying again, and I will ...')
+RAMBLE_REPEATS = 3  # times one run of three words comes back in one line
+
+
+def nonsense_line(text: str, names: Iterable[str] = ()) -> str | None:
+    """A problem when a talk's line is no line a person says: only names, talk about the
+    conversation as a thing, or a ramble that goes round one clause ('I am trying, and I am trying
+    again, and I will continue, and I would like to share what I am going to share'). Small talk
+    passes."""
+    rest = text
+    for name in sorted(names, key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    if not _WORD.search(rest.lower()):
+        return "says only a name" if rest != text else "says no words"
+    if _ABOUT_THE_TALK.search(text):
+        return "talks about the conversation instead of having it"
+    if len(_FIRST_PERSON_CLAUSE.findall(text)) >= RAMBLE_CLAUSES:
+        return "rambles (one first-person clause after another)"
+    words = _WORD.findall(text.lower())
+    runs = [" ".join(words[i:i + 3]) for i in range(len(words) - 2)]
+    if runs and max(runs.count(r) for r in set(runs)) >= RAMBLE_REPEATS:
+        return "rambles (says the same words again and again)"
+    return None

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agents.believability import SENSE, RunTexts, Talk, combine, on_topic_check, read_run, score_texts, sense_checks
+from agents.believability import (SENSE, RunTexts, Talk, combine, line_sense_check, on_topic_check, read_run, score_texts,
+                                  sense_checks)
 from agents.prompts.conversation import summary_schema
 from agents.prompts.planning import emoji_for, one_emoji
 from agents.prompts.sense_checks import (activity_key, commentary, emoji_contradicts, food_room, grounded_stems,
-                                         meal_away_from_food, no_state, off_topic)
+                                         meal_away_from_food, no_state, nonsense_line, off_topic)
 from maps.contracts import Record, TickRecords
 from memory.embeddings import ENV_VAR as EMBEDDER_ENV
 from memory.embeddings import get_embedder
@@ -105,8 +106,11 @@ def test_the_quickstart_morning_of_issue_30_scores_below_0_8_and_each_check_name
     checks = sense_checks(quickstart_nonsense(), EMBED, "hashing")
     assert set(checks) == set(SENSE)
     assert _sense_mean(quickstart_nonsense()) < 0.8
-    for name in SENSE:
+    for name in (n for n in SENSE if n != "lines_make_sense"):
         assert checks[name].judged and checks[name].score < 1.0 and checks[name].failures, name
+    # the code talk is coherent, only off topic: lines_make_sense (no talk about the talk, no
+    # ramble) reads its three lines and passes them; this session's SmolLM2 morning is its case
+    assert checks["lines_make_sense"].judged == 3 and checks["lines_make_sense"].score == 1.0
     assert "translate" in checks["on_topic_lines"].failures[0]
     assert "making coffee" in checks["no_repeated_activity"].failures[0]
     assert "living room" in checks["meals_at_food"].failures[0]
@@ -246,7 +250,7 @@ def test_the_bench_scores_a_run_folder_and_lists_what_each_check_caught(tmp_path
     assert ("kitchen table", "Cafe", "Maria Alvarez") in read.object_changes
     result = bench_believability.score_folder(run_dir)
     assert result["sense_overall"] < 0.8
-    for name in SENSE:
+    for name in (n for n in SENSE if n != "lines_make_sense"):  # the code talk is coherent, only off topic
         assert result["caught"][name], name
     with pytest.raises(SystemExit, match="no run database"):
         bench_believability.score_folder(tmp_path / "nowhere")
@@ -275,3 +279,30 @@ def test_where_they_are_made_a_contradicting_emoji_and_a_commentary_summary_are_
     with pytest.raises(ValidationError, match="comments on the talk"):
         schema(summary=COMMENTARY, importance=3)
     assert schema(summary="Tom told me he is tired after his night shift.", importance=3)
+
+
+@pytest.mark.parametrize("line", [
+    "I am not sure if I should continue the conversation. But I can't make it. I am going to leave the conversation.",
+    "I am not in the mood for a conversation, I am trying to have one with you, but I am trying, and I am trying "
+    "again, and I will continue, and I would like to share what I am going to share",
+    "I am worried and I am going ahead, I am going now to make a big decision, I am not going to forget my future",
+])
+def test_a_line_about_the_talk_itself_or_a_ramble_is_no_line(line: str) -> None:
+    """SmolLM2's quickstart breakfast (2026-11-27) passed on_topic_lines: its words are a resident's."""
+    assert nonsense_line(line)
+    check = line_sense_check([[("Maria Alvarez", line), ("Tom Alvarez", "Good morning! Coffee is ready.")]])
+    assert check.score == 0.5 and "Maria Alvarez" in check.failures[0]
+
+
+@pytest.mark.parametrize("line", [
+    "Thanks for the chat, Tom. See you at dinner!", "I am so tired today. Work was long.",
+    "Did you hear? Maria Alvarez is hosting a Valentine's Day party at Willow Cafe on Saturday from 5pm to 7pm.",
+    "I'm running for mayor, and I'd love your vote.", "Good morning! I am making coffee, do you want some?",
+])
+def test_ordinary_lines_make_sense(line: str) -> None:
+    assert nonsense_line(line, ["Maria Alvarez", "Tom Alvarez"]) is None
+
+
+def test_a_line_that_is_only_a_name_is_no_line() -> None:
+    assert nonsense_line("Lucy Alvarez", ["Lucy Alvarez"]) == "says only a name"
+    assert nonsense_line("1, 2, 3") == "says no words"
