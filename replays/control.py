@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from maps.files import json_depth
+
 MAX_REQUEST_BYTES = 64 * 1024  # a command is a few hundred bytes; this is generous
 MAX_DEPTH = 16  # a command nests two levels; deeper JSON is refused before parsing
 BACKLOG = 1024  # connections queued while the server is busy (the kernel may cap it)
@@ -182,34 +184,6 @@ def peer_uid(conn: socket.socket) -> int | None:
 # ---------------------------------------------------------------------------
 # Requests
 # ---------------------------------------------------------------------------
-
-
-def json_depth(text: str, limit: int) -> int:
-    """How deeply ``text`` nests arrays/objects, counting no further than ``limit + 1``.
-
-    A plain scan (strings skipped), so that a request of 50,000 ``[`` is refused
-    without recursing in the JSON parser."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
-        elif ch in "]}":
-            depth -= 1
-    return deepest
 
 
 def parse_request(line: bytes | str) -> dict[str, Any] | str:
