@@ -59,6 +59,19 @@ def last_user_text(messages: list[Message]) -> str:
     return messages[-1].get("content", "") if messages else ""
 
 
+def first_accepted(schema: type[BaseModel], candidates: list[dict[str, Any]], default: int = -1) -> dict[str, Any]:
+    """The first candidate answer the call's own schema accepts (its checks refuse what a reader
+    would), else ``candidates[default]``: a responder offers its best wording first, plainer ones
+    after, and never falls to the generic sampler's prompt words."""
+    for data in candidates:
+        try:
+            schema.model_validate(data)
+            return data
+        except ValueError:
+            continue
+    return candidates[default]
+
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 

@@ -8,7 +8,7 @@ import re
 
 from pydantic import BaseModel
 
-from agents.llm.scripted import last_user_text, scripted_responder
+from agents.llm.scripted import first_accepted, last_user_text, scripted_responder
 from agents.minds.cognition.conversation import about_partner, in_third_person
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
@@ -150,14 +150,7 @@ def _first_accepted(schema: type[BaseModel], lines: list[tuple[str, bool]]) -> d
     """The first line the call's own schema accepts: a memory retold that addresses the speaker
     ('... You're welcome, George ...' said by George) or a goodbye that echoes the partner's was
     refused on every attempt, and the call fell back (a 25-resident scripted day, 2026-11-26)."""
-    candidates = [{"utterance": text, "end": end} for text, end in lines if text]
-    for data in candidates:
-        try:
-            schema.model_validate(data)
-            return data
-        except ValueError:
-            continue
-    return candidates[0]
+    return first_accepted(schema, [{"utterance": text, "end": end} for text, end in lines if text], 0)
 
 
 @scripted_responder("chat_summary")
@@ -188,15 +181,7 @@ def _scripted_summary(msgs: list[dict], schema: type[BaseModel], rng: random.Ran
     # words of the prompt became memories ('from Hannah Price's point of view rate its importance
     # for' as a thought, retold as news: a scripted 2-day run, issue 26)
     candidates = [{"summary": s[:480] + ".", "importance": importance, "thought": thought} for s in summaries]
-    return next((c for c in candidates if _accepted(schema, c)), candidates[-1])
-
-
-def _accepted(schema: type[BaseModel], data: dict[str, Any]) -> bool:
-    try:
-        schema.model_validate(data)
-        return True
-    except ValueError:
-        return False
+    return first_accepted(schema, candidates)
 
 
 _FIRST_PERSON = r"(?<![\w'])(I|I'm|I've|I'll|I'd|[Mm]y|[Ww]e|We're|We've|[Oo]ur|[Mm]e|[Uu]s|[Mm]ine)\b"

@@ -8,7 +8,7 @@ import re
 
 from pydantic import BaseModel
 
-from agents.llm.scripted import last_user_text, scripted_responder
+from agents.llm.scripted import first_accepted, last_user_text, scripted_responder
 from agents.prompts.checks import repeats_itself
 from agents.prompts.common import fact, section
 from agents.prompts.importance import heuristic_importance
@@ -44,12 +44,4 @@ def _scripted_answer(msgs: list[dict], schema: type[BaseModel], rng: random.Rand
     # the first answer the call's own checks accept, the best memory alone at the latest
     candidates = [{"answer": a} for a in ([both] * (not repeats_itself(both)) + [answer]
                                           + [f"From what I remember: {m}" for m in ranked[1:3]])]
-    return next((c for c in candidates if _accepted(schema, c)), candidates[0])
-
-
-def _accepted(schema: type[BaseModel], data: dict[str, Any]) -> bool:
-    try:
-        schema.model_validate(data)
-        return True
-    except ValueError:
-        return False
+    return first_accepted(schema, candidates, 0)
