@@ -36,6 +36,7 @@ from agents.minds.cognition.planning import (
     plan_day,
     plans_query,
     sleep_step,
+    work_room,
 )
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
@@ -152,7 +153,8 @@ class Resident:
         return self.home_arena()
 
     def work_arena(self) -> str:
-        return self._arena_for(self.persona.workplace, prefer=())
+        """The workplace's room; a whole building is worked in its public room (work_room)."""
+        return work_room(self.persona.workplace, self.spatial.arenas()) or self._arena_for(self.persona.workplace, prefer=())
 
     def _arena_for(self, address: str, prefer: tuple[str, ...]) -> str:
         arenas = self.spatial.arenas()

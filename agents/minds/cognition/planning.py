@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
+from agents.minds.cognition.events import venue
 from agents.minds.cognition.wording import activity_phrase, in_use_for
 from agents.prompts.common import clip
 from agents.prompts.sense_checks import food_room, no_state
@@ -256,6 +257,17 @@ def fit_minutes(lengths: list[int], total: int) -> list[int]:
         out = out[:-1]
         out[-1] += 1
     return out
+
+
+def work_room(workplace: str, arenas: list[str]) -> str:
+    """The room a whole-building workplace ('Willow Cafe', no room named) is worked in: the
+    building's public room, the one a customer enters (a cafe's dining room, a pub's bar room),
+    by the rule gatherings use; '' when the workplace names a room or no room of it is known.
+    The first room found was the cafe's pantry, where no customer ever met its only worker."""
+    if ":" in workplace:
+        return ""
+    rooms = [a.split(":", 1)[1] for a in arenas if a.startswith(workplace + ":")]
+    return venue(workplace, rooms) if rooms else ""
 
 
 def part_kind(mind: "Resident", at: datetime) -> str:
