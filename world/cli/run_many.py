@@ -24,6 +24,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -293,7 +294,7 @@ def _run_batch(args: argparse.Namespace, towns: list[TownSpec], out: Path) -> in
     return 1 if failed else 0
 
 
-def _keep_latest(path: Path, order: list[str]) -> None:
+def _keep_latest(path: Path, order: Sequence[str] = ()) -> None:
     """Rewrite runs.jsonl with only the latest row of each town (atomically): a FAILED row of
     an earlier batch must not stand beside the later ok one. Rows follow the batch's town order
     (then towns of other batches), not the order parallel towns happened to finish in."""
