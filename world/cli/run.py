@@ -113,12 +113,9 @@ def _main(args: argparse.Namespace, stop: StopSignals) -> int:
     options = parse_options(args, "run")
     if isinstance(options, int):
         return options
-    if not args.no_control and not control_usable("run"):
-        return 2
-    short = files_headroom_problem()
-    if short:
-        print(f"townsfolk run: {short}", file=sys.stderr)
-        return 1
+    refused = before_start(args, "run")
+    if refused:
+        return refused
     engine = start_engine(options, "run")
     if isinstance(engine, int):
         return engine
@@ -138,6 +135,18 @@ def start_failed(command: str, exc: Exception) -> int:
     print(f"townsfolk {command}: {exc}", file=sys.stderr)
     unknown_town = isinstance(exc, TownError) and exc.field == "town"  # --town atlantis: a bad option
     return 2 if isinstance(exc, RunError) or unknown_town else 1
+
+
+def before_start(args: argparse.Namespace, command: str) -> int:
+    """The checks made before the run folder exists, so a refused start leaves no file behind:
+    the control channel's directory (exit 2) and open-file headroom (exit 1); 0 when both pass."""
+    if not args.no_control and not control_usable(command):
+        return 2
+    short = files_headroom_problem()
+    if short:
+        print(f"townsfolk {command}: {short}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def control_usable(command: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from replays.feeds import LiveFeed
 from world.cli.args import window_size
-from world.failures import files_headroom_problem, redact
+from world.failures import redact
 from world.runner import submit_durably
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def _window(text: str) -> tuple[int, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from world.cli.run import control_usable, parse_options, start_engine
+    from world.cli.run import before_start, parse_options, start_engine
 
     try:
         size = _window(args.size)
@@ -110,12 +110,9 @@ def main(args: argparse.Namespace) -> int:
     except NoDisplayError as exc:
         print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
         return 2
-    if not args.no_control and not control_usable("watch"):
-        return 2
-    short = files_headroom_problem()
-    if short:
-        print(f"townsfolk watch: {short}", file=sys.stderr)
-        return 1
+    refused = before_start(args, "watch")
+    if refused:
+        return refused
     engine = start_engine(options, "watch")
     if isinstance(engine, int):
         return engine
