@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.prompts.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
+from agents.roles.checks import (addresses_itself, help_desk, named_place, names_another_place, not_said_aloud,
                                    object_state, only_a_label, repeats, repeats_itself, says_nothing, words)
-from agents.prompts.common import not_an_action, not_an_activity
-from agents.prompts.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind, nonsense_line,
+from agents.roles.common import not_an_action, not_an_activity
+from agents.roles.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind, nonsense_line,
                                          grounded_stems, is_interruption, meal_away_from_food, no_state, off_topic)
 from memory.runfile import resident_personas, text_records
 
@@ -356,7 +356,7 @@ def _answer_problem(prev: str, text: str, speaker: str, cosine: float, names: Se
 
 @lru_cache(maxsize=16)
 def _names_by_word(names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """Each word of a name (as agents.prompts.checks.words spells it) -> the names holding it;
+    """Each word of a name (as agents.roles.checks.words spells it) -> the names holding it;
     built once per town."""
     out: dict[str, list[str]] = {}
     for name in names:
@@ -374,7 +374,7 @@ def _names_in_words(named: dict[str, tuple[str, ...]], *texts: str) -> tuple[str
 
 # ---------------------------------------------------------------------------------------------
 # Sense: talk on the topic of the people and the place; activities, emoji, object states and a
-# talk's memory that a reader would not find absurd (issue 30; agents/prompts/sense_checks.py)
+# talk's memory that a reader would not find absurd (issue 30; agents/roles/sense_checks.py)
 # ---------------------------------------------------------------------------------------------
 
 # A line at least this similar (cosine) to something of the speakers' lives, their place or the
@@ -695,7 +695,7 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
     (BENCHMARKS reports both). ``events`` is the residents' life-event prior
     (cognition.life_events.prior_for the run's embedder; None: keywords only). The fallback is a
     flat 3, so a model that fails scores 0 alone."""
-    from agents.prompts.importance import combined_importance, importance_prompt, ratings_schema
+    from agents.roles.importance import combined_importance, importance_prompt, ratings_schema
 
     schema = ratings_schema(1)
     scores: dict[str, int] = {}
@@ -725,7 +725,7 @@ async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: S
     ``conversation_check``) and the share of replies that were the engine's fallback (None with
     fewer than two residents): a fallback line is not the model's, so it is not judged as one (the
     bench counts it as a failure)."""
-    from agents.prompts.conversation import converse_prompt, line_fallback, line_schema
+    from agents.roles.conversation import converse_prompt, line_fallback, line_schema
     from maps.contracts import Persona
 
     names = sorted(personas)

@@ -33,6 +33,7 @@ from maps.contracts import Message
 from agents.llm.cache import DiskCache, prompt_hash
 from agents.llm.errors import ModelUnavailable, Unreachable  # noqa: F401  (the gateway's errors)
 from agents.llm.scripted import responders, scripted_answer
+from agents.llm.task import task_of
 from agents.llm.wrappers.accounting import Accounting, Ledger, Metering, PurposeStats  # noqa: F401
 from agents.llm.wrappers.availability import UNAVAILABLE_AFTER, AvailabilityGate
 from agents.llm.wrappers.base import Backend, Call, CallInfo, Completion, Request  # noqa: F401
@@ -75,10 +76,13 @@ class ScriptedBackend:
         self.name = f"scripted:{variant}" if variant else "scripted"
 
     async def generate(self, request: Request) -> Completion:
-        purpose = request.purpose  # a variant's own responder is registered as 'purpose:variant'
-        if self.variant and f"{purpose}:{self.variant}" in responders():
+        purpose = request.purpose
+        answer, own = request.task.answer_for(self.variant) if request.task else (None, False)
+        if answer is None and self.variant and f"{purpose}:{self.variant}" in responders():
+            own = True  # a role not yet a unit: its variant's responder is registered as 'purpose:variant'
+        if own:  # a variant's own answer is seeded apart from the plain one
             purpose = f"{purpose}:{self.variant}"
-        text = scripted_answer(purpose, request.messages, request.schema, request.seed)
+        text = scripted_answer(purpose, request.messages, request.schema, request.seed, answer, request.task)
         prompt = sum(approx_tokens(m.get("content", "")) for m in request.messages)
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=approx_tokens(text))
 
@@ -242,7 +246,7 @@ class Gateway:
             raise TypeError(f"{purpose}: fallback must be a {schema.__name__}")
         top = self._stack.top
         call = Call(purpose, messages, schema, fallback, temperature, max_tokens,
-                    top.new_info(purpose, prompt_hash(messages)))
+                    top.new_info(purpose, prompt_hash(messages)), task_of(messages))
         return await top.answer(call)  # type: ignore[return-value]
 
     def complete(

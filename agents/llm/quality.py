@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.prompts.importance import ratings_schema
+from agents.roles.importance import ratings_schema
 
 SYSTEM = (
     "You are the mind of a resident of a small town simulation. "

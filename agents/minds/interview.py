@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from maps.contracts import Persona
-from agents.prompts.interview import answer_from_memories, answer_schema, interview_prompt, never_met, worth_telling
+from agents.roles.interview import answer_from_memories, answer_schema, interview_prompt, never_met, worth_telling
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick

@@ -127,7 +127,7 @@ def test_what_smollm2_wrote_instead_of_activities_fails_the_text_check():
     """Seen in a real SmolLM2 quickstart: placeholders, identifiers, persona lines and times as
     plan items and actions; each is refused by the activity validator too, so the model retries."""
     from agents.believability import degenerate_reason
-    from agents.prompts.common import require_words
+    from agents.roles.common import require_words
 
     seen = ["step1", "mango_mango_mango_mango_mango", "move_to_bedroom", "7:00 Tom Alvarez (doctor)",
             "12:00 Hannah Price (52), Maple House", "6:00 Today: Friday 13 February 2026", "17:00 Morning",
@@ -147,7 +147,7 @@ def test_what_got_past_the_activity_check_on_2026_11_24_is_refused_as_an_activit
     the text check when they are activities, and the activity validator refuses them, so the model
     retries; the same words as a chat line are speech, judged by the chat rules."""
     from agents.believability import degenerate_reason
-    from agents.prompts.common import require_action
+    from agents.roles.common import require_action
 
     names = ["Maria Alvarez", "Lucy Alvarez"]
     seen = ["Lucy Alvarez", "Mari Alvarez", "wakeupandgetreadyatoataller123.com", "dance", "marc", "move",

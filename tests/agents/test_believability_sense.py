@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from agents.believability import (SENSE, RunTexts, Talk, combine, line_sense_check, on_topic_check, read_run, score_texts,
                                   sense_checks)
-from agents.prompts.conversation import summary_schema
-from agents.prompts.planning import emoji_for, one_emoji
-from agents.prompts.sense_checks import (activity_key, commentary, emoji_contradicts, food_room, grounded_stems,
+from agents.roles.conversation import summary_schema
+from agents.roles.planning import emoji_for, one_emoji
+from agents.roles.sense_checks import (activity_key, commentary, emoji_contradicts, food_room, grounded_stems,
                                          meal_away_from_food, no_state, nonsense_line, off_topic)
 from maps.contracts import Record, TickRecords
 from memory.embeddings import ENV_VAR as EMBEDDER_ENV

@@ -12,11 +12,11 @@ from pathlib import Path
 from agents.llm.gateway import make_llm
 from agents.llm.scripted import scripted_answer
 from agents.minds.cognition.conversation import about_partner, pick_topic
-from agents.minds.cognition.wording import activity_phrase
+from agents.roles.wording import activity_phrase
 from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from agents.minds.generative import make_mind
-from agents.prompts.conversation import converse_prompt, line_schema
-from agents.prompts.planning import day_skeleton, decompose_prompt, decomposition_schema
+from agents.roles.conversation import converse_prompt, line_schema
+from agents.roles.planning import day_skeleton, decompose_prompt, decomposition_schema
 from maps.contracts import MindOptions
 from memory.embeddings import get_embedder
 from memory.store import MemoryRecord
@@ -40,7 +40,7 @@ def test_a_resident_is_never_told_their_own_news_by_first_or_full_name() -> None
 
 
 def test_an_object_in_use_is_no_news_and_reads_as_what_is_done_with_it() -> None:
-    from agents.minds.cognition.wording import in_use_for
+    from agents.roles.wording import in_use_for
 
     seen = in_use_for("have breakfast at Oak House kitchen")
     assert seen == "being used for having breakfast"
@@ -125,7 +125,7 @@ def test_the_scripted_partner_keeps_a_name_a_name_when_it_repeats_the_news() -> 
 
 
 def test_an_activity_emoji_comes_from_the_activity_not_its_place() -> None:
-    from agents.prompts.planning import emoji_for
+    from agents.roles.planning import emoji_for
 
     assert emoji_for("having breakfast at Oak House bedroom") == "🍳"
     assert emoji_for("going to bed") == "😴"

@@ -14,7 +14,7 @@ import pytest
 
 from agents.llm.repair import parse_answer
 from agents.llm.scripted.planning import _scripted_decompose
-from agents.prompts.planning import MAX_STEPS, decompose_prompt, decomposition_schema
+from agents.roles.planning import MAX_STEPS, decompose_prompt, decomposition_schema
 
 PLACES = ["Willow Cafe:kitchen", "Oak House:bedroom"]
 

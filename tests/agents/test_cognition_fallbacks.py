@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-import agents.prompts.conversation as conversation
-import agents.prompts.importance as importance
-import agents.prompts.interview as interview
-import agents.prompts.planning as planning
-import agents.prompts.reacting as reacting
-import agents.prompts.reflection as reflection
-import agents.prompts.society as society
+import agents.roles.conversation as conversation
+import agents.roles.importance as importance
+import agents.roles.interview as interview
+import agents.roles.planning as planning
+import agents.roles.reacting as reacting
+import agents.roles.reflection as reflection
+import agents.roles.society as society
 from agents.minds.cognition.planning import waking_hours
 from agents.llm.scripted import responders
 

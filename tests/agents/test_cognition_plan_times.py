@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.minds.cognition.plan_times import normalise_plan, place_hour, plan_problems, read_time, strip_time, waking_span
-from agents.prompts.planning import default_day_plan, schedule_from_plan
+from agents.roles.plan_times import normalise_plan, place_hour, plan_problems, read_time, strip_time, waking_span
+from agents.roles.planning import default_day_plan, schedule_from_plan
 from agents.minds.cognition.planning import waking_hours
 
 

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from agents.minds.cognition.planning import waking_hours
-from agents.prompts.planning import (
+from agents.roles.planning import (
     DAY_PLAN_INSTRUCTION,
     day_plan_schema,
     day_skeleton,
@@ -103,7 +103,7 @@ def test_the_embedded_model_chooses_each_open_part_among_words_that_pass_its_che
     choices are grammar-only, so a remote model still words a part freely."""
     from agents.llm.grammar import grammar_for
     from agents.llm.schemas import json_schema_of
-    from agents.prompts.planning import day_plan_fallback, part_options
+    from agents.roles.planning import day_plan_fallback, part_options
 
     for wake, sleep, home, kitchen in [(6, 23, "Oak House", "Oak House:kitchen"),
                                        (9, 0, "Rose Terrace:apartment 1", "")]:
@@ -129,7 +129,7 @@ def test_the_embedded_model_chooses_each_open_part_among_words_that_pass_its_che
 
 
 def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
-    from agents.prompts.planning import hour_activity
+    from agents.roles.planning import hour_activity
 
     assert hour_activity("drinking at the pub", "work at Willow Cafe", "work") == "work at Willow Cafe"
     # SmolLM2 (2026-11-24) scheduled 'working at Oak House classroom' in the hour of getting up
@@ -197,7 +197,7 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
 
 
 def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_blocks_anywhere() -> None:
-    from agents.prompts.planning import block_places
+    from agents.roles.planning import block_places
 
     places = ["Oak House:kitchen", "Oak House:bedroom", "Riverside Clinic:exam room",
               "Riverside Clinic:waiting room", "The Crooked Pub:cellar"]
@@ -217,7 +217,7 @@ def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_bloc
 def test_a_resident_of_a_flat_stays_out_of_the_neighbours_flats() -> None:
     """Ben Okafor lives in Elm Apartments:apartment 2; his home blocks were offered all four flats
     of the building, and he woke, ate and read in Priya Shah's flat (apartment 1) all day."""
-    from agents.prompts.planning import block_places, pick_place
+    from agents.roles.planning import block_places, pick_place
 
     places = ["Elm Apartments:apartment 1", "Elm Apartments:apartment 2", "Elm Apartments:apartment 3",
               "The Crooked Pub:bar room"]
@@ -235,7 +235,7 @@ def test_a_resident_of_a_flat_stays_out_of_the_neighbours_flats() -> None:
 
 
 def test_a_reaction_goes_here_home_work_or_somewhere_it_heard_of() -> None:
-    from agents.prompts.reacting import reaction_places
+    from agents.roles.reacting import reaction_places
 
     places = ["Oak House:kitchen", "Riverside Clinic:exam room", "The Crooked Pub:cellar", "Willow Cafe:counter",
               "First Town Bank:lobby"]
@@ -269,7 +269,7 @@ def test_only_a_flat_of_a_shared_building_counts_as_ones_own_flat() -> None:
 def test_a_step_that_names_a_room_of_its_building_is_taken_there() -> None:
     """SmolLM2 chose the place 'Oak House' for 'make coffee and toast at Oak House kitchen', and
     Lucy made her coffee in the living room; the room the words name wins within the building."""
-    from agents.prompts.planning import room_named
+    from agents.roles.planning import room_named
 
     places = ["Oak House", "Oak House:kitchen", "Oak House:living room", "Oak House:bedroom",
               "Oak House:second bedroom", "Riverside Clinic:exam room", "Riverside Clinic:waiting room"]

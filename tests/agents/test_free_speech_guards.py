@@ -15,9 +15,9 @@ import pytest
 from pydantic import ValidationError
 
 from agents.llm.gateway import Completion, Gateway, Request
-from agents.prompts.conversation import chat_summary_fallback, line_fallback, line_schema, summary_schema
-from agents.prompts.interview import worth_telling
-from agents.prompts.planning import day_plan_schema
+from agents.roles.conversation import chat_summary_fallback, line_fallback, line_schema, summary_schema
+from agents.roles.interview import worth_telling
+from agents.roles.planning import day_plan_schema
 
 LUCY, MARIA, TOM = "Lucy Alvarez", "Maria Alvarez", "Tom Alvarez"
 LOOP = "I am curious about the life of my family. " * 5 + "I am curious. I."

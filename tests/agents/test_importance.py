@@ -12,7 +12,7 @@ from agents.believability import TUNING_PAIRS
 from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
-from agents.prompts.importance import heuristic_importance, importance_prompt
+from agents.roles.importance import heuristic_importance, importance_prompt
 from agents.llm.gateway import ScriptedBackend
 from agents.minds.conformance import DEMO_PLACES, demo_home, demo_persona
 from agents.minds.generative import make_mind

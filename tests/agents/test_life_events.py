@@ -16,7 +16,7 @@ from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.importance import ImportanceRater, PendingMemory
 from agents.minds.cognition.life_events import ANCHORS, TRAUMA_EVENTS, LifeEventPrior, prior_for
-from agents.prompts.importance import engine_prior, heuristic_importance
+from agents.roles.importance import engine_prior, heuristic_importance
 from memory.embeddings import CachedEmbedder, HashingEmbedder, get_embedder
 
 

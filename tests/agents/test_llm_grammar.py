@@ -236,7 +236,7 @@ def test_decoding_a_decomposition_writes_words_and_the_engines_emoji(smollm2) ->
     identifier ('start_morning_breakfast') nor a string of emoji as an action or an object state."""
     import re
 
-    from agents.prompts.planning import EMOJI_CHOICES, decomposition_schema
+    from agents.roles.planning import EMOJI_CHOICES, decomposition_schema
 
     schema = decomposition_schema(("Oak House:kitchen", "Oak House:living room"), "breakfast")
     words = re.compile(r"^(?:[a-zA-Z][a-zA-ZÀ-ÿ ,'-]*)?$")
@@ -253,7 +253,7 @@ def test_decoding_a_decomposition_writes_words_and_the_engines_emoji(smollm2) ->
 @pytest.mark.slow
 def test_decoding_a_meal_writes_one_step_of_each_slot_in_order(smollm2) -> None:
     """A breakfast under the slotted grammar: a preparation, the meal, what comes after."""
-    from agents.prompts.planning import decomposition_schema, step_options
+    from agents.roles.planning import decomposition_schema, step_options
 
     slots = step_options("breakfast", "have breakfast at Oak House kitchen")
     schema = decomposition_schema(("Oak House:kitchen", "Oak House:living room"), "breakfast", slots)
@@ -269,7 +269,7 @@ def test_an_opening_starts_the_string_in_the_grammar_only() -> None:
     """An interview answer opens 'I ' or 'I'' under the grammar (the rest stays free, bounded so
     the whole fits the cap); other views of the schema never see the hint."""
     from agents.llm.schemas import json_schema_of
-    from agents.prompts.interview import Answer
+    from agents.roles.interview import Answer
 
     g = rules(grammar_for(Answer))
     assert g["root-answer"] == f'"\\"" ("I " | "I\'") char{{0,{DEFAULT_MAX_STRING - 2}}} "\\""'
@@ -283,7 +283,7 @@ def test_interview_answers_under_the_grammar_are_first_person_and_accepted(smoll
     """Every SmolLM2 interview answer began with the resident's own name and went on in the third
     person, so the answer check refused all of them (the bench's interviews were all fallbacks).
     Opened in the first person by the grammar, the model's own answers pass the same check."""
-    from agents.prompts.interview import answer_schema, interview_prompt
+    from agents.roles.interview import answer_schema, interview_prompt
 
     name, question = "Tom Alvarez", "What have you been doing today, and who have you seen?"
     memories = ("Tom Alvarez is having breakfast at Oak House kitchen", "Maria Alvarez is talking with Tom Alvarez",
@@ -308,7 +308,7 @@ def test_interview_answers_under_the_grammar_are_first_person_and_accepted(smoll
 def test_conversation_lines_under_the_grammar_open_as_speech_and_are_accepted(smollm2) -> None:
     """SmolLM2 began most lines with a name or copied its partner's line, and the line checks
     refused them; opened as speech by the grammar ('I ', 'Yes', 'Oh', ...), its own lines pass."""
-    from agents.prompts.conversation import SPEECH_OPENINGS, converse_prompt, line_schema
+    from agents.roles.conversation import SPEECH_OPENINGS, converse_prompt, line_schema
 
     name, other = "Tom Alvarez", "Maria Alvarez"
     summary = "Tom Alvarez (46) is patient, dry humour, tired. Occupation: nurse at Riverside Clinic. Lives at Oak House."

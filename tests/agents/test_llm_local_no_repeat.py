@@ -18,7 +18,7 @@ from agents.llm.local import LoadedModel, LocalBackend, no_repeat_of
 from agents.llm.local_sampling import NO_REPEAT_TOKENS, RepeatTable, repeat_table
 from agents.llm.models import resolve_local_name
 from agents.llm.wrappers.base import Request
-from agents.prompts.conversation import line_schema
+from agents.roles.conversation import line_schema
 
 
 def test_the_table_blocks_the_last_token_of_a_run_already_said() -> None:

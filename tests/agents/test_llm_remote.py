@@ -179,7 +179,7 @@ def test_the_outline_is_shorter_than_the_schema_and_keeps_choices_bounds_and_des
     from agents.llm.remote import json_instruction
     from agents.llm.schema_outline import MAX_CHOICES, outline, outline_instruction
     from agents.llm.schemas import json_schema_of
-    from agents.prompts.planning import decomposition_schema
+    from agents.roles.planning import decomposition_schema
 
     places = tuple(f"House {i}:kitchen" for i in range(3))
     schema = json_schema_of(decomposition_schema(places))

@@ -15,7 +15,7 @@ from agents.minds.cognition.planning import block_at, plan_day
 from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from agents.minds.generative import make_mind
 from agents.minds.interview import strangers
-from agents.prompts.interview import never_met
+from agents.roles.interview import never_met
 from maps.contracts import ChatLine, MindOptions, Perception
 from memory.embeddings import get_embedder
 

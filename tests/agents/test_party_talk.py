@@ -14,9 +14,9 @@ from agents.llm.scripted.conversation import _reply_to, _scripted_converse, _scr
 from agents.minds.cognition.conversation import Conversation, in_third_person, on_heard, pick_topic
 from agents.minds.cognition.gatherings import goal_topic, learn
 from agents.minds.cognition.reflection import known_names
-from agents.prompts.conversation import converse_prompt, line_schema, summary_prompt, summary_schema
-from agents.prompts.interview import answer_schema, interview_prompt
-from agents.prompts.reflection import Insights, insights_prompt
+from agents.roles.conversation import converse_prompt, line_schema, summary_prompt, summary_schema
+from agents.roles.interview import answer_schema, interview_prompt
+from agents.roles.reflection import Insights, insights_prompt
 from maps.contracts import ChatLine, Perception
 from memory.store import MemoryRecord
 from tests.agents.test_party import START, run_until, town

@@ -12,10 +12,10 @@ import pytest
 from pydantic import ValidationError
 
 from agents.llm.gateway import Completion, Gateway, Request
-from agents.prompts.checks import copied_from, fits_place, flat_ratings, just_a_name, names_another_place, repeats
-from agents.prompts.conversation import CONVERSE_INSTRUCTION, line_fallback, line_schema
-from agents.prompts.importance import ratings_fallback, ratings_schema_for
-from agents.prompts.planning import DECOMPOSE_INSTRUCTION, decomposition_fallback, decomposition_schema
+from agents.roles.checks import copied_from, fits_place, flat_ratings, just_a_name, names_another_place, repeats
+from agents.roles.conversation import CONVERSE_INSTRUCTION, line_fallback, line_schema
+from agents.roles.importance import ratings_fallback, ratings_schema_for
+from agents.roles.planning import DECOMPOSE_INSTRUCTION, decomposition_fallback, decomposition_schema
 
 PLACES = ("Oak House:bedroom", "Willow Cafe:kitchen", "Town Bank:counter")
 
@@ -131,7 +131,7 @@ def test_a_model_that_ranks_backwards_cannot_put_a_latte_above_a_death() -> None
     import asyncio
 
     from agents.believability import TUNING_PAIRS, importance_probe
-    from agents.prompts.importance import combined_importance, heuristic_importance, ratings_schema
+    from agents.roles.importance import combined_importance, heuristic_importance, ratings_schema
 
     backwards = [1, 10] * len(TUNING_PAIRS)  # every salient memory 1, every mundane one 10
     llm = Gateway(Canned(json.dumps({"ratings": backwards})), max_attempts=1)
@@ -147,7 +147,7 @@ def test_a_model_that_ranks_backwards_cannot_put_a_latte_above_a_death() -> None
 
 def test_an_interview_echo_is_refused_and_the_engine_answers_from_memories() -> None:
     from agents.believability import interview_check
-    from agents.prompts.interview import INSTRUCTION, answer_from_memories, answer_schema
+    from agents.roles.interview import INSTRUCTION, answer_from_memories, answer_schema
 
     name, question = "Maria Alvarez", "What have you been doing today, and who have you seen?"
     memories = ["Currently: Maria is seeing patients at Willow Clinic:office", "desk is idle",
@@ -228,7 +228,7 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
     """One step of three that is a name is dropped (the others fill the window); a reaction whose
     action is a stray word carries on instead. Both say what they threw away (patches)."""
     from agents.minds.cognition.calls import patches_of
-    from agents.prompts.reacting import reaction_schema
+    from agents.roles.reacting import reaction_schema
 
     step = {"minutes": 10, "place": "Oak House:bedroom", "emoji": "📖", "object_state": "used"}
     answer = decomposition_schema(PLACES).model_validate(
@@ -287,7 +287,7 @@ def test_a_bad_step_or_reaction_is_patched_and_counted_not_kept() -> None:
 def test_a_named_partner_is_talked_to_when_the_model_talks_or_carries_on_not_when_it_does_something_else() -> None:
     """SmolLM2 at breakfast named Lucy in 8 of 8 answers but chose 'react' with the action 'not
     today' (copied from 'last talk: not today'): refused, so carrying on; naming her is the choice."""
-    from agents.prompts.reacting import reaction_schema, talk_partner
+    from agents.roles.reacting import reaction_schema, talk_partner
 
     people = ["Lucy Alvarez"]
     schema = reaction_schema(tuple(people), PLACES)
@@ -403,8 +403,8 @@ def test_a_checked_line_or_answer_shares_its_parents_json_schema():
     """A conversation line's class is made per line (its checks know the previous line); its JSON
     schema is the plain Line's, looked up instead of generated again for every line."""
     from agents.llm.schemas import json_schema_of
-    from agents.prompts.conversation import Line
-    from agents.prompts.interview import Answer, answer_schema
+    from agents.roles.conversation import Line
+    from agents.roles.interview import Answer, answer_schema
 
     line = line_schema("Ann Lee", "Bo Kim", "Did you hear about the party?")
     assert line.model_json_schema() == Line.model_json_schema()
@@ -417,7 +417,7 @@ def test_a_checked_line_or_answer_shares_its_parents_json_schema():
 
 
 def test_an_interview_answer_names_two_things_the_resident_remembers() -> None:
-    from agents.prompts.interview import answer_schema
+    from agents.roles.interview import answer_schema
 
     memories = ["Maria Alvarez is seeing patients at Riverside Clinic", "Lucy invited me to a party on Friday"]
     schema = answer_schema("Maria Alvarez", "What have you been doing today?", tuple(memories))
@@ -440,8 +440,8 @@ def test_a_fallback_counts_as_a_failure_in_the_bench() -> None:
 
 def test_a_help_desks_phrases_are_not_a_residents() -> None:
     from agents.believability import degenerate_reason
-    from agents.prompts.checks import help_desk
-    from agents.prompts.interview import answer_schema
+    from agents.roles.checks import help_desk
+    from agents.roles.interview import answer_schema
 
     # SmolLM2 at breakfast in the believability bench, 2026-11-26
     lines = ["I am really sorry for the inconvenience you've experienced.",
@@ -475,7 +475,7 @@ def test_the_engine_answers_a_question_with_what_the_speaker_is_doing() -> None:
 
 
 def test_an_interview_answer_that_loops_is_refused() -> None:
-    from agents.prompts.interview import answer_schema
+    from agents.roles.interview import answer_schema
 
     memories = ["Lucy Alvarez is having breakfast at Oak House kitchen"]
     loop = ("I'm going to have breakfast at Oak House kitchen. I'm going to have breakfast at Oak House kitchen. "
@@ -485,7 +485,7 @@ def test_an_interview_answer_that_loops_is_refused() -> None:
 
 
 def test_a_line_that_says_nearly_the_same_sentence_again_loops() -> None:
-    from agents.prompts.checks import repeats_itself
+    from agents.roles.checks import repeats_itself
 
     # SmolLM2 in the believability bench, 2026-11-26: no sentence word for word twice, yet a loop
     rambling = ["I'm so glad you're enjoying the work at Oak House kitchen. I'm so glad you're enjoying the work "
@@ -500,7 +500,7 @@ def test_a_line_that_says_nearly_the_same_sentence_again_loops() -> None:
 
 
 def test_a_hyphenated_identifier_is_no_activity() -> None:
-    from agents.prompts.common import not_an_action
+    from agents.roles.common import not_an_action
 
     assert not_an_action("last-talk-to") == "an identifier"  # SmolLM2, quickstart 2026-11-26
     assert not_an_action("catching up face-to-face with Tom") is None
@@ -528,7 +528,7 @@ def test_the_embedded_model_chooses_a_meals_steps_among_steps_that_pass_its_chec
     (SmolLM2, choosing one step among all, spent breakfast on 'read the news over coffee')."""
     from agents.llm.grammar import grammar_for
     from agents.llm.schemas import SLOTS, json_schema_of
-    from agents.prompts.planning import MEAL_STEPS, step_options
+    from agents.roles.planning import MEAL_STEPS, step_options
 
     home = HOUSE
     for kind in MEAL_STEPS:
@@ -585,7 +585,7 @@ def test_going_home_at_home_is_no_step_and_a_status_that_says_nothing_is_patched
     and the day's statuses were 'Tom Alvarez', 'Hannah Price's status is currently:', 'Lucy Alvarez
     is idle' and ''."""
     from agents.minds.cognition.calls import patches_of
-    from agents.prompts.planning import status_problem
+    from agents.roles.planning import status_problem
 
     step = {"minutes": 10, "place": "Oak House:living room", "emoji": "📖", "object_state": "used"}
     wake = decomposition_schema(HOUSE, "wake").model_validate(
@@ -599,7 +599,7 @@ def test_going_home_at_home_is_no_step_and_a_status_that_says_nothing_is_patched
     for junk in ("Tom Alvarez", "Hannah Price's status is currently:", "Lucy Alvarez is idle", "", "Busy"):
         assert status_problem(junk, "Tom Alvarez" if junk.startswith("Tom") else "Lucy Alvarez"), junk
     assert status_problem("Tom is tired after a long week at the clinic.", "Tom Alvarez") is None
-    from agents.prompts.planning import day_plan_fallback
+    from agents.roles.planning import day_plan_fallback
 
     fallback = day_plan_fallback("Tom Alvarez", "doctor", "Works day shifts at the clinic.", 6, 23,
                                  "Oak House", "Riverside Clinic:exam room")
@@ -609,7 +609,7 @@ def test_going_home_at_home_is_no_step_and_a_status_that_says_nothing_is_patched
 
 def test_a_talks_summary_that_is_json_debris_or_a_residents_description_is_refused() -> None:
     """SmolLM2's summary of a talk on the believability bench (seed 1, 2026-11-26)."""
-    from agents.prompts.conversation import summary_schema
+    from agents.roles.conversation import summary_schema
 
     schema = summary_schema("Tom Alvarez", "Maria Alvarez")
     with pytest.raises(ValidationError, match="JSON debris"):

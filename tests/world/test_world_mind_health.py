@@ -160,7 +160,7 @@ def test_patched_answer_items_are_counted_and_shown_but_are_not_fallbacks() -> N
     """A day plan with one part that was no activity keeps its other parts; the patch is named in
     the summary (not hidden), and the call is not a fallback."""
     from agents.minds.cognition.calls import patches_of
-    from agents.prompts.planning import day_plan_schema
+    from agents.roles.planning import day_plan_schema
 
     answer = day_plan_schema(4)(currently="Ada is fine.", parts=["Mercury", "lunch with Tom", "cook", "relax"])
     patched, reason = patches_of(answer)

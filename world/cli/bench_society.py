@@ -26,10 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-import agents.llm.scripted.society  # noqa: F401  (the judge's scripted answers, for --judge-model scripted)
 from agents.llm.gateway import make_llm
 from agents.minds.interview import interview_answer
-from agents.prompts.society import judge_answer
+from agents.roles.society import judge_answer
 from maps.contracts import LIST_MAX, MEMORY_MAX, Persona
 from maps.town import TownError, load_town, residents_files
 from memory.runfile import RunStore, StoreError

@@ -22,12 +22,13 @@ from pydantic import BaseModel, ValidationError
 
 from maps.contracts import Message
 from agents.llm.schemas import json_schema_of
+from agents.llm.task import ScriptedAnswer, Task
 
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
 _RESPONDERS: dict[str, Responder] = {}
 ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "encounters_synthesis",
-         "importance", "interview", "planning", "reacting", "reflection", "society")
+         "planning", "reacting")
 
 
 def responders() -> dict[str, Responder]:
@@ -155,10 +156,20 @@ def sample_schema(schema: type[BaseModel], messages: list[Message], rng: random.
 
 
 def scripted_answer(
-    purpose: str, messages: list[Message], schema: type[BaseModel], seed: int = 0
+    purpose: str, messages: list[Message], schema: type[BaseModel], seed: int = 0,
+    answer: ScriptedAnswer | None = None, task: Task | None = None,
 ) -> str:
-    """The scripted backend's text for one call: a responder's answer, else a generic one."""
+    """The scripted backend's text for one call: the role's answer to its task's fields (or a
+    registered responder), else a generic one built from the schema."""
     rng = random.Random(prompt_seed(purpose, messages, seed))
+    if answer is not None and task is not None:
+        try:
+            data = answer(task.fields, schema, rng)
+            schema.model_validate(data)
+            return json.dumps(data, ensure_ascii=False)
+        except (ValidationError, KeyError, ValueError, TypeError, IndexError):
+            rng = random.Random(prompt_seed(purpose, messages, seed))
+        return json.dumps(sample_schema(schema, messages, rng), ensure_ascii=False)
     responder = responders().get(purpose)
     if responder is not None:
         # A responder is written for its role's schema; another caller may use the same

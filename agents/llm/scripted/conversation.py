@@ -1,4 +1,4 @@
-"""The scripted backend's answers for the conversation prompts (agents/prompts/conversation.py)."""
+"""The scripted backend's answers for the conversation prompts (agents/roles/conversation.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from agents.llm.scripted import first_accepted, last_user_text, scripted_responder
 from agents.minds.cognition.conversation import about_partner, in_third_person
-from agents.prompts.common import fact, section
-from agents.prompts.importance import heuristic_importance
+from agents.roles.common import fact, section
+from agents.roles.importance import heuristic_importance
 
 
 def _spoken(transcript: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""The scripted backend's answers for the planning prompts (agents/prompts/planning.py)."""
+"""The scripted backend's answers for the planning prompts (agents/roles/planning.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import random
 from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.minds.cognition.plan_times import strip_time
-from agents.minds.cognition.wording import activity_phrase, in_use_for, starts_with_verb, without_place
-from agents.prompts.common import clip, fit_words, fact, section
-from agents.prompts.planning import (ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, attend_rule, emoji_for, pick_place,
+from agents.roles.plan_times import strip_time
+from agents.roles.wording import activity_phrase, in_use_for, starts_with_verb, without_place
+from agents.roles.common import clip, fit_words, fact, section
+from agents.roles.planning import (ACTION_MAX, MAX_STEPS, OBJECT_STATE_MAX, attend_rule, emoji_for, pick_place,
                                      schedule_from_plan)
 
 

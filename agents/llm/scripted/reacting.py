@@ -1,4 +1,4 @@
-"""The scripted backend's answers for the reacting prompts (agents/prompts/reacting.py)."""
+"""The scripted backend's answers for the reacting prompts (agents/roles/reacting.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import re
 from pydantic import BaseModel
 
 from agents.llm.scripted import last_user_text, scripted_responder
-from agents.prompts.common import fact, section
-from agents.prompts.planning import emoji_for, pick_place
-from agents.prompts.reacting import NOBODY
+from agents.roles.common import fact, section
+from agents.roles.planning import emoji_for, pick_place
+from agents.roles.reacting import NOBODY
 
 
 def _least_recent(people: list[str]) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from maps.contracts import Message
+from agents.llm.task import Task
 
 
 @dataclass
@@ -31,6 +32,7 @@ class Request:
     temperature: float
     max_tokens: int
     seed: int
+    task: Task | None = None  # the role's structured request (agents/llm/task.py); None for a plain call
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Call:
     temperature: float
     max_tokens: int
     info: CallInfo
+    task: Task | None = None
 
 
 class CallLayer(Protocol):

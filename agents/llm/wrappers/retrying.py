@@ -67,7 +67,7 @@ class Retrying:
     async def _attempt(self, call: Call, seed: int) -> BaseModel | None:
         """One attempt's valid answer, or None (the reason kept in ``call.info.errors``)."""
         call.info.attempts += 1
-        request = Request(call.purpose, call.messages, call.schema, call.temperature, call.max_tokens, seed)
+        request = Request(call.purpose, call.messages, call.schema, call.temperature, call.max_tokens, seed, call.task)
         try:
             completion = await self.backend.generate(request)
         except ModelUnavailable:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from maps.contracts import ChatLine, Intent, Perception
-from agents.prompts.checks import object_state
-from agents.prompts.conversation import (
+from agents.roles.checks import object_state
+from agents.roles.conversation import (
     Line,
     chat_summary_fallback,
     converse_prompt,

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agents.encounters.town_scenarios import builtin_service
-from agents.prompts.planning import day_skeleton, skeleton_kinds
+from agents.roles.planning import day_skeleton, skeleton_kinds
 from maps.contracts import WEEKDAYS, MindOptions, Persona, stable_hash
 
 ErrandSource = Literal["drawn", "declared", "intent"]

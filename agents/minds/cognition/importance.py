@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.life_events import LifeEventPrior
-from agents.prompts.importance import combined_importance, importance_prompt, ratings_fallback, ratings_schema_for
+from agents.roles.importance import combined_importance, importance_prompt, ratings_fallback, ratings_schema_for
 
 
 class PendingMemory(BaseModel):

@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
 from agents.minds.cognition.events import venue
-from agents.minds.cognition.wording import activity_phrase, in_use_for
-from agents.prompts.common import clip
-from agents.prompts.sense_checks import food_room, no_state
-from agents.prompts.planning import (
+from agents.roles.wording import activity_phrase, in_use_for
+from agents.roles.common import clip
+from agents.roles.sense_checks import food_room, no_state
+from agents.roles.planning import (
     block_places,
     day_plan_fallback,
     day_plan_prompt,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agents.minds.cognition.gatherings import at_gathering, event_steps, goal_topic
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
-from agents.prompts.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
+from agents.roles.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agents.prompts.reflection import (
+from agents.roles.reflection import (
     Insights,
     Questions,
     insights_fallback,

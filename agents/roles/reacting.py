@@ -13,9 +13,9 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import WORDS_ONLY
-from agents.prompts.checks import copied_from, fits_place
-from agents.prompts.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
-from agents.prompts.planning import DEFAULT_EMOJI, EMOJI_HINT
+from agents.roles.checks import copied_from, fits_place
+from agents.roles.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
+from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model

@@ -230,6 +230,11 @@ def _require_sentence(text: str) -> str:
 Sentence = Annotated[str, AfterValidator(_require_sentence)]
 
 
+def first_line(text: str) -> str:
+    """The first line of ``text``, stripped: what a 'Key: value' line of a prompt holds of it."""
+    return text.splitlines()[0].strip() if text.strip() else ""
+
+
 def clip(text: str, max_length: int) -> str:
     """``text`` cut to at most ``max_length`` characters, at a word boundary when one is near."""
     text = " ".join(str(text).split())

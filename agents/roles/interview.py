@@ -9,16 +9,21 @@ an answer the engine composes from the top retrieved memories in the first perso
 
 from __future__ import annotations
 
+import random
 import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import (addresses_itself, copied_from, help_desk, just_a_name, object_state,
+from agents.llm.scripted import first_accepted
+from agents.llm.task import Prompt, Task
+from agents.roles.checks import (addresses_itself, copied_from, help_desk, just_a_name, object_state,
                                    repeats_itself, words)
-from agents.prompts.common import Sentence, bullet, clip, facts, messages
+from agents.roles.common import Sentence, bullet, clip, facts, first_line, messages
+from agents.roles.importance import heuristic_importance
 
 
 FIRST_PERSON = {OPENING: ["I ", "I'"]}  # the embedded model's answer opens in the first person
@@ -153,7 +158,7 @@ def never_met(people: list[str]) -> Answer:
 
 
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str,
-                     unknown: list[str] | None = None) -> list[dict[str, str]]:
+                     unknown: list[str] | None = None) -> Prompt:
     """``unknown``: residents the question names whom ``name`` never met or heard of (nothing in
     memory names them), told to the model so that it says so."""
     user = "\n".join(
@@ -167,4 +172,35 @@ def interview_prompt(summary: str, name: str, time: str, status: str, memories: 
             INSTRUCTION.format(name=name),
         ]
     )
-    return messages(user)
+    task = Task({"question": question, "unknown": tuple(unknown or ()), "memories": tuple(memories)}, scripted_answer)
+    return Prompt(messages(user), task)
+
+
+# words of a question that say nothing of its subject ('Did you know there is ...?')
+_ASKING = {"know", "there", "what", "about", "have", "your", "does", "with", "that", "this", "tell", "heard", "anyone",
+           "someone", "were", "when", "where", "which"}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3 and w not in _ASKING}
+
+
+def scripted_answer(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's answer: the memories that share most words with the question."""
+    question = first_line(fields["question"])
+    if fields["unknown"]:
+        return {"answer": never_met(list(fields["unknown"])).answer}
+    memories = [m.strip() for m in fields["memories"] if m.strip() != "(none)"]
+    if not memories:
+        return {"answer": "I don't remember anything about that."}
+    q = _words(question)
+    ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
+    answer = f"From what I remember: {ranked[0]}"
+    both = answer + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")
+    # two memories of the same news ('X told me that ...', 'Y told me that ...') say one sentence twice,
+    # which the answer's check refuses (then the generic scripted words were kept: bench society, 2026-11-27)
+    # any other refusal too ('Hi Hannah! ...' in a line remembered reads as Hannah naming herself):
+    # the first answer the call's own checks accept, the best memory alone at the latest
+    candidates = [{"answer": a} for a in ([both] * (not repeats_itself(both)) + [answer]
+                                          + [f"From what I remember: {m}" for m in ranked[1:3]])]
+    return first_accepted(schema, candidates, 0)

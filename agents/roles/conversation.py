@@ -13,11 +13,11 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.llm.schemas import OPENING
-from agents.prompts.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
+from agents.roles.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
                                    not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
-from agents.prompts.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity
-from agents.prompts.sense_checks import commentary
+from agents.roles.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity
+from agents.roles.sense_checks import commentary
 
 
 # How the embedded model's line may open (grammar only, agents/llm/schemas.OPENING): SmolLM2 began

@@ -15,11 +15,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import ONE_OF, PLAIN_WORDS, SLOTS
-from agents.minds.cognition.wording import in_use_for
-from agents.minds.cognition.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
-from agents.prompts.checks import copied_from, fits_place, just_a_name, names_another_place
-from agents.prompts.sense_checks import emoji_contradicts
-from agents.prompts.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
+from agents.roles.wording import in_use_for
+from agents.roles.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
+from agents.roles.checks import copied_from, fits_place, just_a_name, names_another_place
+from agents.roles.sense_checks import emoji_contradicts
+from agents.roles.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan

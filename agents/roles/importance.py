@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+import random
 
 from pydantic import AfterValidator, BaseModel, Field, create_model
 
-from agents.prompts.checks import flat_ratings
-from agents.prompts.common import messages
+from agents.llm.task import Prompt, Task
+from agents.roles.checks import flat_ratings
+from agents.roles.common import messages
 
 
 Rating = Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]  # an enum: the grammar allows exactly these
@@ -93,7 +96,7 @@ def ratings_fallback(texts: list[str]) -> BaseModel:
     return ratings_schema_for(texts)(ratings=[heuristic_importance(t) for t in texts])
 
 
-def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[str, str]]:
+def importance_prompt(summary: str, name: str, texts: list[str]) -> Prompt:
     # one memory is not numbered: "1. ..." read as the first rating (SmolLM2 and Qwen answered 1)
     numbered = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1)) if len(texts) > 1 else f"- {texts[0]}"
     scale = "\n".join(f"{value} = {meaning}" for value, meaning in ANCHORS)
@@ -104,7 +107,7 @@ def importance_prompt(summary: str, name: str, texts: list[str]) -> list[dict[st
         f"for {name}.\nScale:\n{scale}\n{'Memories' if len(texts) > 1 else 'Memory'}:\n{numbered}\n\n"
         + (f"Answer with {len(texts)} ratings in order." if len(texts) > 1 else "Answer with 1 rating.")
     )
-    return messages(user)
+    return Prompt(messages(user), Task({"texts": tuple(texts)}, scripted_importance))
 
 
 # Words and phrases, matched on word boundaries ("plan" is not in "plants"); a trailing "*" is a
@@ -142,3 +145,8 @@ def heuristic_importance(text: str) -> int:
         if pattern.search(text):
             return score
     return DEFAULT_IMPORTANCE
+
+
+def scripted_importance(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's ratings: the keyword prior of each memory."""
+    return {"ratings": [heuristic_importance(t) for t in fields["texts"]]}
