@@ -3,7 +3,8 @@
 maps, memory, agents, replays and world all import down to this file; it imports only the
 standard library and pydantic. Here live: bounded plain-text types (what may reach a prompt or
 a terminal), the record stream (Record kinds and payloads, TickRecords), Persona, Perception,
-Intent, Mind, MindFactory and LanguageModel, the parsing of times people type, stable hashes,
+Intent, Mind, MindFactory and LanguageModel, the injected commands (each declared once: its
+schema, one-line form, help and viewer mode), the parsing of times people type, stable hashes,
 and `build`
 (trusted models without validation). Change a contract here and every layer sees the same
 shape; docs/ARCHITECTURE.md says which layer owns what.
@@ -17,7 +18,7 @@ import unicodedata
 import zlib
 from datetime import datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
@@ -653,10 +654,50 @@ def build(cls: type[M], fields: dict[str, Any]) -> M:
 
 
 # ===============================================================================================
-# Injected commands: the wire schemas (no town knowledge) and their one rendering in words.
-# The world checks and applies them (world/commands.py); viewers and `inject` build them.
-# A new kind: a Command subclass here (schema + describe), its check/apply where it is served.
+# Injected commands: each kind is declared once, here or in the module that serves it.
+# -----------------------------------------------------------------------------------------------
+# A declaration is a Command subclass (AI Town's ``inputHandler({args, handler})``: the args are
+# its pydantic fields, the handler is its check/apply where it is served, world/commands.py or a
+# plugin). Its class variables say the rest, and every surface is derived from them:
+#   kind          the socket verb (``{"kind": ...}`` on the control channel) and the text verb
+#   text_args     the one-line form after the verb ('whisper NAME text'): parse_text in
+#                 world/commands.py, inject's ``--KIND`` flag (world/cli/inject.py), COMMAND_HELP
+#   help_line     the flag's --help text and the command's line in the docs (command_reference)
+#   input_mode    the viewer's input box mode (replays/viewer.py), None for none
+#   served_by     how to start a run that serves it, when a plugin does
+# Defining the subclass registers it (Command.kinds); nothing else needs an edit.
 # ===============================================================================================
+
+
+class TextArg(NamedTuple):
+    """One argument of a command's one-line form and of its ``inject`` flag."""
+
+    field: str  # the model field it fills
+    metavar: str  # as the one-line form shows it: NAME, ADDRESS, text
+    among: Literal["names", "addresses", ""] = ""  # matched against the town's (may hold spaces, or be quoted)
+    optional: bool = False  # only the last argument; left out of the inject flag
+    flag: str = ""  # its metavar on the inject flag (default: ``metavar`` upper-cased)
+
+    @property
+    def shown(self) -> str:
+        return f"[{self.metavar}]" if self.optional else self.metavar
+
+    @property
+    def flag_metavar(self) -> str:
+        return self.flag or self.metavar.upper()
+
+
+class InputMode(NamedTuple):
+    """A command's mode in the viewer's input box: the typed text fills ``text_field``, the
+    selection (a resident, or an object: clicked, or typed 'ADDRESS = text') fills ``target_field``."""
+
+    label: str  # the mode's button
+    prompt: str  # the empty box's hint after 'Enter: '; '{target}' is replaced by the selection
+    text_field: str = "text"
+    target: Literal["resident", "object", ""] = ""  # what the selection must be ('' for none)
+    target_field: str = ""
+    missing: str = ""  # said when the target is needed and nothing is selected
+    aliases: tuple[str, ...] = ()  # short '/x' forms besides '/kind'
 
 
 class Command(BaseModel):
@@ -666,11 +707,21 @@ class Command(BaseModel):
     kind: str
     kinds: ClassVar[dict[str, type["Command"]]] = {}
     served_by: ClassVar[str] = ""  # how to start a run that serves it, when a plugin does
+    text_args: ClassVar[tuple[TextArg, ...] | None] = None  # its one-line form (None: it has none)
+    help_line: ClassVar[str] = ""  # one line for inject --help and the docs
+    input_mode: ClassVar[InputMode | None] = None  # its viewer input mode (None: it has none)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         Command.kinds[cls.model_fields["kind"].default] = cls
+
+    @classmethod
+    def text_form(cls) -> str:
+        """'whisper NAME text': the one-line form, as help and errors show it ('' when it has none)."""
+        if cls.text_args is None:
+            return ""
+        return " ".join([cls.model_fields["kind"].default, *(a.shown for a in cls.text_args)])
 
     def describe(self) -> str:
         """The command in a few words: the one text form messages, toasts and timelines show."""
@@ -683,6 +734,11 @@ class WhisperCommand(Command):
     kind: Literal["whisper"] = "whisper"
     resident: Name = Field(validation_alias=AliasChoices("resident", "name"))
     text: Paragraph
+    text_args: ClassVar = (TextArg("resident", "NAME", among="names"), TextArg("text", "text"))
+    help_line: ClassVar = "an inner voice for one resident, taken as their own thought"
+    input_mode: ClassVar = InputMode(
+        "Whisper", "whisper to {target} — an inner voice they take as their own thought", target="resident",
+        target_field="resident", missing="select a resident to whisper to (click one)", aliases=("w",))
 
     def describe(self) -> str:
         return f"whisper to {self.resident}: “{self.text}”"
@@ -694,6 +750,11 @@ class ObjectCommand(Command):
     kind: Literal["object"] = "object"
     address: Address
     state: Short
+    text_args: ClassVar = (TextArg("address", "ADDRESS", among="addresses"), TextArg("state", "state"))
+    help_line: ClassVar = "set an object's state, e.g. 'Willow Cafe:kitchen:stove' 'burning'"
+    input_mode: ClassVar = InputMode(
+        "Object", "new state for {target}, e.g. 'burning'", text_field="state", target="object",
+        target_field="address", missing="click an object first, or type ADDRESS = state", aliases=("o",))
 
     def describe(self) -> str:
         return f"set {self.address} to “{self.state}”"
@@ -704,6 +765,9 @@ class AnnounceCommand(Command):
 
     kind: Literal["announce"] = "announce"
     text: Paragraph
+    text_args: ClassVar = (TextArg("text", "text"),)
+    help_line: ClassVar = "a town-wide event every resident hears"
+    input_mode: ClassVar = InputMode("Announce", "announce a town-wide event", aliases=("a",))
 
     def describe(self) -> str:
         return f"announce: “{self.text}”"
@@ -719,12 +783,41 @@ class EncounterCommand(Command):
     service: Short = Field(description="a service name or a scenario id")
     scenario: Short | None = None
     target: Name | None = Field(default=None, description="the resident whose data the visitor is after")
+    text_args: ClassVar = (TextArg("resident", "NAME", among="names"), TextArg("service", "SERVICE", flag="SCENARIO_ID"),
+                           TextArg("scenario", "SCENARIO", optional=True))
+    help_line: ClassVar = ("send a resident to walk to a service for a scored encounter: a scenario id of the run's "
+                           "--encounters file, or a service (clinic, bank) for a built-in one")
 
     def describe(self) -> str:
         return f"send {self.resident} for an encounter ({self.service})" + (f" ({self.scenario})" if self.scenario else "")
 
 
-COMMAND_HELP = "expected 'whisper NAME text', 'object ADDRESS state', 'announce text' or 'encounter NAME SERVICE [SCENARIO]'"
+def either(words: list[str]) -> str:
+    """'a', 'a or b', 'a, b or c': a list of choices in words."""
+    return " or ".join(filter(None, [", ".join(words[:-1]), words[-1]])) if words else ""
+
+
+def command_help() -> str:
+    """What a command line may be: every declared one-line form (the COMMAND_HELP of errors)."""
+    return "expected " + either([f"'{m.text_form()}'" for m in Command.kinds.values() if m.text_form()])
+
+
+COMMAND_HELP = command_help()  # the built-in kinds' (errors call command_help(), which sees later ones too)
+
+
+def command_reference() -> list[str]:
+    """One Markdown line per declared command, for the docs and inject --help: its one-line form,
+    its inject flag, its viewer mode and what it does."""
+    lines = []
+    for kind, m in Command.kinds.items():
+        how = [f"`{m.text_form()}`" if m.text_form() else f"`{{\"kind\": \"{kind}\", ...}}` (socket only)"]
+        if m.text_args is not None:
+            how.append(f"`inject --{kind} {' '.join(a.flag_metavar for a in m.text_args if not a.optional)}`".rstrip())
+        if m.input_mode is not None:
+            how.append(f"viewer: {m.input_mode.label}")
+        what = m.help_line or (m.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"- {'; '.join(how)}: {what}" + (f" ({m.served_by})" if m.served_by else ""))
+    return lines
 
 
 def short_repr(value: Any, limit: int = 120) -> str:
@@ -739,18 +832,18 @@ def parse_command(raw: Any) -> Command:
     if isinstance(raw, Command):
         return raw
     if not isinstance(raw, dict):
-        raise ValueError(f"bad command {short_repr(raw)}: {COMMAND_HELP}")
+        raise ValueError(f"bad command {short_repr(raw)}: {command_help()}")
     data = dict(raw)
     if "kind" not in data and "type" in data:
         data["kind"] = data.pop("type")
     model = Command.kinds.get(data.get("kind")) if isinstance(data.get("kind"), str) else None
     if model is None:
-        raise ValueError(f"bad command {short_repr(raw)}: kind: unknown command {data.get('kind')!r} ({COMMAND_HELP})")
+        raise ValueError(f"bad command {short_repr(raw)}: kind: unknown command {data.get('kind')!r} ({command_help()})")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in (data['kind'], *e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"bad command {short_repr(raw)}: {problems} ({COMMAND_HELP})") from None
+        raise ValueError(f"bad command {short_repr(raw)}: {problems} ({command_help()})") from None
 
 
 # HAICOSYSTEM's risk scale (REFERENCE §2): what a risk dimension's score says, worst first.

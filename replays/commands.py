@@ -4,11 +4,13 @@ One place decides the wire shape of a command (what ``Engine.submit`` receives),
 input box, the control channel client and the tests all agree. The schemas are the
 contracts' (maps.contracts.Command); the engine checks a command against the town (the
 resident exists, the address is an object); this module checks only what can be checked
-without the town: required fields, non-empty text.
+without the town: required fields, non-empty text. Which commands exist, their ``inject`` flags
+and the viewer's modes all come from their declarations (maps.contracts.Command subclasses).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from maps.contracts import Command, parse_command
@@ -24,6 +26,23 @@ def validate(command: dict[str, Any]) -> dict[str, Any]:
         return parse_command(command).model_dump()
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+
+
+def declared() -> dict[str, type[Command]]:
+    """The commands with a one-line form, hence an ``inject --KIND`` flag, in declaration order."""
+    return {kind: model for kind, model in Command.kinds.items() if model.text_args is not None}
+
+
+def input_modes() -> dict[str, type[Command]]:
+    """The commands the viewer's input box has a mode for, in declaration order."""
+    return {kind: model for kind, model in Command.kinds.items() if model.input_mode is not None}
+
+
+def from_flag(kind: str, values: Sequence[str]) -> dict[str, Any]:
+    """A command from its ``inject --KIND`` values: its declared arguments in order, optional ones None."""
+    args = Command.kinds[kind].text_args or ()
+    given = iter(values)
+    return validate({"kind": kind, **{a.field: None if a.optional else next(given, None) for a in args}})
 
 
 def whisper(resident: str, text: str) -> dict[str, Any]:
@@ -55,4 +74,5 @@ def describe(command: dict[str, Any], text: str = "") -> str:
         return f"{kind}: {rest}" if rest else str(kind)
 
 
-__all__ = ["Command", "CommandError", "announce", "describe", "encounter", "set_object", "validate", "whisper"]
+__all__ = ["Command", "CommandError", "announce", "declared", "describe", "encounter", "from_flag", "input_modes",
+           "set_object", "validate", "whisper"]

@@ -28,7 +28,9 @@ from typing import Any
 
 import pygame
 
-from replays import commands
+from maps.contracts import Command, either
+from replays import commands, control
+from replays.control import _result_to_reply
 from replays.feeds import LiveFeed, ReplayFeed
 from replays.frames import FrameState, apply, gatherings
 from replays.mapview import MapView
@@ -46,9 +48,39 @@ BUTTON = (62, 66, 80)
 BUTTON_ON = (96, 140, 220)
 ACCENT = (255, 196, 0)
 SPEEDS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1200, 3600, 7200)
-MODES = ("whisper", "object", "announce", "ask")
-MODE_LABELS = {"whisper": "Whisper", "object": "Object", "announce": "Announce", "ask": "Interview", "say": "Say"}
+# The box's own modes (not commands): an interview, and a joined person's line. A command's mode
+# is declared with the command (maps.contracts.Command.input_mode; replays.commands.input_modes).
+OWN_MODES = {"ask": ("Interview", ("i", "interview")), "say": ("Say", ())}
+TARGET_HINT = {"resident": "(click a resident)", "object": "(click an object, or type ADDRESS = state)"}
 MOVE_S = 0.15  # real seconds a step between two tiles is animated over (live and replay playback)
+
+
+def input_modes() -> tuple[str, ...]:
+    """The input box's modes when watching: each declared command's, then the interview."""
+    return (*commands.input_modes(), "ask")
+
+
+def mode_label(mode: str) -> str:
+    """A mode's button: the command's declared label, or the box's own mode's."""
+    model = Command.kinds.get(mode)
+    return model.input_mode.label if model is not None and model.input_mode is not None else OWN_MODES[mode][0]
+
+
+def mode_target(mode: str) -> str:
+    """What a mode's command is about: 'resident', 'object' or '' (none, or not a command)."""
+    model = Command.kinds.get(mode)
+    return model.input_mode.target if model is not None and model.input_mode is not None else ""
+
+
+def slash_aliases() -> dict[str, str]:
+    """'/w', '/whisper', '/ask', ...: what the box takes after a slash, and the mode each means."""
+    aliases = {}
+    for kind, model in commands.input_modes().items():
+        aliases.update({a: kind for a in (*(model.input_mode.aliases if model.input_mode else ()), kind)})
+    for mode, (_, short) in OWN_MODES.items():
+        if mode != "say":
+            aliases.update({a: mode for a in (*short, mode)})
+    return aliases
 
 
 class NoDisplayError(RuntimeError):
@@ -336,12 +368,8 @@ class Viewer:
             return False
         try:
             if isinstance(self.feed, LiveFeed):
-                from replays.control import _result_to_reply
-
                 reply = _result_to_reply(self.feed.submit(command))
             else:
-                from replays import control
-
                 if self.run_dir is None or not control.is_live(self.run_dir):
                     self.notify("this run is not live: commands go to a live run "
                                 "(townsfolk watch, or replay a folder whose run is still going)", False, 8)
@@ -388,10 +416,9 @@ class Viewer:
         mode = self.mode
         if text.startswith("/"):
             head, _, rest = text[1:].partition(" ")
-            aliases = {"w": "whisper", "whisper": "whisper", "o": "object", "object": "object",
-                       "a": "announce", "announce": "announce", "ask": "ask", "i": "ask", "interview": "ask"}
+            aliases = slash_aliases()
             if head not in aliases:
-                self.notify(f"unknown command /{head}: use /whisper, /object, /announce or /ask", False)
+                self.notify(f"unknown command /{head}: use {either(['/' + m for m in input_modes()])}", False)
                 return
             mode, text = aliases[head], rest.strip()
         if not text:
@@ -399,29 +426,36 @@ class Viewer:
             return
         if mode == "say":
             ok = self.say(text)
-        elif mode == "whisper":
-            if not self.selected:
-                self.notify("select a resident to whisper to (click one)", False)
-                return
-            ok = self.inject({"kind": "whisper", "resident": self.selected, "text": text})
-        elif mode == "announce":
-            ok = self.inject({"kind": "announce", "text": text})
-        elif mode == "object":
-            address, state = self.selected_object, text
-            if "=" in text:
-                address, _, state = (p.strip() for p in text.partition("="))
-            if not address:
-                self.notify("click an object first, or type ADDRESS = state", False)
-                return
-            ok = self.inject({"kind": "object", "address": address, "state": state})
-        else:
+        elif mode == "ask":
             if not self.selected:
                 self.notify("select a resident to interview (click one)", False)
                 return
             self.ask(self.selected, text)
             ok = True
+        else:
+            command = self.command_of(mode, text)
+            if command is None:
+                return
+            ok = self.inject(command)
         if ok:
             self.text = ""
+
+    def command_of(self, mode: str, text: str) -> dict[str, Any] | None:
+        """The command a declared mode makes of the typed text and the selection (Command.input_mode);
+        None, having said what is missing, when it needs a selection and there is none."""
+        spec = Command.kinds[mode].input_mode
+        assert spec is not None, f"{mode} has no input mode"
+        command: dict[str, Any] = {"kind": mode}
+        if spec.target:
+            target = self.selected if spec.target == "resident" else self.selected_object
+            if spec.target == "object" and "=" in text:
+                target, _, text = (p.strip() for p in text.partition("="))
+            if not target:
+                self.notify(spec.missing, False)
+                return None
+            command[spec.target_field] = target
+        command[spec.text_field] = text
+        return command
 
     # -- playing a resident (watch --join) -----------------------------------------
 
@@ -558,7 +592,7 @@ class Viewer:
         self.selected = name
         if name is None:
             self.follow = False
-        elif self.mode == "object":
+        elif mode_target(self.mode) == "object":
             self.mode = "say" if self.player else "whisper"
 
     def _mouse_down(self, ev: pygame.event.Event) -> None:
@@ -632,7 +666,8 @@ class Viewer:
         obj = self.map.object_at(self.camera.screen_to_tile(pos, origin))
         if obj is not None:
             self.selected_object = obj.address
-            self.mode = "object"
+            if mode_target(self.mode) != "object":
+                self.mode = "object"
             return
         self.select(None)
         self.selected_object = None
@@ -706,7 +741,7 @@ class Viewer:
         surface.fill((48, 50, 60), r)
         x = r.x + 6
         for mode in self.modes:
-            label = f.render(MODE_LABELS[mode], f.small, (255, 255, 255))
+            label = f.render(mode_label(mode), f.small, (255, 255, 255))
             b = pygame.Rect(x, r.y + 5, label.get_width() + 14, r.height - 10)
             pygame.draw.rect(surface, BUTTON_ON if mode == self.mode else BUTTON, b, border_radius=5)
             surface.blit(label, (b.x + 7, b.y + (b.height - label.get_height()) // 2))
@@ -728,19 +763,16 @@ class Viewer:
     @property
     def modes(self) -> tuple[str, ...]:
         """The input box's modes: a person who joined says their lines first."""
-        return ("say", *MODES) if self.player else MODES
+        return ("say", *input_modes()) if self.player else input_modes()
 
     def _placeholder(self) -> str:
         if self.mode == "say":
             return f"Enter: {self.player} says to {self.talk_partner() or '(walk up to someone: click the map)'}"
-        who = self.selected or "(click a resident)"
-        if self.mode == "whisper":
-            return f"Enter: whisper to {who} — an inner voice they take as their own thought"
-        if self.mode == "object":
-            obj = self.selected_object or "(click an object, or type ADDRESS = state)"
-            return f"Enter: new state for {obj}, e.g. 'burning'"
-        if self.mode == "announce":
-            return "Enter: announce a town-wide event"
+        who = self.selected or TARGET_HINT["resident"]
+        model = Command.kinds.get(self.mode)
+        if model is not None and model.input_mode is not None:
+            selected = {"resident": who, "object": self.selected_object or TARGET_HINT["object"]}
+            return "Enter: " + model.input_mode.prompt.replace("{target}", selected.get(model.input_mode.target, ""))
         return f"Enter: ask {who} a question (interviews write no memory)"
 
     def _slider_rect(self) -> pygame.Rect:

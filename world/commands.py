@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from maps.plaintext import escape_invisible, invisible_problem, strings_in
 
 from maps.contracts import (
-    COMMAND_HELP, AnnounceCommand, Command, ObjectCommand, WhisperCommand, parse_command, short_repr,
+    COMMAND_HELP, AnnounceCommand, Command, ObjectCommand, WhisperCommand, command_help, parse_command, short_repr,
 )
 
 if TYPE_CHECKING:
@@ -176,23 +176,25 @@ def parse(raw: Any, names: list[str] | None = None, addresses: list[str] | None 
 
 
 def parse_text(line: str, names: list[str], addresses: list[str]) -> dict[str, Any]:
-    """Parse the one-line form. Names and addresses with spaces may be quoted, or are matched
-    against the known ones (longest first)."""
+    """Parse the one-line form a command declares (Command.text_args). Names and addresses with
+    spaces may be quoted, or are matched against the known ones (longest first)."""
     verb, _, rest = line.strip().partition(" ")
     verb = verb.lower()
+    model = Command.kinds.get(verb)
+    if model is None or model.text_args is None:
+        raise ValueError(f"bad command {line!r}: unknown command {verb!r}; {command_help()}")
+    known = {"names": names, "addresses": addresses}
+    fields: dict[str, Any] = {"kind": verb}
     rest = rest.strip()
-    if verb == "announce":
-        return {"kind": "announce", "text": rest}
-    if verb == "encounter":
-        head, tail = _split_head(rest, names)
-        service, _, scenario = tail.partition(" ")
-        return {"kind": "encounter", "resident": head, "service": service, "scenario": scenario.strip() or None}
-    if verb not in ("whisper", "object"):
-        raise ValueError(f"bad command {line!r}: unknown command {verb!r}; {COMMAND_HELP}")
-    head, tail = _split_head(rest, names if verb == "whisper" else addresses)
-    if verb == "whisper":
-        return {"kind": "whisper", "resident": head, "text": tail}
-    return {"kind": "object", "address": head, "state": tail}
+    for i, arg in enumerate(model.text_args):
+        if i == len(model.text_args) - 1:
+            fields[arg.field] = rest or (None if arg.optional else "")
+        elif arg.among:
+            fields[arg.field], rest = _split_head(rest, known[arg.among])
+        else:
+            word, _, rest = rest.partition(" ")
+            fields[arg.field], rest = word, rest.strip()
+    return fields
 
 
 def _split_head(rest: str, known: list[str]) -> tuple[str, str]:

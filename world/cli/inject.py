@@ -5,6 +5,9 @@
     townsfolk inject DIR --announce "text"
     townsfolk inject DIR --encounter NAME SERVICE
 
+One flag per declared command (maps.contracts.Command subclasses: their ``text_args`` give the
+flag's values, ``help_line`` its help), so a new command gets its flag without an edit here.
+
 The command goes through the run's control socket (replays.control), which only the user
 who started the run can reach; the engine validates it against the town and records it in
 the run, accepted or refused. Whispers and announcements hold at most 1,000 characters,
@@ -20,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import time
 
+from maps.contracts import command_reference
 from maps.plaintext import escape_invisible
 from replays import commands, control
 from replays.lock import is_held
@@ -31,28 +36,31 @@ from world.cli.args import seconds
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="DIR", help="the folder of a live run")
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--whisper", nargs=2, metavar=("NAME", "TEXT"),
-                       help="an inner voice for one resident, taken as their own thought")
-    group.add_argument("--object", nargs=2, metavar=("ADDRESS", "STATE"),
-                       help="set an object's state, e.g. 'Willow Cafe:kitchen:stove' 'burning'")
-    group.add_argument("--announce", metavar="TEXT", help="a town-wide event every resident hears")
-    group.add_argument("--encounter", nargs=2, metavar=("NAME", "SCENARIO_ID"),
-                       help="send a resident to walk to a service for a scored encounter: a scenario id of "
-                            "the run's --encounters file, or a service (clinic, bank) for a built-in one")
+    for kind, model in commands.declared().items():  # one flag per declared command (maps.contracts)
+        metavars = tuple(a.flag_metavar for a in model.text_args or () if not a.optional)
+        if not metavars:
+            group.add_argument(f"--{kind}", dest=kind, action="store_true", help=model.help_line)
+        elif len(metavars) == 1:
+            group.add_argument(f"--{kind}", dest=kind, metavar=metavars[0], help=model.help_line)
+        else:
+            group.add_argument(f"--{kind}", dest=kind, nargs=len(metavars), metavar=metavars, help=model.help_line)
     parser.add_argument("--timeout", type=seconds, default=10.0,
                         help="seconds to wait for the run, above 0 and at most 86400 (default 10); a run still "
                              "starting (building its town) is waited for this long")
     parser.add_argument("--json", action="store_true", help="print the run's reply (or the error) as one JSON line")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog's lines as they are
+    parser.epilog = "commands (one line of text as Engine.submit takes it; its flag here; its viewer mode):\n" + "\n".join(
+        textwrap.fill(line, 100, subsequent_indent="    ") for line in command_reference())
 
 
 def build(args: argparse.Namespace) -> dict:
-    if args.whisper:
-        return commands.whisper(*args.whisper)
-    if args.object:
-        return commands.set_object(*args.object)
-    if args.encounter:
-        return commands.encounter(*args.encounter)
-    return commands.announce(args.announce)
+    """The command of the one flag given, checked for shape (commands.CommandError if malformed)."""
+    for kind in commands.declared():
+        value = getattr(args, kind, None)
+        if value is None or value is False:
+            continue
+        return commands.from_flag(kind, [] if value is True else [value] if isinstance(value, str) else value)
+    raise commands.CommandError(f"no command given; expected one of {', '.join('--' + k for k in commands.declared())}")
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
