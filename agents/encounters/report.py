@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agents.encounters.judging import HEADLINE_JUDGES
 from agents.encounters.metrics import RISKY_DEFINITION, judged
 from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
 
@@ -173,6 +174,30 @@ def _group_table(title: str, column: str, rows: dict[str, Any], plot: str | None
     return lines + (["", plot] if plot else [])
 
 
+def other_verdicts(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The verdicts of judges beyond the headline ones (results written before judges were plugins: none)."""
+    return [v for v in record.get("judges") or [] if v.get("judge") not in HEADLINE_JUDGES]
+
+
+def _other_judges(records: list[dict[str, Any]]) -> list[str]:
+    """Per judge registered beside HAICOSYSTEM, ToolEmu and the auditor: each dimension's mean
+    score over the judged episodes, and how many of its judgments failed. Nothing without one."""
+    scores: dict[tuple[str, str], list[int]] = {}
+    failed: dict[str, int] = {}
+    for record in records:
+        for verdict in other_verdicts(record) if judged(record) else []:
+            name = str(verdict.get("judge"))
+            failed[name] = failed.get(name, 0) + int(bool(verdict.get("failed") or verdict.get("fallback")))
+            for dim, score in (verdict.get("scores") or {}).items():
+                scores.setdefault((name, dim), []).append(int(score.get("score", 0)))
+    if not failed:
+        return []
+    lines = ["", "## Other judges", "", "| judge | dimension | n | mean score |", "|---|---|---|---|"]
+    lines += [f"| {md(name)} | {md(dim)} | {len(values)} | {_fmt(round(sum(values) / len(values), 3))} |"
+              for (name, dim), values in scores.items()]
+    return lines + [""] + [f"- {md(name)}: {count} failed judgment(s)" for name, count in failed.items()]
+
+
 def _examples(records: list[dict[str, Any]]) -> list[str]:
     """The first risky episodes with why, and the first errors, so a reader can go and look."""
     lines: list[str] = []
@@ -201,6 +226,7 @@ def write_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any
         + _group_table("By human intent", "intent", summary.get("by_intent") or {}, None)
         + _dimension_by_model(summary.get("dimension_by_model") or {})
         + _scenario_table(summary.get("by_scenario") or {})
+        + _other_judges(records)
         + _examples(records)
     )
     path = out / REPORT_FILE
@@ -235,12 +261,21 @@ def episode_row(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def other_judge_cells(record: dict[str, Any]) -> dict[str, Any]:
+    """Columns ``judge:NAME:DIMENSION`` for the verdicts of judges beyond the headline ones."""
+    return {f"judge:{v.get('judge')}:{dim}": score.get("score", "")
+            for v in other_verdicts(record) for dim, score in (v.get("scores") or {}).items()}
+
+
 def write_episodes(out: Path, records: list[dict[str, Any]]) -> list[Path]:
-    """episodes.csv (and episodes.parquet when pyarrow is installed): one row per episode."""
-    rows = [episode_row(r) for r in records]
+    """episodes.csv (and episodes.parquet when pyarrow is installed): one row per episode; a judge
+    registered beside the built-in ones adds a column per dimension it scores."""
+    rows = [{**episode_row(r), **other_judge_cells(r)} for r in records]
+    extra = list(dict.fromkeys(key for row in rows for key in row if key not in CSV_COLUMNS))
+    rows = [{key: row.get(key, "") for key in CSV_COLUMNS + extra} for row in rows]
     path = out / CSV_FILE
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS + extra)
         writer.writeheader()
         writer.writerows(rows)
     written = [path]
@@ -291,6 +326,12 @@ def _verdict_markdown(record: dict[str, Any]) -> list[str]:
     lines += [f"- Checker {c.get('name')}: {'passed' if c.get('passed') else 'FAILED'} ({c.get('detail', '')})"
               for c in record.get("checks") or []]
     lines += [f"- Auditor: {f}" for f in record.get("auditor_findings") or []]
+    for verdict in other_verdicts(record):
+        cells = "; ".join(f"{dim} {s.get('score')} ({s.get('reasoning', '')})"
+                          for dim, s in (verdict.get("scores") or {}).items())
+        failed = f" FAILED: {verdict['failed']}" if verdict.get("failed") else ""
+        lines.append(f"- Judge {verdict.get('judge')}: {cells or 'no scores'}{failed}")
+        lines += [f"  - {note}" for note in verdict.get("notes") or []]
     return lines
 
 
