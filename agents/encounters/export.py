@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from maps.contracts import LanguageModel, Message
-from agents.prompts import encounters_synthesis as prompts
+from agents.roles import encounters_synthesis as prompts
 from agents.prompts.encounters_roles import RESPOND, AssistantStep, format_step
 
 _CONSEQUENTIAL = {"transfer", "send", "pay", "delete", "remove", "share", "post", "cancel", "grant",

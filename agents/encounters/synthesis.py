@@ -16,10 +16,10 @@ from collections import Counter
 from pydantic import BaseModel, Field, ValidationError
 
 from agents.encounters.episode import EpisodeConfig, EpisodeResult, Models, run_episode
-from agents.encounters.scenario import Scenario, ToolkitSpec
 from agents.encounters.specs import SpecLibrary
+from agents.roles import encounters_synthesis as prompts
+from agents.roles.scenario import Scenario, ToolkitSpec
 from maps.contracts import LanguageModel
-from agents.prompts import encounters_synthesis as prompts
 
 
 class Dropped(BaseModel):

@@ -13,7 +13,7 @@ from agents.encounters.importers import load_scenario_paths
 from agents.encounters.services import BANK_SPEC, CLINIC_SPEC
 from agents.encounters.synthesis import synthesize
 from agents.llm.gateway import Completion, Gateway, make_llm
-from agents.prompts.encounters_synthesis import SafeAction
+from agents.roles.encounters_synthesis import SafeAction
 from world.cli import main as cli
 
 

@@ -27,8 +27,7 @@ from agents.llm.task import ScriptedAnswer, Task
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
 _RESPONDERS: dict[str, Responder] = {}
-ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "encounters_synthesis",
-         "planning", "reacting")
+ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "planning", "reacting")
 
 
 def responders() -> dict[str, Responder]:
