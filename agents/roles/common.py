@@ -235,6 +235,12 @@ def first_line(text: str) -> str:
     return text.splitlines()[0].strip() if text.strip() else ""
 
 
+def shown(value: Any, default: str = "") -> str:
+    """A value as a reader of a prompt's 'Key: value' line gets it back: :func:`facts` leaves out
+    None and '' (the reader's default), and the line holds the first line, stripped."""
+    return default if value is None or value == "" else first_line(str(value))
+
+
 def clip(text: str, max_length: int) -> str:
     """``text`` cut to at most ``max_length`` characters, at a word boundary when one is near."""
     text = " ".join(str(text).split())

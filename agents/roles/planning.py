@@ -6,20 +6,22 @@ Purposes: ``plan_day``, ``schedule``, ``decompose``.
 
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import ONE_OF, PLAIN_WORDS, SLOTS
-from agents.roles.wording import in_use_for
+from agents.llm.task import Prompt, Task
+from agents.roles.wording import activity_phrase, in_use_for, starts_with_verb, without_place
 from agents.roles.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
 from agents.roles.checks import copied_from, fits_place, just_a_name, names_another_place
 from agents.roles.sense_checks import emoji_contradicts
-from agents.roles.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, make_model, messages, require_action
+from agents.roles.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, first_line, make_model, messages, require_action
 
 # ---------------------------------------------------------------------------------------------
 # Day plan
@@ -273,7 +275,7 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
 def day_plan_prompt(
     summary: str, name: str, today: datetime, wake: int, sleep: int, home: str, work: str,
     currently: str, memories: list[str], skeleton: list[SkeletonPart] | None = None,
-) -> list[dict[str, str]]:
+) -> Prompt:
     skeleton = skeleton if skeleton is not None else day_skeleton(wake, sleep, home, work)
     user = "\n".join(
         [
@@ -292,7 +294,8 @@ def day_plan_prompt(
             DAY_PLAN_INSTRUCTION.format(name=name),
         ]
     )
-    return messages(user)
+    task = Task({"name": name, "work": work, "open_parts": tuple(p.text for p in skeleton if not p.fixed)}, scripted_day)
+    return Prompt(messages(user), task)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,7 +368,7 @@ def open_hours(hours: list[int], kinds: dict[int, str]) -> list[int]:
     return [h for h in hours if kinds.get(h) != "work"]
 
 
-def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> list[dict[str, str]]:
+def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> Prompt:
     user = "\n".join(
         [
             summary,
@@ -377,7 +380,7 @@ def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) 
             ' per hour, like {"hour": 19, "activity": "reading at home"}.',
         ]
     )
-    return messages(user)
+    return Prompt(messages(user), Task({"hours": tuple(hours), "plan": tuple(plan)}, scripted_schedule))
 
 
 def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str]]:
@@ -584,7 +587,7 @@ def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, m
 def decompose_prompt(
     summary: str, name: str, block: str, start: datetime, minutes: int, places: list[str],
     home: str, work: str, context: list[str],
-) -> list[dict[str, str]]:
+) -> Prompt:
     user = "\n".join(
         [
             summary,
@@ -600,7 +603,8 @@ def decompose_prompt(
             " " + DECOMPOSE_INSTRUCTION,
         ]
     )
-    return messages(user)
+    task = Task({"block": block, "minutes": minutes, "places": tuple(places), "home": home, "work": work}, scripted_steps)
+    return Prompt(messages(user), task)
 
 
 _EMOJI = {
@@ -736,51 +740,69 @@ def pick_place(text: str, places: list[str], home: str, work: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Going to a gathering (purpose ``attend``)
+# The scripted backend's answers (from the fields the prompts above were written from)
 # ---------------------------------------------------------------------------------------------
 
 
-class AttendAnswer(BaseModel):
-    """Whether the resident will be at a gathering it heard of (the engine gives the slot)."""
-
-    decision: Literal["go", "skip"] = Field(description="go to it, or skip it")
-
-
-def attend_prompt(summary: str, name: str, fact: str, source: str, relation: str, closeness: float,
-                  traits: str, plan: list[str], invited: bool) -> list[dict[str, str]]:
-    """``fact`` is the event as one sentence (events.describe), ``relation`` how ``name`` stands
-    with its host (social memory), ``plan`` the day planned so far. SmolLM2's choice here does not
-    follow the tie (2026-11-27: it skipped its wife's party and went to a stranger's; with the
-    rule's answer shown as 'usually' it skipped all three cases tried), so on it this is noise."""
-    user = "\n".join(
-        [
-            summary,
-            facts(name=name, traits=traits, event=fact, heard_from=source or "my own idea",
-                  invited="yes" if invited else "not personally", host=relation,
-                  closeness_to_host=f"{closeness:.1f}"),
-            "Plan so far:",
-            bullet(plan, "(nothing planned yet)"),
-            "",
-            f"Will {name} go to it? Answer go or skip.",
-        ]
-    )
-    return messages(user)
+def scripted_day(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's day plan: each open part in the persona's usual words. A gathering the
+    resident knows of is not placed here: the engine gives it its own slot at its time
+    (agents/minds/cognition/gatherings.py), where an evening 'go to the party I heard about' put it
+    on the wrong day and after it ended (issue 26)."""
+    name = first_line(fields["name"]) or "I"
+    work = first_line(fields["work"]) or "work"
+    # as the prompt lists them (no open part is one '(none)' line, which has no usual words)
+    parts = [text.rstrip(")") for text in fields["open_parts"]] or [""]
+    first = name.split()[0]
+    return {"currently": f"{first} is keeping up with work at {work} and the people around them.", "parts": parts}
 
 
-# persona traits that make a resident go to a gathering of someone not close, or stay away from one
-SOCIABLE = ("warm", "friendly", "outgoing", "sociable", "curious", "cheerful", "kind", "chatty", "generous",
-            "lively", "social", "playful", "talkative", "romantic", "helpful", "energetic")
-RETIRING = ("shy", "reserved", "grumpy", "solitary", "private", "withdrawn", "anxious", "gruff", "introverted")
+def scripted_schedule(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's hours: each asked hour's plan line (:func:`schedule_from_plan`)."""
+    hours = [h for h in fields["hours"] if h >= 0] or [8]
+    plan = [line.strip() for line in fields["plan"]] or ["(none)"]
+    return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
 
 
-def attend_rule(traits: str, closeness: float, invited: bool) -> str:
-    """The scripted answer and the typed fallback: a rule from persona and closeness. A close
-    tie or a sociable nature goes; a retiring one skips a gathering of someone not close."""
-    lower = traits.lower()
-    if any(w in lower for w in RETIRING) and closeness < 0.5 and not invited:
-        return "skip"
-    return "go" if closeness >= 0.4 or invited or any(w in lower for w in SOCIABLE) else "skip"
+def _step_actions(block: str) -> tuple[str, ...]:
+    """The scripted steps of a block as activity phrases: 'getting ready to have breakfast',
+    'having breakfast at Oak House kitchen', ..., 'almost done having breakfast'."""
+    doing = activity_phrase(block)
+    short = without_place(doing)
+    ready = f"getting ready to {without_place(block)}" if starts_with_verb(block) and "ready" not in block else doing
+    return (ready, doing, doing, "taking a short break", doing, doing, f"almost done {short}")
 
 
-def attend_fallback(traits: str, closeness: float, invited: bool) -> AttendAnswer:
-    return AttendAnswer(decision=attend_rule(traits, closeness, invited))  # type: ignore[arg-type]
+def scripted_steps(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's steps: getting ready, doing, a break, almost done, at the block's place."""
+    block = first_line(fields["block"]) or "keep busy"
+    minutes = fields["minutes"]
+    places = [p.strip() for p in fields["places"]] or ["(none)"]
+    home, work = first_line(fields["home"]), first_line(fields["work"])
+    place = pick_place(block, places, home, work)
+    steps = []
+    left = minutes
+    i = 0
+    actions = _step_actions(block)
+    # At most MAX_STEPS; decompose() rescales the lengths to fill the window exactly.
+    while left > 0 and len(steps) < MAX_STEPS:
+        length = min(left, rng.choice((10, 15, 15)))
+        if length < 5:
+            steps[-1]["minutes"] = min(15, steps[-1]["minutes"] + length)
+            break
+        action = actions[min(i, len(actions) - 2)]
+        if i > 0 and (left <= 15 or len(steps) == MAX_STEPS - 1):
+            action = actions[-1]
+        action = fit_words(action, ACTION_MAX, "keeping busy")
+        steps.append(
+            {
+                "action": action,
+                "minutes": length,
+                "place": place,
+                "emoji": emoji_for(action),
+                "object_state": clip(in_use_for(block), OBJECT_STATE_MAX),
+            }
+        )
+        left -= length
+        i += 1
+    return {"steps": steps}

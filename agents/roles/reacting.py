@@ -1,21 +1,25 @@
 """Reacting to what was just perceived: carry on, do something else, or talk to someone.
 
 Purpose: ``react``. Talk partners and places are enumerations (only residents in view, only
-known places), so the answer is always actionable.
+known places), so the answer is always actionable. The scripted answer (at the end) reacts to
+a fire or an announcement, talks to someone it has news for or at a gathering, else carries on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+import re
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import WORDS_ONLY
+from agents.llm.task import Prompt, Task
 from agents.roles.checks import copied_from, fits_place
-from agents.roles.common import Patched, require_action, bullet, choice_type, facts, make_model, messages
-from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT
+from agents.roles.common import Patched, require_action, bullet, choice_type, facts, first_line, make_model, messages
+from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT, emoji_for, pick_place
 
 NOBODY = "nobody"
 ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode for a small model
@@ -108,7 +112,7 @@ def react_prompt(
     summary: str, name: str, time: str, current: str, place: str, observed: list[str],
     memories: list[str], people: list[str], places: list[str], home: str, work: str,
     news_for: list[str] | None = None, gathering: str = "",
-) -> list[dict[str, str]]:
+) -> Prompt:
     """``news_for``: the people here who have not heard of a gathering {name} knows of (someone to
     invite or to tell: a reason to talk); ``gathering``: the one {name} is at now (people come to
     one to talk)."""
@@ -133,4 +137,54 @@ def react_prompt(
             f"matters to {name}.",
         ]
     )
-    return messages(user)
+    task = Task({"observed": tuple(observed), "people": tuple(people), "places": tuple(places), "home": home, "work": work,
+                 "place": place, "news_for": tuple(news_for or ()), "gathering": gathering}, scripted_reaction)
+    return Prompt(messages(user), task)
+
+
+def _least_recent(people: list[str]) -> str:
+    """The person here talked to longest ago ('Tom Alvarez (last talk: never)' first)."""
+    def ago(line: str) -> float:
+        if "never" in line:
+            return 1e9
+        number = re.search(r"(\d+) (hours|min)", line)
+        return float(number.group(1)) * (60 if number.group(2) == "hours" else 1) if number else 0.0
+    return max(people, key=ago).split(" (")[0]
+
+
+def scripted_reaction(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
+    """The scripted backend's reaction: deal with a fire, go where an announcement calls, talk to
+    someone with news to tell or at a gathering, sometimes greet a stranger; else continue."""
+    observed = [o.strip() for o in fields["observed"]]
+    # as the prompt lists them: an empty list is one placeholder line ('nobody', '(none)')
+    people = [p.strip() for p in fields["people"]] or [NOBODY]
+    places = [p.strip() for p in fields["places"]] or ["(none)"]
+    home, work = fields["home"].strip(), fields["work"].strip()
+    here = first_line(fields["place"]) or places[0]
+    answer: dict[str, Any] = {
+        "decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
+        "minutes": 15, "emoji": "🙂",
+    }
+    for line in observed:
+        lower = line.lower()
+        place = pick_place(line, places, home, work)
+        if "fire" in lower or "burning" in lower:
+            answer.update(decision="react", action=f"rushing to deal with it: {line[:80]}", place=place,
+                          minutes=15, emoji="🧯")
+            return answer
+        if ("announcement" in lower or "thought" in lower) and any(w in lower for w in ("go to", "should", "come to")):
+            answer.update(decision="react", action=f"heading over because {line.split(':', 1)[-1].strip()[:80]}",
+                          place=place, minutes=30, emoji=emoji_for(line))
+            return answer
+    news_for = [n.strip() for n in fields["news_for"] if n.strip()]
+    if news_for:  # someone here to invite or to tell: talk to them
+        answer.update(decision="talk", talk_to=news_for[0])
+        return answer
+    if first_line(fields["gathering"]) and people and rng.random() < 0.8:
+        # at a party, a meeting, a match: people are there to talk (the least recently talked to first)
+        answer.update(decision="talk", talk_to=_least_recent(people))
+        return answer
+    strangers = [p for p in people if "never" in p or "hours ago" in p]
+    if strangers and rng.random() < 0.6:
+        answer.update(decision="talk", talk_to=strangers[0].split(" (")[0])
+    return answer

@@ -4,6 +4,9 @@ Oak House', 'waking up and getting ready'). Pure functions, so every rule is tes
 
 Only a leading verb the list knows is changed: a phrase that already reads as an activity
 ('working at the cafe', 'a walk in the park') is kept as it is.
+
+Also the words of news between residents: whether a memory names the partner
+(:func:`about_partner`), and a teller's sentence in the third person (:func:`in_third_person`).
 """
 
 from __future__ import annotations
@@ -67,3 +70,42 @@ def in_use_for(description: str) -> str:
     for have breakfast at Oak House kitchen' (which a talk brought up as news, 2026-11-26)."""
     doing = without_place(activity_phrase(description)).strip() or "something"
     return f"being used for {doing}"
+
+
+def about_partner(text: str, partner: str) -> bool:
+    """Does this memory name the partner (full name or first name)? Then it is their own news,
+    never something to tell them: 'Lucy wants to study medicine' is not news to Lucy."""
+    names = [partner.strip(), *partner.split()[:1]]
+    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
+
+
+_MODAL = r"am|was|have|had|will|would|can|could|should|must|did|do|might|may"
+_AS_THIRD = {"am": "is", "have": "has", "do": "does", "'m": " is", "'ve": " has", "'ll": " will", "'d": " would"}
+_UNTURNED = "\x00"
+_IRREGULAR_PAST = {"went", "made", "met", "taught", "saw", "told", "got", "gave", "took", "found", "knew", "grew",
+                   "left", "lost", "won", "ran", "bought", "brought", "built", "came", "began", "wrote", "sold"}
+
+
+def in_third_person(sentence: str, speaker: str) -> str | None:
+    """``speaker``'s sentence as a listener can keep it: their first person made theirs ('Lucy
+    Alvarez is the brightest student in my class' -> '... in Grace's class'), or None when it
+    cannot be said plainly ('we', 'our', 'I love ...'): the teller's 'my' was kept in the
+    listener's memory as the listener's own (issue 26)."""
+    first = speaker.split()[0] if speaker.split() else "they"
+    if re.search(r"\b(we|us|our|ours|ourselves|we're|we've|we'll)\b", sentence, re.IGNORECASE):
+        return None
+
+    def subject(match: re.Match) -> str:
+        verb = match.group(1) or match.group(2)
+        if verb.startswith("'"):
+            return first + _AS_THIRD[verb.lower()]
+        if re.fullmatch(_MODAL, verb, re.IGNORECASE) or verb.endswith("ed") or verb.lower() in _IRREGULAR_PAST:
+            return f"{first} {_AS_THIRD.get(verb.lower(), verb)}"
+        return _UNTURNED  # a present tense verb ('I teach'): not turned, the sentence is dropped below
+
+    text = re.sub(r"\bI(?:('m|'ve|'ll|'d)|\s+([A-Za-z]+))", subject, sentence)
+    if _UNTURNED in text:
+        return None
+    text = re.sub(r"\b(my|mine)\b", f"{first}'s", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(me|myself)\b", first, text, flags=re.IGNORECASE)
+    return None if re.search(r"\bI\b", text) else text

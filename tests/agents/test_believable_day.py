@@ -11,7 +11,8 @@ from pathlib import Path
 
 from agents.llm.gateway import make_llm
 from agents.llm.scripted import scripted_answer
-from agents.minds.cognition.conversation import about_partner, pick_topic
+from agents.minds.cognition.conversation import pick_topic
+from agents.roles.wording import about_partner
 from agents.roles.wording import activity_phrase
 from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona
 from agents.minds.generative import make_mind

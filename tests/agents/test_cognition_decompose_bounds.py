@@ -13,8 +13,7 @@ from datetime import datetime
 import pytest
 
 from agents.llm.repair import parse_answer
-from agents.llm.scripted.planning import _scripted_decompose
-from agents.roles.planning import MAX_STEPS, decompose_prompt, decomposition_schema
+from agents.roles.planning import MAX_STEPS, decompose_prompt, decomposition_schema, scripted_steps
 
 PLACES = ["Willow Cafe:kitchen", "Oak House:bedroom"]
 
@@ -24,7 +23,7 @@ def test_scripted_steps_fit_the_schema_for_any_window(minutes: int) -> None:
     schema = decomposition_schema(tuple(PLACES))
     msgs = decompose_prompt("Maria runs the cafe", "Maria", "work at Willow Cafe", datetime(2026, 2, 13, 8),
                             minutes, PLACES, "Oak House:bedroom", "Willow Cafe:kitchen", [])
-    answer = schema.model_validate(_scripted_decompose(msgs, schema, random.Random(minutes)))
+    answer = schema.model_validate(scripted_steps(msgs.task.fields, schema, random.Random(minutes)))
     assert 1 <= len(answer.steps) <= MAX_STEPS
     assert all(step.place == "Willow Cafe:kitchen" for step in answer.steps)
 

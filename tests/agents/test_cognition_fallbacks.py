@@ -8,18 +8,21 @@ addresses, re-validated, and every resident purpose is checked to be covered.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from pydantic import BaseModel
 
 import agents.roles.conversation as conversation
 import agents.roles.importance as importance
 import agents.roles.interview as interview
+import agents.roles.attend as attend
 import agents.roles.planning as planning
 import agents.roles.reacting as reacting
 import agents.roles.reflection as reflection
 import agents.roles.society as society
 from agents.minds.cognition.planning import waking_hours
-from agents.llm.scripted import responders
 
 LONG_NAME = "Priya " + "Shah-" * 40 + "Venkataraman"
 LONG_ACTIVITY = "prepare the big surprise party for the whole town " * 12
@@ -56,7 +59,7 @@ def _fallbacks(activity: str, name: str, address: str) -> dict[str, list[tuple[t
         "chat_summary": [(conversation.summary_schema(name, "Tom Alvarez"),
                           conversation.chat_summary_fallback("Tom Alvarez", lines, name))
                          for lines in ([f"{name}: {activity}"] * 8, [f"Tom Alvarez: {activity}. {activity}."], [])],
-        "attend": [(planning.AttendAnswer, planning.attend_fallback(traits, closeness, invited))
+        "attend": [(attend.AttendAnswer, attend.attend_fallback(traits, closeness, invited))
                    for traits, closeness, invited in ((activity, 0.0, False), ("shy", 0.9, True), ("", 0.2, False))],
         "reflect_questions": [(reflection.Questions, reflection.questions_fallback(name))],
         "judge_knows": [(society.Verdict, society.FALLBACK)],  # the society bench's judge
@@ -78,18 +81,22 @@ def test_every_fallback_is_valid_against_its_schema(activity: str, name: str) ->
             assert again == fallback, purpose
 
 
+def _asked_purposes() -> set[str]:
+    """Every purpose a mind asks the model for: the first argument of each ``.ask("purpose", ...)``
+    in agents/minds/ (the Caller is the minds' one way to the model)."""
+    found: set[str] = set()
+    for path in (Path(__file__).resolve().parents[2] / "agents" / "minds").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ask"
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                found.add(node.args[0].value)
+    return found
+
+
 def test_every_resident_purpose_has_a_tested_fallback() -> None:
-    import importlib
-    import pkgutil
-
-    import agents.prompts
-
-    for module in pkgutil.iter_modules(agents.prompts.__path__):  # every role registers its purposes
-        importlib.import_module(f"agents.prompts.{module.name}")
     tested = set(_fallbacks("work", "Al", LONG_ADDRESS))
-    # the resident's roles (encounter prompts belong to the assistants and judges, not to minds)
-    resident_purposes = {p for p, fn in responders().items() if not fn.__module__.startswith("agents.llm.scripted.encounters")}
-    assert resident_purposes, "no scripted purposes registered"
+    resident_purposes = _asked_purposes()
+    assert {"plan_day", "decompose", "react", "converse", "importance"} <= resident_purposes, resident_purposes
     assert resident_purposes <= tested, f"purposes without a tested fallback: {resident_purposes - tested}"
 
 

@@ -10,11 +10,12 @@ import json
 import random
 
 from agents.llm.scripted import scripted_answer
-from agents.llm.scripted.conversation import _reply_to, _scripted_converse, _scripted_summary
-from agents.minds.cognition.conversation import Conversation, in_third_person, on_heard, pick_topic
+from agents.minds.cognition.conversation import Conversation, on_heard, pick_topic
+from agents.roles.wording import in_third_person
 from agents.minds.cognition.gatherings import goal_topic, learn
 from agents.minds.cognition.reflection import known_names
-from agents.roles.conversation import converse_prompt, line_schema, summary_prompt, summary_schema
+from agents.roles.conversation import (_reply_to, converse_prompt, line_schema, scripted_line, scripted_summary, summary_prompt,
+                                       summary_schema)
 from agents.roles.interview import answer_schema, interview_prompt
 from agents.roles.reflection import Insights, insights_prompt
 from maps.contracts import ChatLine, Perception
@@ -45,7 +46,7 @@ def test_a_candidate_tells_their_own_candidacy_in_the_first_person():
 def test_a_first_person_memory_opens_without_did_you_hear():
     prompt = converse_prompt("Sam is a baker.", "Sam Moore", "Klaus Mueller", "friend", "09:00", "baking", "home",
                              ["I am running for re-election this autumn."], [], 8)
-    line = _scripted_converse(prompt, line_schema("Sam Moore", "Klaus Mueller", ""), random.Random(0))
+    line = scripted_line(prompt.task.fields, line_schema("Sam Moore", "Klaus Mueller", ""), random.Random(0))
     assert line["utterance"] == "Hi Klaus! I am running for re-election this autumn."
 
 
@@ -61,7 +62,7 @@ def test_reflections_and_thoughts_about_my_life_are_no_news_to_tell():
 def test_someone_almost_done_with_breakfast_is_no_news():
     prompt = converse_prompt("Kenji is a nurse.", "Kenji Mori", "Hannah Price", "friend", "08:00", "walking", "home",
                              ["Grace Kim is almost done having breakfast", "Grace Kim is still sleeping"], [], 8)
-    line = _scripted_converse(prompt, line_schema("Kenji Mori", "Hannah Price", ""), random.Random(0))
+    line = scripted_line(prompt.task.fields, line_schema("Kenji Mori", "Hannah Price", ""), random.Random(0))
     assert line["utterance"] == "Hi Hannah! How are you today?"
 
 
@@ -97,7 +98,7 @@ def test_the_listener_remembers_the_tellers_class_as_theirs():
     lines = ["Grace Kim: Hi Tom! Did you hear? My sister Lucy Alvarez is getting married next month.",
              "Tom Alvarez: Really? I had not heard that. Thanks for telling me, Grace."]
     prompt = summary_prompt(tom.summary, "Tom Alvarez", "Grace Kim", lines, [])
-    summary = _scripted_summary(prompt, summary_schema("Tom Alvarez", "Grace Kim"), random.Random(0))["summary"]
+    summary = scripted_summary(prompt.task.fields, summary_schema("Tom Alvarez", "Grace Kim"), random.Random(0))["summary"]
     assert summary == "I talked with Grace Kim, who told me that Grace's sister Lucy Alvarez is getting married next month."
 
 

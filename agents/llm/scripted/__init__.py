@@ -22,12 +22,12 @@ from pydantic import BaseModel, ValidationError
 
 from maps.contracts import Message
 from agents.llm.schemas import json_schema_of
-from agents.llm.task import ScriptedAnswer, Task
+from agents.llm.task import ScriptedAnswer, Task, task_of
 
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
 _RESPONDERS: dict[str, Responder] = {}
-ROLES = ("conversation", "encounters_emulator", "encounters_judges", "encounters_roles", "planning", "reacting")
+ROLES = ("encounters_emulator", "encounters_judges", "encounters_roles")
 
 
 def responders() -> dict[str, Responder]:
@@ -161,6 +161,8 @@ def scripted_answer(
     """The scripted backend's text for one call: the role's answer to its task's fields (or a
     registered responder), else a generic one built from the schema."""
     rng = random.Random(prompt_seed(purpose, messages, seed))
+    task = task if task is not None else task_of(messages)
+    answer = answer if answer is not None else (task.scripted if task is not None else None)
     if answer is not None and task is not None:
         try:
             data = answer(task.fields, schema, rng)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from maps.contracts import ChatLine, Intent, Perception
 from agents.roles.checks import object_state
+from agents.roles.wording import about_partner, in_third_person
 from agents.roles.conversation import (
     Line,
     chat_summary_fallback,
@@ -51,13 +52,6 @@ class Conversation(BaseModel):
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)
 
 
-def about_partner(text: str, partner: str) -> bool:
-    """Does this memory name the partner (full name or first name)? Then it is their own news,
-    never something to tell them: 'Lucy wants to study medicine' is not news to Lucy."""
-    names = [partner.strip(), *partner.split()[:1]]
-    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text, re.IGNORECASE) for n in names if len(n) > 1)
-
-
 # kinds of memory that are no news to tell: a plan; a talk's summary (another's words); a thought
 # or a reflection, my own inference about my life ('Viktor Novak plays a real part in Clara
 # Novak's life lately', told by Clara as news, issue 26)
@@ -88,38 +82,6 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
         if best is None or (memory.importance, -rank) > (best[0], -best[1]):
             best = (memory.importance, rank, text)
     return best[2] if best else ""
-
-
-_MODAL = r"am|was|have|had|will|would|can|could|should|must|did|do|might|may"
-_AS_THIRD = {"am": "is", "have": "has", "do": "does", "'m": " is", "'ve": " has", "'ll": " will", "'d": " would"}
-_UNTURNED = "\x00"
-_IRREGULAR_PAST = {"went", "made", "met", "taught", "saw", "told", "got", "gave", "took", "found", "knew", "grew",
-                   "left", "lost", "won", "ran", "bought", "brought", "built", "came", "began", "wrote", "sold"}
-
-
-def in_third_person(sentence: str, speaker: str) -> str | None:
-    """``speaker``'s sentence as a listener can keep it: their first person made theirs ('Lucy
-    Alvarez is the brightest student in my class' -> '... in Grace's class'), or None when it
-    cannot be said plainly ('we', 'our', 'I love ...'): the teller's 'my' was kept in the
-    listener's memory as the listener's own (issue 26)."""
-    first = speaker.split()[0] if speaker.split() else "they"
-    if re.search(r"\b(we|us|our|ours|ourselves|we're|we've|we'll)\b", sentence, re.IGNORECASE):
-        return None
-
-    def subject(match: re.Match) -> str:
-        verb = match.group(1) or match.group(2)
-        if verb.startswith("'"):
-            return first + _AS_THIRD[verb.lower()]
-        if re.fullmatch(_MODAL, verb, re.IGNORECASE) or verb.endswith("ed") or verb.lower() in _IRREGULAR_PAST:
-            return f"{first} {_AS_THIRD.get(verb.lower(), verb)}"
-        return _UNTURNED  # a present tense verb ('I teach'): not turned, the sentence is dropped below
-
-    text = re.sub(r"\bI(?:('m|'ve|'ll|'d)|\s+([A-Za-z]+))", subject, sentence)
-    if _UNTURNED in text:
-        return None
-    text = re.sub(r"\b(my|mine)\b", f"{first}'s", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(me|myself)\b", first, text, flags=re.IGNORECASE)
-    return None if re.search(r"\bI\b", text) else text
 
 
 async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:

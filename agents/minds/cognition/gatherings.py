@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.events import Gathering, describe, parse_event, people_named, spoken_time, town_places
 from agents.minds.cognition.planning import Block, Step, make_step
-from agents.roles.planning import AttendAnswer, attend_fallback, attend_prompt
+from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
 from maps.contracts import EventPayload, Record
 
 if TYPE_CHECKING:

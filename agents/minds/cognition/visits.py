@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from agents.minds.cognition.events import describe, venue
 from agents.minds.cognition.gatherings import HOST_LEAD_MIN, KnownEvent, _places, with_events
 from agents.minds.cognition.planning import Block, Step, make_step, waking_hours
-from agents.roles.planning import AttendAnswer, attend_fallback, attend_prompt, day_skeleton, skeleton_kinds
+from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
+from agents.roles.planning import day_skeleton, skeleton_kinds
 from memory.spatial import split_address
 
 if TYPE_CHECKING:
