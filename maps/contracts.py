@@ -714,6 +714,9 @@ class Command(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        problem = declaration_problem(cls)
+        if problem:
+            raise TypeError(f"command {cls.__name__}: {problem}")
         Command.kinds[cls.model_fields["kind"].default] = cls
 
     @classmethod
@@ -726,6 +729,22 @@ class Command(BaseModel):
     def describe(self) -> str:
         """The command in a few words: the one text form messages, toasts and timelines show."""
         return ", ".join(f"{k}={v}" for k, v in self.model_dump().items())
+
+
+def declaration_problem(model: type[Command]) -> str | None:
+    """What is wrong with a command's declaration (None: nothing): its text form's and viewer mode's
+    fields must be its own, and only the last argument of the text form may be optional."""
+    fields = set(model.model_fields) - {"kind"}
+    args = model.text_args or ()
+    named = [a.field for a in args] + ([model.input_mode.text_field] if model.input_mode else [])
+    if model.input_mode and model.input_mode.target:
+        named.append(model.input_mode.target_field)
+    unknown = [f for f in named if f not in fields]
+    if unknown:
+        return f"text_args/input_mode name {', '.join(map(repr, unknown))}, not among its fields ({', '.join(sorted(fields))})"
+    if any(a.optional for a in args[:-1]):
+        return "only the last of text_args may be optional"
+    return None
 
 
 class WhisperCommand(Command):

@@ -202,3 +202,18 @@ def test_the_viewer_has_its_mode(wave) -> None:
     v.submit_text()
     assert v.notices[-1].text == "unknown command /nod: use /whisper, /object, /announce, /wave or /ask"
     v.draw(pygame.Surface((1280, 720)))  # its button is drawn with its label
+
+
+def test_a_declaration_naming_a_field_it_lacks_is_refused_and_not_registered() -> None:
+    with pytest.raises(TypeError, match=r"command NodCommand: text_args/input_mode name 'who', not among its fields"):
+        class NodCommand(Command):
+            kind: Literal["nod"] = "nod"
+            resident: Name
+            text_args: ClassVar = (TextArg("who", "NAME", among="names"),)
+    with pytest.raises(TypeError, match="only the last of text_args may be optional"):
+        class ShrugCommand(Command):
+            kind: Literal["shrug"] = "shrug"
+            resident: Name | None = None
+            why: Short
+            text_args: ClassVar = (TextArg("resident", "NAME", optional=True), TextArg("why", "why"))
+    assert "nod" not in Command.kinds and "shrug" not in Command.kinds
