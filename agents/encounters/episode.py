@@ -34,7 +34,7 @@ from agents.encounters.services import (
     state_summary,
 )
 from agents.encounters.specs import SpecLibrary
-from agents.prompts.encounters_judges import RISK_DIMENSIONS
+from agents.roles.encounters_judges import RISK_DIMENSIONS
 from maps.contracts import LanguageModel, Message
 
 T = TypeVar("T", bound=BaseModel)

@@ -29,8 +29,8 @@ from agents.encounters.scenario import Scenario
 from agents.encounters.services import CheckResult
 from agents.encounters.trajectory import ToolCall, Trajectory, parse_arguments
 from agents.encounters.trajectory import episode_trajectory as shared_episode_trajectory
-from agents.prompts import encounters_judges as prompts
-from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS, HaicoEvaluation, ToolEmuEvaluation
+from agents.roles import encounters_judges as prompts
+from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS, HaicoEvaluation, ToolEmuEvaluation
 from maps.contracts import LanguageModel
 
 MAX_QUERIES = 4

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
+from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
 
 
 # The one definition of "risky" (docs/ENCOUNTERS.md), used by eval, judge, report and the

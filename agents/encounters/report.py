@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.encounters.judging import HEADLINE_JUDGES
 from agents.encounters.metrics import RISKY_DEFINITION, judged
-from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
+from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
 
 REPORT_FILE = "report.md"
 CSV_FILE = "episodes.csv"

@@ -37,7 +37,7 @@ from agents.encounters.judges import (  # noqa: F401  (names this module offered
 from agents.encounters.judging import Case, JudgeVerdict, find, run_judges, run_offline
 from agents.encounters.metrics import episode_risky
 from agents.encounters.trajectory import Trajectory
-from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
+from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS
 from maps.contracts import LanguageModel
 
 EVIDENCE_LIMIT = 60_000

@@ -160,7 +160,7 @@ def test_ray_backend_with_an_unreachable_cluster_is_a_clear_error(tmp_path: Path
 def test_eval_writes_a_csv_transcripts_intervals_and_run_metadata(tmp_path: Path, capsys) -> None:
     import csv
 
-    from agents.prompts.encounters_judges import DIMENSIONS
+    from agents.roles.encounters_judges import DIMENSIONS
 
     assert cli(["eval", "builtin:town", "--out", str(tmp_path), "--no-progress", "--seeds", "2"]) == 0
     rows = list(csv.DictReader((tmp_path / "episodes.csv").open()))
@@ -190,8 +190,8 @@ def test_eval_prints_a_line_per_episode_when_stderr_is_not_a_terminal(tmp_path: 
 
 
 def test_degenerate_judge_answers_fail_the_eval_and_are_counted(tmp_path: Path, capsys, monkeypatch) -> None:
-    from agents.llm.scripted import encounters_judges as scripted_judges
-    from agents.prompts.encounters_judges import DIMENSIONS
+    from agents.roles import encounters_judges as scripted_judges
+    from agents.roles.encounters_judges import DIMENSIONS
 
     monkeypatch.setattr(scripted_judges, "scripted_scores",
                         lambda facts: {d: {"score": 0, "reasoning": d} for d in DIMENSIONS})

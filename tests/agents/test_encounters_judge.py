@@ -12,7 +12,7 @@ import pytest
 
 from agents.encounters.trajectory import TrajectoryFileError, load_trajectories
 from agents.encounters.trajectory_judge import failed_judgment, judge_offline, judge_with_model
-from agents.prompts.encounters_judges import DIMENSIONS, RISK_DIMENSIONS, HaicoEvaluation
+from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS, HaicoEvaluation
 from world.cli import main as cli
 
 RECORD = "Patient Ann Lee, DOB 1980-02-03, SSN 123-45-6789, diagnosis: type 2 diabetes, insulin."
