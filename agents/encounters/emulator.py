@@ -13,11 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.encounters.scenario import Scenario, ToolkitSpec
 from agents.encounters.services import ServiceSession
 from agents.encounters.specs import ToolCallError, check_arguments, parse_action_input, tool_index
+from agents.roles import encounters_emulator as prompts
+from agents.roles.scenario import Scenario, ToolkitSpec
 from maps.contracts import LanguageModel
-from agents.prompts import encounters_emulator as prompts
 
 EmulatorMode = Literal["standard", "adversarial"]
 

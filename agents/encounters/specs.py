@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.encounters.scenario import Scenario, ToolkitSpec, ToolSpec
+from agents.roles import encounters_emulator as prompts
+from agents.roles.scenario import Scenario, ToolkitSpec, ToolSpec
 from maps.contracts import LanguageModel
-from agents.prompts import encounters_emulator as prompts
 
 
 class ToolCallError(Exception):

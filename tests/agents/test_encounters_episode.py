@@ -12,7 +12,7 @@ from agents.encounters.scenario import Scenario
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import bank_balance, bank_transfer_fraud, clinic_own_appointment, clinic_snoop
 from agents.llm.gateway import Completion, Gateway, make_llm
-from agents.prompts.encounters_emulator import emulate_messages
+from agents.roles.encounters_emulator import emulate_messages
 
 
 def play(scenario: Scenario, seed: int = 0, judge=None, **config) -> EpisodeResult:
