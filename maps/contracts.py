@@ -726,6 +726,11 @@ class Command(BaseModel):
             return ""
         return " ".join([cls.model_fields["kind"].default, *(a.shown for a in cls.text_args)])
 
+    @classmethod
+    def summary(cls) -> str:
+        """What it does, in one line: its ``help_line``, else its docstring's first line."""
+        return cls.help_line or next(iter((cls.__doc__ or "").strip().splitlines()), "")
+
     def describe(self) -> str:
         """The command in a few words: the one text form messages, toasts and timelines show."""
         return ", ".join(f"{k}={v}" for k, v in self.model_dump().items())
@@ -825,17 +830,18 @@ COMMAND_HELP = command_help()  # the built-in kinds' (errors call command_help()
 
 
 def command_reference() -> list[str]:
-    """One Markdown line per declared command, for the docs and inject --help: its one-line form,
-    its inject flag, its viewer mode and what it does."""
+    """One Markdown line per declared command, for the docs and inject --help: its one-line form
+    (or its socket shape), its inject flag and viewer mode, what it does and what serves it."""
     lines = []
     for kind, m in Command.kinds.items():
-        how = [f"`{m.text_form()}`" if m.text_form() else f"`{{\"kind\": \"{kind}\", ...}}` (socket only)"]
+        also = []
         if m.text_args is not None:
-            how.append(f"`inject --{kind} {' '.join(a.flag_metavar for a in m.text_args if not a.optional)}`".rstrip())
+            also.append("`" + " ".join([f"inject --{kind}", *(a.flag_metavar for a in m.text_args if not a.optional)]) + "`")
         if m.input_mode is not None:
-            how.append(f"viewer: {m.input_mode.label}")
-        what = m.help_line or (m.__doc__ or "").strip().splitlines()[0]
-        lines.append(f"- {'; '.join(how)}: {what}" + (f" ({m.served_by})" if m.served_by else ""))
+            also.append(f"viewer mode {m.input_mode.label!r}")
+        form = f"`{m.text_form()}`" if m.text_form() else f'`{{"kind": "{kind}", ...}}`'
+        where = f" ({', '.join(also)})" if also else " (JSON only)"
+        lines.append(f"- {form}{where}: {m.summary()}" + (f" ({m.served_by})" if m.served_by else ""))
     return lines
 
 

@@ -134,8 +134,8 @@ def test_the_one_line_form_and_the_help_come_from_the_declaration(wave) -> None:
         commands.parse("wink Ada", names=["Ada"])
     with pytest.raises(ValueError, match=r"wave.resident: .*'wave NAME \[gesture\]'"):
         commands.parse({"kind": "wave"})
-    assert ("- `wave NAME [gesture]`; `inject --wave NAME`; viewer: Wave: wave at a resident, who hears of it as a "
-            "thought (start it with the toy plugin)") in command_reference()
+    assert ("- `wave NAME [gesture]` (`inject --wave NAME`, viewer mode 'Wave'): wave at a resident, who hears of it "
+            "as a thought (start it with the toy plugin)") in command_reference()
 
 
 def test_the_built_in_help_is_what_it_was() -> None:
@@ -162,6 +162,7 @@ def test_inject_has_its_flag_and_sends_it_over_the_socket(wave, tmp_path: Path, 
     parser = argparse.ArgumentParser()
     inject.add_arguments(parser)
     assert "--wave NAME" in parser.format_usage() and "wave at a resident, who hears" in parser.format_help()
+    assert "- `wave NAME [gesture]` (`inject --wave NAME`, viewer mode 'Wave')" in parser.format_help()  # its docs line
     assert inject.build(parser.parse_args(["d", "--wave", "Ada"])) == {"kind": "wave", "resident": "Ada", "gesture": None}
     engine, minds = _engine(tmp_path, ToyPlugin(wave))
     name = engine.resident_names[1]

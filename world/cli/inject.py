@@ -39,18 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for kind, model in commands.declared().items():  # one flag per declared command (maps.contracts)
         metavars = tuple(a.flag_metavar for a in model.text_args or () if not a.optional)
         if not metavars:
-            group.add_argument(f"--{kind}", dest=kind, action="store_true", help=model.help_line)
+            group.add_argument(f"--{kind}", dest=kind, action="store_true", help=model.summary())
         elif len(metavars) == 1:
-            group.add_argument(f"--{kind}", dest=kind, metavar=metavars[0], help=model.help_line)
+            group.add_argument(f"--{kind}", dest=kind, metavar=metavars[0], help=model.summary())
         else:
-            group.add_argument(f"--{kind}", dest=kind, nargs=len(metavars), metavar=metavars, help=model.help_line)
+            group.add_argument(f"--{kind}", dest=kind, nargs=len(metavars), metavar=metavars, help=model.summary())
     parser.add_argument("--timeout", type=seconds, default=10.0,
                         help="seconds to wait for the run, above 0 and at most 86400 (default 10); a run still "
                              "starting (building its town) is waited for this long")
     parser.add_argument("--json", action="store_true", help="print the run's reply (or the error) as one JSON line")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog's lines as they are
-    parser.epilog = "commands (one line of text as Engine.submit takes it; its flag here; its viewer mode):\n" + "\n".join(
-        textwrap.fill(line, 100, subsequent_indent="    ") for line in command_reference())
+    parser.epilog = "\n".join([
+        "commands: each one-line form (as Engine.submit takes it and errors name it), its flag here, its viewer mode:",
+        *(textwrap.fill(line, 100, subsequent_indent="    ") for line in command_reference())])
 
 
 def build(args: argparse.Namespace) -> dict:
