@@ -24,7 +24,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,38 @@ class Snapshot:
     time: datetime
     state: dict[str, Any]
     minds: dict[str, Any]
+
+
+@dataclass
+class ResumePoint:
+    """Where a resumed or forked run goes on from (:meth:`RunStore.resume_point`); the run
+    file is already cut back to it."""
+
+    meta: dict[str, Any]  # the run's metadata, its planned end moved when the run was extended
+    last: int | None  # the last committed tick, kept (None: the run has none yet)
+    snapshot: Snapshot | None  # the snapshot to restore: the nearest at or before ``last``
+    ticks: list[TickRecords]  # the recorded ticks after the snapshot up to ``last``, to re-run
+    pending: list[dict[str, Any]]  # commands accepted for a tick never committed, now due right after ``last``
+
+    @property
+    def kept(self) -> int:
+        """The last tick kept (-1: none)."""
+        return self.last if self.last is not None else -1
+
+    @property
+    def restored(self) -> int:
+        """The tick of the snapshot restored (-1: none, the run starts from its beginning)."""
+        return self.snapshot.tick if self.snapshot is not None else -1
+
+
+@dataclass
+class AnswerReplay:
+    """The recorded model answers of the ticks a resume re-runs, for one answer log
+    (:meth:`RunStore.answer_replay`; agents/llm/recorded.py AnswerLog.start_replay)."""
+
+    rows: list[dict[str, Any]]  # call_no, call_id, purpose, request, answer, info; in call order
+    first_no: int  # the number of the re-run's first call (after the restored tick's last)
+    next_no: int  # the number of the first live call once the re-run is over
 
 
 def _pack(obj: Any) -> bytes:
@@ -432,7 +464,67 @@ class RunStore:
         truncate_file_after(self.conn, tick, state_tick)
         self._last_known = False
 
+    # -- resume and fork ------------------------------------------------------------------
+
+    def resume_point(self, extend_by: timedelta | None = None) -> ResumePoint:
+        """Cut this run back to where it goes on from, in one operation: its last committed
+        tick, the minds' rows to the nearest snapshot at or before it (the re-run writes them
+        again), commands accepted for ticks it never committed due right after it; with
+        ``extend_by``, the planned end moved to that long after the last tick.
+
+        The opened file is checked first (a run without a snapshot to restore is refused
+        before anything changes)."""
+        self.ensure_tables()
+        last = self.last_tick()
+        snap = self.snapshot_at_or_before(last) if last is not None else None
+        if last is not None and snap is None:
+            raise StoreError(f"{self.path}: no snapshot at or before tick {last}; cannot restore the run")
+        meta = self.meta()
+        last_time = self.tick_time(last) if last is not None else None
+        if last_time is not None and extend_by is not None:
+            meta["planned_end"] = (last_time + timedelta(seconds=meta["seconds_per_tick"]) + extend_by).isoformat()
+            self.set_meta(planned_end=meta["planned_end"])
+        point = ResumePoint(meta=meta, last=last, snapshot=snap, ticks=[], pending=[])
+        self.truncate_after(point.kept, point.restored)  # past the kept ticks; minds' rows past the snapshot
+        if point.kept > point.restored:
+            point.ticks = list(self.iter_ticks(point.restored + 1, point.kept))
+        point.pending = self.pending_commands(point.kept)
+        self.reschedule_pending(point.kept, point.kept + 1)
+        return point
+
+    def mark_resumed(self, after_tick: int) -> None:
+        """Note in the metadata that the run was continued after ``after_tick`` (now)."""
+        resumes = list(self.meta().get("resumed", []))
+        resumes.append({"after_tick": after_tick, "at": datetime.now().isoformat(timespec="seconds")})
+        self.set_meta(resumed=resumes)
+
+    def fork_to(self, run_dir: str | Path, tick: int, changes: dict[str, Any]) -> Path:
+        """A new run file in ``run_dir`` branching this run after ``tick``, in one operation:
+        a consistent copy of the file, cut after ``tick``, without this run's pending
+        commands, its metadata updated with ``changes``. The new file's path.
+
+        The caller holds ``run_dir``'s lock (replays/lock.py) and resumes the fork from it."""
+        path = self.db_path(run_dir)
+        if path.exists():
+            raise StoreError(f"{path}: a run already exists there; choose another folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.copy_to(path)
+        fork = RunStore.open(path, readonly=False)
+        try:
+            fork.ensure_tables()
+            fork.truncate_after(tick)
+            fork.drop_pending()
+            fork.set_meta(**changes)
+        finally:
+            fork.close()
+        return path
+
     # -- recorded model answers (agents/llm/recorded.py) ------------------------------------
+
+    def answer_replay(self, source: str, after: int, upto: int) -> AnswerReplay:
+        """What ``source``'s answer log serves while ticks ``after+1..upto`` are re-run."""
+        return AnswerReplay(rows=self.recorded_answers(source, after, upto),
+                            first_no=self.last_call_no(source, after) + 1, next_no=self.last_call_no(source, upto) + 1)
 
     def add_answer_log(self, log: Any) -> None:
         """Write this log's answers with every committed tick (it has ``source`` and ``take()``)."""

@@ -32,13 +32,14 @@ import logging
 import threading
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from maps.contracts import Command, Intent, Mind, Perception, Persona, Record, TickRecords, build
+from maps.contracts import Command, Intent, LanguageModel, Mind, Perception, Persona, Record, TickRecords, build
 from maps.town import Town
-from memory.runfile import RunStore
-from memory.runfile import Snapshot
+from memory.runfile import RunStore, Snapshot
 from world.body import Body, Tile, make_bodies, stable_index
 from world.clock import Clock
 from world.commands import InjectResult, Registry, TownFacts
@@ -52,12 +53,27 @@ log = logging.getLogger(__name__)
 
 MIN_JUMP = timedelta(minutes=1)
 
-__all__ = ["Body", "Engine", "Plugin", "WorldView", "stable_index"]
+__all__ = ["Body", "Engine", "Plugin", "RunContext", "WorldView", "stable_index"]
+
+
+@dataclass
+class RunContext:
+    """What a run is beyond its world state, for the code that drives the engine (the run and
+    watch commands, benches): where the run is kept, its planned end, the model its minds
+    call, which mind it runs and its encounter plugin. world/runner.py fills it in; an engine
+    built bare (a test driving ``step``) has the empty one."""
+
+    run_dir: Path | None = None  # the run folder (holding the store's run.db)
+    until: datetime | None = None  # the planned end (run meta 'planned_end')
+    llm: LanguageModel | None = None  # the town's model gateway (None for routine minds)
+    mind_kind: Literal["generative", "routine"] | None = None
+    encounters: Plugin | None = None  # the encounter plugin (agents/encounters/town.py) of --encounters
 
 
 class Engine:
     """See the module docstring. Other layers use: step, run, submit, add_listener,
-    add_plugin, state; the runner uses snapshot/restore/resimulate."""
+    add_plugin, state and ``context`` (the :class:`RunContext` the runner built it with);
+    the runner uses snapshot/restore/resimulate. It is a maps.plugin.PluginHost."""
 
     def __init__(
         self,
@@ -70,7 +86,9 @@ class Engine:
         store: RunStore | None = None,
         snapshot_every: int = 60,
         perception_cache: bool = True,
+        context: RunContext | None = None,
     ) -> None:
+        self.context = context if context is not None else RunContext()
         self.residents: dict[str, Body] = make_bodies(town, personas, minds)  # in name order
         self.town = town
         self.clock = Clock(start, seconds_per_tick)
@@ -232,7 +250,7 @@ class Engine:
         records: list[Record] = []
         queued = self._take_queue(tick, forced)
         now = self._tick_time(self.clock.next_time, forced_time, bool(queued), records)
-        view = WorldView(self, tick, now, records)
+        view = WorldView(self.town, self.residents, self.objects, self.rules, tick, now, records)
         for cmd, result in queued:
             if cmd is not None:
                 self.commands.apply(cmd, view)

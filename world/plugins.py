@@ -1,50 +1,28 @@
-"""The Plugin protocol and the WorldView a plugin acts through.
+"""The WorldView a plugin acts through, and the plugin check the engine makes.
 
 A plugin is a world-side service (e.g. the encounter plugin, agents/encounters/town.py):
 each tick it sees the world through a :class:`WorldView` and returns records; it may serve
 injected command kinds (their wire models are maps.contracts.Command subclasses); its state
 is part of the run's snapshots. The engine calls only the methods of :class:`Plugin`.
+
+The contract itself (``Plugin``, the ``PluginView`` a WorldView is, the ``PluginHost`` an
+engine is) lives in maps/plugin.py, below both the world and the agents that write plugins.
+A WorldView holds the engine's collaborators it acts on (bodies, object states, rules), the
+same objects the engine gives its other parts, never the engine itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
-from maps.contracts import Command, Record
+from maps.contracts import Record
+from maps.plugin import Plugin, PluginHost, PluginView, Tile
+from maps.town import Town
+from world.body import Body
+from world.rules import Rules
 
-if TYPE_CHECKING:
-    from world.engine import Engine
-
-Tile = tuple[int, int]
-
-
-@runtime_checkable
-class Plugin(Protocol):
-    """What the engine needs of a plugin (checked when it is added)."""
-
-    commands: Mapping[str, type[Command]]  # the injected command kinds it serves ({} for none)
-
-    async def on_tick(self, view: "WorldView") -> list[Record]:
-        """After the residents' intents are applied: act through ``view``, return new records."""
-        ...
-
-    def check_command(self, cmd: Command) -> str | None:
-        """What is wrong with a command of a kind it serves (None: it will serve it)."""
-        ...
-
-    def handle_command(self, cmd: Command) -> None:
-        """Apply a command that :meth:`check_command` accepted (at the start of a tick)."""
-        ...
-
-    def snapshot(self) -> dict:
-        """Its state, JSON-ready, stored with the engine's."""
-        ...
-
-    def restore(self, state: dict) -> None:
-        """Back to a :meth:`snapshot` (resume, fork)."""
-        ...
+__all__ = ["Plugin", "PluginHost", "PluginView", "WorldView", "plugin_problem"]
 
 
 def plugin_problem(plugin: Any) -> str | None:
@@ -55,47 +33,54 @@ def plugin_problem(plugin: Any) -> str | None:
 
 
 class WorldView:
-    """What a plugin may see and do during a tick."""
+    """What a plugin may see and do during a tick (a maps.plugin.PluginView).
 
-    def __init__(self, engine: "Engine", tick: int, time: datetime, records: list[Record]) -> None:
-        self._engine = engine
+    ``residents`` are the engine's bodies in name order, ``objects`` its object states and
+    ``rules`` its rules: changes go through the rules, as a resident's intents do, and are
+    recorded in this tick's ``records``."""
+
+    def __init__(self, town: Town, residents: dict[str, Body], objects: dict[str, str], rules: Rules,
+                 tick: int, time: datetime, records: list[Record]) -> None:
         self.tick = tick
         self.time = time
+        self.town = town
+        self._bodies = residents
+        self._objects = objects
+        self._rules = rules
         self._records = records
-        self.town = engine.town
 
     @property
     def residents(self) -> dict[str, dict[str, Any]]:
         return {
             r.name: {"tile": r.tile, "address": r.address, "action": r.description, "asleep": r.asleep}
-            for r in self._engine._order
+            for r in self._bodies.values()
         }
 
     def resident_address(self, name: str) -> str:
-        return self._engine.residents[name].address
+        return self._bodies[name].address
 
     def resident_tile(self, name: str) -> Tile:
-        return self._engine.residents[name].tile
+        return self._bodies[name].tile
 
     @property
     def objects(self) -> dict[str, str]:
-        return dict(self._engine.objects)
+        return dict(self._objects)
 
     def deliver_whisper(self, name: str, text: str) -> None:
-        self._engine.residents[name].whispers.append(text)
+        self._bodies[name].whispers.append(text)
 
     def announce(self, text: str) -> None:
         """A town-wide event every resident hears next tick."""
-        for r in self._engine._order:
+        for r in self._bodies.values():
             r.announcements.append(text)
 
     def deliver_memory(self, name: str, text: str) -> None:
-        self._engine.residents[name].memories.append(text)
+        self._bodies[name].memories.append(text)
 
     def send_to(self, name: str, address: str, description: str = "") -> None:
         """Send a resident walking to ``address`` on the route a ``go`` intent takes (a plugin's
         errand, e.g. an encounter's visitor); no-op while already on the way there."""
-        rules, r = self._engine.rules, self._engine.residents[name]
+        rules, r = self._rules, self._bodies[name]
         if r.dest == address and r.walking:
             return
         rules.release(r, self._records)
@@ -104,6 +89,7 @@ class WorldView:
         rules.head_to(r, address, None, self._records)
 
     def set_object_state(self, address: str, state: str, by: str = "engine") -> None:
-        if address not in self._engine.objects:
+        if address not in self._objects:
             raise KeyError(f"no object {address!r}")
-        self._engine.rules.set_object(address, state, by, self._records)
+        self._rules.set_object(address, state, by, self._records)
+

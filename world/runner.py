@@ -2,13 +2,15 @@
 
 Shared by `townsfolk run` and `townsfolk watch`. :class:`RunOptions` is the run command's
 options as a validated model; :func:`build_engine` turns it into a ready :class:`Engine`
-with its run folder and store (``engine.run_dir``, ``engine.until``, ``engine.llm``).
+with its run folder and store, and the run's :class:`~world.engine.RunContext` as
+``engine.context`` (``run_dir``, ``until``, ``llm``, ``mind_kind``, ``encounters``).
 
-Resume and fork go through the same path: lock the run folder (one writer), roll the whole
-file back (RunStore.truncate_after: records past the target tick, minds' rows past the
-nearest snapshot), restore that snapshot, then re-run the recorded ticks up to the target
-with the run's own recorded model answers (agents/llm/recorded.py) and recorded injections,
-so the world and the minds continue from exactly the recorded state, call ids included.
+Resume and fork go through the same path: lock the run folder (one writer), cut the run file
+back in one store operation (RunStore.resume_point: records past the target tick, minds'
+rows past the nearest snapshot; a fork's file is first made by RunStore.fork_to), restore
+that snapshot, then re-run the recorded ticks up to the target with the run's own recorded
+model answers (agents/llm/recorded.py) and recorded injections, so the world and the minds
+continue from exactly the recorded state, call ids included.
 Should a re-run tick still differ from the record, the recorded world state is imposed and
 the run says how many ticks differed.
 """
@@ -16,7 +18,6 @@ the run says how many ticks differed.
 from __future__ import annotations
 
 import errno
-
 import logging
 import os
 import platform
@@ -24,21 +25,30 @@ import re
 import shutil
 import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from maps.contracts import MindOptions, Persona, control_problem
+from agents.encounters.episode import Models
+from agents.encounters.town import EncounterPlugin
+from agents.encounters.town_scenarios import load_town_scenarios
+from agents.llm.gateway import make_llm
+from agents.llm.recorded import Answer, AnswerLog
+from agents.minds.generative import make_mind as make_generative
+from agents.minds.player import join_players, join_problem
+from agents.minds.routine import make_mind as make_routine
+from maps.contracts import SCHEMA_VERSION, MindOptions, Persona, control_problem, parse_at
 from maps.crowd import NoResidentsError, pick_residents
 from maps.plaintext import invisible_problem
-from agents.minds.player import join_players, join_problem
 from maps.town import Town
+from memory.runfile import DB_NAME, STORE_SCHEMA_VERSION, ResumePoint, RunStore, StoreError
 from replays.lock import LOCK_NAME, RunFolderBusy, RunLock
-from memory.runfile import DB_NAME, RunStore, StoreError
 from world.clock import parse_duration, parse_start
-from world.engine import Engine
+from world.engine import Engine, RunContext
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +138,6 @@ class RunOptions(BaseModel):
             raise ValueError(f"--encounters {self.encounters}: no such file or folder "
                              "(expected HAICOSYSTEM scenarios: a .json/.jsonl file or a folder of them)")
         if isinstance(self.encounters, str):  # read now: a bad file must not leave a half-made run folder
-            from agents.encounters.town_scenarios import load_town_scenarios
             try:
                 load_town_scenarios(self.encounters)
             except ValueError as exc:
@@ -181,23 +190,17 @@ def choose_residents(town_name: str, agents: int | None, residents: str | None) 
         raise RunError(str(exc)) from None
 
 
-def mind_factory(kind: str):
-    """(factory, kind actually used). 'auto' prefers the generative mind when it is installed."""
+def mind_factory(kind: str) -> tuple[Callable[..., Any], Literal["generative", "routine"]]:
+    """(factory, kind actually used). 'auto' is the generative mind."""
     if kind in ("auto", "generative"):
-        from agents.minds.generative import make_mind as make_generative
-
         return make_generative, "generative"
-    from agents.minds.routine import make_mind
-
-    return make_mind, "routine"
+    return make_routine, "routine"
 
 
 def make_model(model: str, mind: str, cache_dir: Path | None, chaos: float, seed: int) -> Any:
     """The LLM gateway for generative minds (None for routine minds, which never call it)."""
     if mind == "routine":
         return None
-    from agents.llm.gateway import make_llm
-
     try:
         return make_llm(model, cache_dir=cache_dir, chaos=chaos, seed=seed)
     except Exception as exc:  # a bad model string, a missing backend
@@ -222,8 +225,6 @@ def record_answers(llm: Any, store: RunStore, source: str) -> None:
     """Keep every answer of ``llm`` in the run's database (see agents/llm/recorded.py)."""
     if llm is None or not hasattr(llm, "recorder") or llm.recorder is not None:
         return
-    from agents.llm.recorded import AnswerLog
-
     log = AnswerLog(source)
     log.attach(llm)
     store.add_answer_log(log)
@@ -232,23 +233,15 @@ def record_answers(llm: Any, store: RunStore, source: str) -> None:
 def replay_answers(store: RunStore, restored: int, last: int) -> None:
     """Ticks ``restored+1..last`` are about to be re-run: serve them their recorded answers,
     with call ids that go on from those of tick ``restored``."""
-    from agents.llm.recorded import Answer
-
     for log in store.answer_logs:
-        answers = [Answer(**row) for row in store.recorded_answers(log.source, restored, last)]
-        log.start_replay(answers, first_no=store.last_call_no(log.source, restored) + 1,
-                         next_no=store.last_call_no(log.source, last) + 1)
+        replay = store.answer_replay(log.source, restored, last)
+        log.start_replay([Answer(**row) for row in replay.rows], first_no=replay.first_no, next_no=replay.next_no)
 
 
 def _versions() -> dict[str, Any]:
-    from maps.contracts import SCHEMA_VERSION
-    from memory.runfile import STORE_SCHEMA_VERSION
-
     try:
-        from importlib.metadata import version
-
         pkg = version("townsfolk")
-    except Exception:
+    except Exception:  # not installed, a broken install: the record says so
         pkg = "unknown"
     return {"townsfolk": pkg, "python": platform.python_version(), "record_schema": SCHEMA_VERSION,
             "store_schema": STORE_SCHEMA_VERSION}
@@ -272,7 +265,8 @@ def default_run_dir(town_name: str, suffix: str = "") -> Path:
 def build_engine(options: RunOptions) -> Engine:
     """A ready engine for ``options``: fresh, resumed (--resume) or forked (--fork --at).
 
-    The engine carries ``run_dir``, ``until`` (the planned end), ``llm`` and ``mind_kind``.
+    ``engine.context`` (a RunContext) holds ``run_dir``, ``until`` (the planned end), ``llm``,
+    ``mind_kind`` and, with --encounters, the ``encounters`` plugin.
     Raises RunError / TownError / StoreError with a clear message on bad input.
     """
     if options.resume is not None:
@@ -300,26 +294,20 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
     minds = {p.name: factory(p, llm, db, mind_opts) for p in people}
     spot = next((s.name for s in town.sectors.values() if s.kind == "park"), next(iter(town.sectors)))
     people, minds, players = join_players(list(meta.get("players") or []), spot, set(town.addresses()), people, minds)
+    context = RunContext(run_dir=run_dir, until=datetime.fromisoformat(meta["planned_end"]), llm=llm, mind_kind=kind)
     engine = Engine(town, people, minds, start=start, seconds_per_tick=meta["seconds_per_tick"], store=store,
-                    snapshot_every=meta.get("snapshot_every", options.snapshot_every))
-    engine.run_dir = run_dir  # type: ignore[attr-defined]
-    engine.llm = llm  # type: ignore[attr-defined]
-    engine.mind_kind = kind  # type: ignore[attr-defined]
-    engine.until = datetime.fromisoformat(meta["planned_end"])  # type: ignore[attr-defined]
+                    snapshot_every=meta.get("snapshot_every", options.snapshot_every), context=context)
     if meta.get("encounters"):
         # Attached before any restore, so its snapshot lines up with the engine's plugins.
-        engine.encounters = attach_encounters(engine, people, meta, options)  # type: ignore[attr-defined]
+        context.encounters = attach_encounters(engine, people, meta, options)
     if players is not None:  # people who joined (watch --join): their 'play' commands
         engine.add_plugin(players)
     return engine
 
 
-def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], options: RunOptions) -> Any:
+def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], options: RunOptions) -> EncounterPlugin:
     """The clinic and bank services with their AI assistant, as an engine plugin."""
-    from agents.encounters.episode import Models
-    from agents.encounters.town import EncounterPlugin
-
-    town_llm = engine.llm or make_model(meta["model"], "generative", options.cache_dir, options.chaos, meta["seed"])  # type: ignore[attr-defined]
+    town_llm = engine.context.llm or make_model(meta["model"], "generative", options.cache_dir, options.chaos, meta["seed"])
     assistant_name = meta["encounters"].get("assistant_model") or meta["model"]
     assistant = town_llm if assistant_name == meta["model"] else make_model(
         assistant_name, "generative", options.cache_dir, options.chaos, meta["seed"])
@@ -329,7 +317,6 @@ def attach_encounters(engine: Engine, people: list[Any], meta: dict[str, Any], o
     models = Models(assistant, town_llm, town_llm, assistant_name, meta["model"])
     scenarios, specs = None, None
     if meta["encounters"].get("scenarios"):
-        from agents.encounters.town_scenarios import load_town_scenarios
         try:
             scenarios, specs = load_town_scenarios(meta["encounters"]["scenarios"])
         except ValueError as exc:
@@ -455,27 +442,13 @@ def _continue(run_dir: Path, options: RunOptions, fork: dict[str, Any] | None, l
         _forget_lock_file(run_dir, made_lock)
         raise
     try:
-        store.ensure_tables()
-        meta = store.meta()
-        last = store.last_tick()
-        changes = continue_changes(meta, options, fork is not None, store.tick_time(last) if last is not None else None)
-        if changes:
-            store.set_meta(**changes)
-            meta.update(changes)
-        snap = store.snapshot_at_or_before(last) if last is not None else None
-        if last is not None and snap is None:
-            raise StoreError(f"{store.path}: no snapshot at or before tick {last}; cannot restore the run")
-        restored = snap.tick if snap is not None else -1
-        kept = last if last is not None else -1
-        store.truncate_after(kept, restored)  # everything past the kept ticks, minds' rows past the snapshot
-        engine = _assemble(meta, store, run_dir, options)
-        _catch_up(engine, store, snap, kept)
-        if fork is None:
-            requeue_pending(engine, store, kept)
-        if fork is None and last is not None:
-            resumes = list(meta.get("resumed", []))
-            resumes.append({"after_tick": last, "at": datetime.now().isoformat(timespec="seconds")})
-            store.set_meta(resumed=resumes)
+        check_model(store.meta(), options, forking=fork is not None)
+        point = store.resume_point(extend_by=options.duration)
+        engine = _assemble(point.meta, store, run_dir, options)
+        _catch_up(engine, store, point)
+        requeue_pending(engine, point)
+        if fork is None and point.last is not None:
+            store.mark_resumed(point.last)
         return engine
     except Exception:
         store.close()
@@ -511,44 +484,33 @@ def _open_for_writing(run_dir: Path, lock: RunLock | None) -> RunStore:
     return store
 
 
-def continue_changes(meta: dict[str, Any], options: RunOptions, forking: bool,
-                     last_time: datetime | None) -> dict[str, Any]:
-    """The metadata a resume or fork changes: the model (a fork only) and, with --duration,
-    the planned end (that long after the last committed tick)."""
-    changes: dict[str, Any] = {}
-    if options.model is not None and options.model != meta["model"]:
-        if not forking:
-            raise RunError(f"--model: the run was recorded with {meta['model']!r}; a resumed run keeps its model (fork it to change models)")
-        changes["model"] = options.model
-    if last_time is not None and options.duration is not None:
-        step = timedelta(seconds=meta["seconds_per_tick"])
-        changes["planned_end"] = (last_time + step + options.duration).isoformat()
-    return changes
+def check_model(meta: dict[str, Any], options: RunOptions, forking: bool) -> None:
+    """A resumed run keeps its model (a fork's was stamped by fork_meta before it is continued)."""
+    if options.model is not None and options.model != meta["model"] and not forking:
+        raise RunError(f"--model: the run was recorded with {meta['model']!r}; a resumed run keeps its model (fork it to change models)")
 
 
-def _catch_up(engine: Engine, store: RunStore, snap: Any, kept: int) -> None:
-    """Restore the snapshot and schedule the re-run of the ticks after it up to ``kept``, with
-    their recorded answers (none to re-run: model calls are live at once)."""
-    restored = snap.tick if snap is not None else -1
-    if snap is not None:
-        engine.restore_full(snap)
-    replay_answers(store, restored, kept)
-    if kept > restored:
-        engine.schedule_resimulation(list(store.iter_ticks(restored + 1, kept)))
+def _catch_up(engine: Engine, store: RunStore, point: ResumePoint) -> None:
+    """Restore the point's snapshot and schedule the re-run of the ticks after it up to the
+    last kept one, with their recorded answers (none to re-run: model calls are live at once)."""
+    if point.snapshot is not None:
+        engine.restore_full(point.snapshot)
+    replay_answers(store, point.restored, point.kept)
+    if point.kept > point.restored:
+        engine.schedule_resimulation(point.ticks)
     else:
         store.end_replay()
 
 
-def requeue_pending(engine: Engine, store: RunStore, kept: int) -> int:
+def requeue_pending(engine: Engine, point: ResumePoint) -> int:
     """Queue again the commands a killed run had accepted (and kept, journal_command) for a tick
-    it never committed: they apply at the first tick after ``kept``. How many were queued."""
-    pending = store.pending_commands(kept)
-    for command in pending:
+    it never committed: they apply at the first tick after the last kept one (a fork has none:
+    they belong to the run it came from). How many were queued."""
+    for command in point.pending:
         engine.submit(command)
-    store.reschedule_pending(kept, kept + 1)
-    if pending:
-        log.info("%d accepted commands of ticks after %d queued again", len(pending), kept)
-    return len(pending)
+    if point.pending:
+        log.info("%d accepted commands of ticks after %d queued again", len(point.pending), point.kept)
+    return len(point.pending)
 
 
 MAX_COMMANDS_PER_TICK = 64
@@ -594,14 +556,14 @@ def _fork(options: RunOptions) -> Engine:
         meta = src.meta()
         tick, at_time = fork_point(src, src_dir, options.at or "", meta)
         run_dir = Path(options.out) if options.out else default_run_dir(Path(meta.get("town_path", "town")).name, "-fork")
-        created, lock = _copy_run(src, run_dir)
+        created, lock = _lock_new_run(run_dir)
+        try:
+            src.fork_to(run_dir, tick, fork_meta(src_dir, tick, at_time, meta, options))
+        except BaseException:
+            lock.release()
+            raise
     finally:
         src.close()
-    try:
-        _cut_fork(run_dir, tick, fork_meta(src_dir, tick, at_time, meta, options))
-    except BaseException:
-        lock.release()
-        raise
     opts = options.model_copy(update={"model": None})
     try:
         return _continue(run_dir, opts, fork={"tick": tick}, lock=lock)
@@ -625,20 +587,13 @@ def fork_point(src: RunStore, src_dir: Path, at: str, meta: dict[str, Any]) -> t
     return tick, src.tick_time(tick)
 
 
-def _copy_run(src: RunStore, run_dir: Path) -> tuple[list[Path], RunLock]:
-    """Copy the source run file into the new, locked run folder; (folders created, the lock)."""
-    dst_db = RunStore.db_path(run_dir)
-    if dst_db.exists():
+def _lock_new_run(run_dir: Path) -> tuple[list[Path], RunLock]:
+    """Make and lock the fork's new run folder; (folders created, the lock)."""
+    if RunStore.db_path(run_dir).exists():
         raise RunError(f"--out {run_dir}: a run already exists there; choose another folder")
     created = check_new_run_dir(run_dir, "--out")
     run_dir.mkdir(parents=True, exist_ok=True)
-    lock = lock_run_folder(run_dir, "--out")
-    try:
-        src.copy_to(dst_db)
-    except BaseException:
-        lock.release()
-        raise
-    return created, lock
+    return created, lock_run_folder(run_dir, "--out")
 
 
 def fork_meta(src_dir: Path, tick: int, at_time: datetime | None, meta: dict[str, Any],
@@ -653,26 +608,11 @@ def fork_meta(src_dir: Path, tick: int, at_time: datetime | None, meta: dict[str
     }
 
 
-def _cut_fork(run_dir: Path, tick: int, changes: dict[str, Any]) -> None:
-    """Cut the copied run file after ``tick`` and stamp the fork's metadata (the lock stays
-    with the caller: it is handed on to the resume)."""
-    store = RunStore.open(run_dir, readonly=False)
-    try:
-        store.ensure_tables()
-        store.truncate_after(tick)
-        store.drop_pending()
-        store.set_meta(**changes)
-    finally:
-        store.close()
-
-
 def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None = None) -> int | None:
     """--at TIME -> the last committed tick at or before that time (or 'tick:N').
 
     A time after ``end`` (the run's end) gives the tick after the last one, so that callers
     refuse it rather than silently take the last tick."""
-    from maps.contracts import parse_at
-
     try:
         when: datetime | int = parse_at(text, start)
     except ValueError as exc:

@@ -51,6 +51,8 @@ from agents.minds.cognition.errands import errand_at, errand_day, intent_place, 
 from maps.contracts import Persona
 from maps.contracts import digest_index as _stable
 from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecords
+from maps.plugin import PluginHost, PluginView
+from maps.town import Town
 
 ScenarioMaker = Callable[[str, str], Scenario]
 
@@ -195,9 +197,9 @@ class EncounterPlugin:
 
     # -- wiring ---------------------------------------------------------------------------
 
-    def attach(self, engine: Any) -> "EncounterPlugin":
+    def attach(self, engine: PluginHost) -> "EncounterPlugin":
         """Add to an engine as a plugin and as a listener (for harm diffusion)."""
-        self._points(engine)  # a scenario's town_place the town lacks is an error now, not mid-run
+        self._points(engine.town)  # a scenario's town_place the town lacks is an error now, not mid-run
         for persona in self.personas.values():
             where = intent_place(persona)
             if where is not None and resolve_place(where, self._kinds or {}) is None:
@@ -254,15 +256,15 @@ class EncounterPlugin:
         service, scenario = self.resolve(service, scenario)
         self.queue.append(_Request(resident=resident, service=service, scenario=scenario, target=target))  # type: ignore[arg-type]
 
-    def _points(self, view: Any) -> list[ServicePoint]:
+    def _points(self, town: Town) -> list[ServicePoint]:
         """Where each service is: a sector of its kind (clinic, bank), or for a file's scenarios
         the place each one names or fits (town_scenarios.place_of)."""
         if self._kinds is None:
-            self._kinds = {s.name: s.kind for s in view.town.sectors.values()}
+            self._kinds = {s.name: s.kind for s in town.sectors.values()}
         if self.services is None:
-            sectors = {s.name: s.kind for s in view.town.sectors.values()}
+            sectors = {s.name: s.kind for s in town.sectors.values()}
             found: dict[str, ServicePoint] = {}
-            for sector in view.town.sectors.values():
+            for sector in town.sectors.values():
                 if sector.kind in self.catalog and sector.kind not in found:
                     found[sector.kind] = ServicePoint(service=sector.kind, place=sector.name)
             for scenario in self.custom:
@@ -277,9 +279,9 @@ class EncounterPlugin:
 
     # -- the tick -------------------------------------------------------------------------
 
-    async def on_tick(self, view: Any) -> list[Record]:
+    async def on_tick(self, view: PluginView) -> list[Record]:
         records, self._notes = self._notes, []
-        points = self._points(view)
+        points = self._points(view.town)
         by_service = {p.service: p for p in points}
         requests: list[_Request] = []
         residents = view.residents
@@ -395,9 +397,9 @@ class EncounterPlugin:
                 "starting_speech": scenario.starting_speech if named else ""})
         return scenario, target
 
-    async def _encounter(self, view: Any, request: _Request, point: ServicePoint) -> list[Record]:
+    async def _encounter(self, view: PluginView, request: _Request, point: ServicePoint) -> list[Record]:
         tick = view.tick
-        visit = self._visit(request, point.place, getattr(view, "time", None)) if request.source == "arrival" \
+        visit = self._visit(request, point.place, view.time) if request.source == "arrival" \
             else Visit(reason="inject", intent="benign")
         scenario, target = self._choose(request, tick, visit)
         visitor = request.resident
@@ -456,7 +458,7 @@ class EncounterPlugin:
 
     # -- telling both sides ---------------------------------------------------------------
 
-    def _tell(self, view: Any, point: ServicePoint, result: EpisodeResult, summary: EncounterSummary,
+    def _tell(self, view: PluginView, point: ServicePoint, result: EpisodeResult, summary: EncounterSummary,
               facts: list[LeakedFact]) -> None:
         visitor = summary.visitor
         helper = HELPERS.get(summary.service, "assistant")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.encounters.episode import check_scenario_services
+from agents.encounters.importers import load_scenario_paths
 from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario, ToolkitSpec
 
 BUILTIN_PREFIX = "builtin:"
@@ -259,9 +261,6 @@ def place_of(scenario: Scenario, sectors: dict[str, str]) -> str:
 def load_town_scenarios(path: str | Path) -> tuple[list[Scenario], dict[str, ToolkitSpec]]:
     """The scenarios (and toolkit specs found beside them) of ``run --encounters FILE_OR_DIR``.
     ValueError names every file that could not be read, or says that nothing was found."""
-    from agents.encounters.episode import check_scenario_services
-    from agents.encounters.importers import load_scenario_paths
-
     report = load_scenario_paths([path])
     if report.failures:
         shown = "; ".join(f.error for f in report.failures[:5])

@@ -251,7 +251,7 @@ def test_every_run_summary_has_a_believability_block(tmp_path: Path, monkeypatch
     start = datetime(2026, 2, 13, 7, 0)
     engine = build_engine(RunOptions(town="default", agents=2, start=start, duration=timedelta(minutes=30), seed=0,
                                      mind="generative", model="scripted", out=tmp_path / "run"))
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     block = run_summary(engine.store)["believability"]
     engine.store.close()
     assert "error" not in block, block

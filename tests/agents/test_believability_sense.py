@@ -262,7 +262,7 @@ def test_a_scripted_morning_of_four_residents_still_scores_at_least_0_8_on_the_s
     start = datetime(2026, 2, 13, 7, 0)
     engine = build_engine(RunOptions(town="default", agents=4, start=start, duration=timedelta(hours=1), seed=0,
                                      mind="generative", model="scripted", out=tmp_path / "run"))
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     engine.store.close()
     result = bench_believability.score_folder(tmp_path / "run")
     assert result["sense_overall"] is not None and result["sense_overall"] >= 0.8, result["caught"]

@@ -29,13 +29,13 @@ def _leaky_run(tmp_path):
         async def go():
             for _ in range(400):
                 await engine.step()
-                if engine.encounters.encounters:
+                if engine.context.encounters.encounters:
                     break
             for _ in range(5):
                 await engine.step()
 
         asyncio.run(go())
-        facts = list(engine.encounters.facts)
+        facts = list(engine.context.encounters.facts)
         engine.store.close()
         if facts:
             return run_dir, visitor, facts[0]

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from agents.llm import gateway as gateway_module
 from agents.llm.errors import ModelUnavailable, Unreachable
 from agents.llm.gateway import Backoff, Completion, Gateway, Request, make_llm
+from world.engine import RunContext
 
 
 class Mood(BaseModel):
@@ -329,8 +330,9 @@ def test_a_long_first_tick_prints_progress_lines(capsys) -> None:
 
     from world.cli.run import _Progress
 
-    engine = type("Engine", (), {"tick": -1, "clock": _Clock(), "llm": _Busy()})()
-    engine.until = engine.clock.next_time + timedelta(hours=1)
+    clock = _Clock()
+    context = RunContext(llm=_Busy(), until=clock.next_time + timedelta(hours=1))
+    engine = type("Engine", (), {"tick": -1, "clock": clock, "context": context})()
     with _Progress(engine, {"llm": 0, "ticks": 0}, quiet=False, heartbeat_s=0.05) as bar:
         bar.progress = None  # plain lines, as on a terminal without rich
         import time
@@ -345,8 +347,9 @@ def test_quiet_prints_no_progress_lines(capsys) -> None:
 
     from world.cli.run import _Progress
 
-    engine = type("Engine", (), {"tick": -1, "clock": _Clock(), "llm": _Busy()})()
-    engine.until = engine.clock.next_time + timedelta(hours=1)
+    clock = _Clock()
+    context = RunContext(llm=_Busy(), until=clock.next_time + timedelta(hours=1))
+    engine = type("Engine", (), {"tick": -1, "clock": clock, "context": context})()
     with _Progress(engine, {"llm": 0, "ticks": 0}, quiet=True, heartbeat_s=0.05):
         import time
 

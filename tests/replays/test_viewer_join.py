@@ -82,8 +82,8 @@ def test_a_taken_name_and_a_play_command_for_someone_who_did_not_join_are_refuse
         both = engine.submit({"kind": "play", "resident": ANA, "go": "Willow Park", "text": "hi"})
         assert not both.accepted and "either 'go'" in both.message
         # the control socket's verb, for other front ends: the same command as JSON
-        with ControlServer(engine.run_dir, submit_durably(engine)):
-            reply = control.inject(engine.run_dir, {"kind": "play", "resident": ANA, "go": "Willow Cafe"})
+        with ControlServer(engine.context.run_dir, submit_durably(engine)):
+            reply = control.inject(engine.context.run_dir, {"kind": "play", "resident": ANA, "go": "Willow Cafe"})
         assert reply.get("ok"), reply
     finally:
         engine.store.close()

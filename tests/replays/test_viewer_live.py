@@ -56,7 +56,7 @@ def test_replay_equals_live_with_the_engine(tmp_path: Path) -> None:
         drawn[live.frame.tick] = _digest(surf, live)
 
     engine.add_listener(on_tick)
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     engine.store.close()
     assert len(drawn) == 120
 

@@ -214,20 +214,20 @@ def _engine(tmp_path: Path, **extra):
 
 def test_6_a_refused_command_with_a_lone_surrogate_leaves_every_reader_working(tmp_path: Path, capsys) -> None:
     engine = _engine(tmp_path)
-    server = control.ControlServer(engine.run_dir, submit_durably(engine))
+    server = control.ControlServer(engine.context.run_dir, submit_durably(engine))
     reply = server.handle_line(b'{"op":"inject","command":{"kind":"announce","text":"\\ud800 \\u202e"}}\n')
     assert reply["ok"] is False and "U+D800" in reply["error"]
     assert json.dumps(reply, ensure_ascii=False).encode("utf-8")  # the reply itself can be sent
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     engine.store.close()
-    store = RunStore.open(engine.run_dir)
+    store = RunStore.open(engine.context.run_dir)
     injects = [r for tr in store.iter_ticks() for r in tr.records if r.kind == "inject"]
     store.close()
     assert len(injects) == 1 and injects[0].data["accepted"] is False
     assert "\\ud800" in injects[0].data["command"]["text"]  # recorded escaped, never as a surrogate
-    code, out, _ = cli(capsys, "replay", str(engine.run_dir), "--timeline")
+    code, out, _ = cli(capsys, "replay", str(engine.context.run_dir), "--timeline")
     assert code == 0 and "refused" in out
-    code, out, _ = cli(capsys, "replay", str(engine.run_dir), "--summary")
+    code, out, _ = cli(capsys, "replay", str(engine.context.run_dir), "--summary")
     assert code == 0
 
 

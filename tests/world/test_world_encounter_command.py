@@ -140,7 +140,7 @@ def test_run_command_takes_encounters_with_and_without_a_file() -> None:
 def test_walking_into_a_building_with_several_services_starts_one_encounter(tmp_path, shared_dir) -> None:
     engine = build_engine(RunOptions(mind="routine", model="scripted", duration="1h", out=tmp_path / "r",
                                      encounters=str(shared_dir / "external/haicosystem/healthcare")))
-    plugin = engine.encounters
+    plugin = engine.context.encounters
     _run(engine, 1)
     assert len({p.service for p in plugin.services if p.place == "Riverside Clinic"}) > 1
     visitor = next(n for n in sorted(engine.residents) if n not in plugin._staff("Riverside Clinic"))

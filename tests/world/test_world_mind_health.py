@@ -37,7 +37,7 @@ def test_a_scripted_day_of_every_built_in_residents_file_has_no_mind_error(
     monkeypatch.setenv("TOWNSFOLK_EMBEDDER", "hashing")  # the plumbing is under test, not MiniLM
     engine = build_engine(RunOptions(model="scripted", mind="generative", residents=str(residents), duration="1d",
                                      out=tmp_path / "run", cache_dir=tmp_path / "cache"))
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     summary = run_summary(engine.store)
     engine.store.close()
     data = json.loads(residents.read_text())

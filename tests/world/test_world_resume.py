@@ -26,7 +26,7 @@ def fresh(out: Path, duration: str = "2h", **kw) -> object:
 
 
 def run_to_end(engine) -> None:
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     engine.store.close()
 
 
@@ -145,7 +145,7 @@ def commit_or_die(self, tick_records, snapshot=None):
     return commit(self, tick_records, snapshot)
 RunStore.commit_tick = commit_or_die
 engine = build_engine(RunOptions(**options))
-asyncio.run(engine.run(engine.until))
+asyncio.run(engine.run(engine.context.until))
 sys.exit(3)
 """
 
@@ -181,7 +181,7 @@ def first_difference(a: Path, b: Path) -> str:
 def count_model_calls(engine) -> list:
     """The requests that reach the model from now on (the run's own record answers the rest)."""
     asked: list = []
-    llm = getattr(engine, "llm", None)
+    llm = engine.context.llm
     if llm is not None:
         inner = llm.backend.generate
 

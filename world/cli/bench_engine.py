@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         setup = time.perf_counter() - t0
         t1 = time.perf_counter()
         c1 = time.process_time()
-        asyncio.run(engine.run(engine.until))
+        asyncio.run(engine.run(engine.context.until))
         wall = time.perf_counter() - t1
         cpu = time.process_time() - c1
         s1 = time.perf_counter()
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     game_s = (engine.clock.now() - start).total_seconds() + engine.clock.seconds_per_tick
     return {
         "agents": agents,
-        "mind": engine.mind_kind,
+        "mind": engine.context.mind_kind,
         "game_time": str(timedelta(seconds=round(game_s))),
         "ticks": ticks,
         "night_jumps": engine.stats["jumps"],

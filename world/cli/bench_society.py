@@ -212,7 +212,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         engine = build_engine(options)
     except (ValidationError, RunError, TownError, StoreError) as exc:
         raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     engine.store.close()
     run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
     store = RunStore.open(folder / "run")
