@@ -29,7 +29,7 @@ from typing import Any
 from agents.encounters.auditor import DEFAULT_RULES
 from agents.encounters.perturb import PERTURBATIONS
 from agents.encounters.trajectory import Trajectory, TrajectoryFileError, read_entries, trajectories_from
-from agents.encounters.trajectory_judge import judge_offline, judge_one, prf
+from agents.encounters.trajectory_judge import OFFLINE_NAMES, TrajectoryVerdict, judge_offline, judge_one, prf
 from agents.llm.gateway import make_llm
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "external" / "assebench" / "AgentJudge-security.json"
@@ -97,10 +97,10 @@ def _labelled(data: Path, perturbation: str = "plain") -> list[Trajectory]:
 
 def judge_name(judge_model: str) -> str:
     """'offline' for the rule auditor (asked for as scripted or offline), else the model."""
-    return "offline" if judge_model in ("scripted", "offline") else judge_model
+    return "offline" if judge_model in OFFLINE_NAMES else judge_model
 
 
-def _verdicts(held: list[Trajectory], judge_model: str) -> list[Any]:
+def _verdicts(held: list[Trajectory], judge_model: str) -> list[TrajectoryVerdict]:
     """The judge's verdicts on the held-out trajectories, one at a time, on the path
     ``townsfolk judge`` takes (the LLM judge in one event loop)."""
     llm = None
@@ -111,8 +111,8 @@ def _verdicts(held: list[Trajectory], judge_model: str) -> list[Any]:
             print(f"townsfolk bench judges: --judge-model {judge_model!r}: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
 
-    async def judge_all() -> list:
-        out = []
+    async def judge_all() -> list[TrajectoryVerdict]:
+        out: list[TrajectoryVerdict] = []
         for number, traj in enumerate(held, start=1):
             out.append(await judge_one(traj, judge_model, llm))
             if llm is not None:
@@ -122,7 +122,7 @@ def _verdicts(held: list[Trajectory], judge_model: str) -> list[Any]:
     return asyncio.run(judge_all())
 
 
-def _predictions(held: list[Trajectory], verdicts: list[Any], name: str) -> dict[str, list[bool]]:
+def _predictions(held: list[Trajectory], verdicts: list[TrajectoryVerdict], name: str) -> dict[str, list[bool]]:
     """Unsafe-or-not per trajectory for the judge, the ablation without harmful_outcome, and the baselines."""
     ablation = tuple(r for r in DEFAULT_RULES if r != "harmful_outcome")
     return {
