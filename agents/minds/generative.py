@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
 from agents.minds.cognition.gatherings import event_steps, learn, settle, slots, undecided, with_events
-from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater, PendingMemory
+from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater
+from agents.minds.state import MindSnapshot, MindState, PendingMemory, dump_snapshot, load_snapshot
 from agents.minds.cognition.life_events import prior_for
 from agents.minds.cognition.planning import (
     Block,
@@ -41,7 +42,6 @@ from agents.minds.cognition.planning import (
 from agents.minds.cognition.reacting import react
 from agents.minds.cognition.reflection import reflect
 from agents.minds.cognition.visits import plan_visit, visit_steps
-from agents.minds.state import MindSnapshot, MindState, dump_snapshot, load_snapshot
 from maps.contracts import Intent, LanguageModel, MindOptions, PerceivedEvent, Perception, Persona
 from memory.social import SocialMemory
 from memory.embeddings import CachedEmbedder, get_embedder

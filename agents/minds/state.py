@@ -10,15 +10,117 @@ run files restore unchanged.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from agents.minds.cognition.conversation import Conversation
-from agents.minds.cognition.gatherings import KnownEvent
-from agents.minds.cognition.importance import PendingMemory
-from agents.minds.cognition.planning import Block, Step
+
+
+# ---------------------------------------------------------------------------------------------
+# What the state is made of (the cognition modules build and read these; they import them from here,
+# and nothing here imports cognition)
+# ---------------------------------------------------------------------------------------------
+
+
+class Gathering(BaseModel):
+    """A gathering (or a candidacy) resolved against the town and the clock."""
+
+    kind: str = Field(description="the noun: party, meeting, funeral, ..., or 'candidacy'")
+    what: str = Field(description="its name in words, e.g. \"Valentine's Day party\"")
+    host: str = ""
+    place: str = Field(default="", description="'sector:arena' of the town ('' for a candidacy)")
+    start: datetime | None = None
+    end: datetime | None = None
+    invitees: list[str] = Field(default_factory=list, description="names, or 'everyone'")
+
+    @property
+    def candidacy(self) -> bool:
+        return self.kind == "candidacy"
+
+    def key(self) -> str:
+        """The same event however it was worded: its kind, host or place, and day."""
+        if self.candidacy:
+            return f"candidacy|{self.host.lower()}|{self.what.lower()}"
+        day = f"{self.start:%Y-%m-%d %H:%M}" if self.start else ""
+        return f"{self.kind}|{self.place.split(':')[0].lower()}|{day}"
+
+
+class Block(BaseModel):
+    """A stretch of the hourly schedule with one activity."""
+
+    start: datetime
+    minutes: int
+    activity: str
+    sleep: bool = False
+    event: str = Field(default="", description="the key of the gathering this block is the slot of")
+    visit: str = Field(default="", description="'sector:arena' the resident goes to, to tell people its news")
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+
+class Step(BaseModel):
+    """One 5-15 minute action: what, where, with which object, shown how."""
+
+    start: datetime
+    minutes: int = Field(ge=1)
+    description: str
+    arena: str
+    object: str | None = None
+    emoji: str = ""
+    object_state: str | None = None
+    event: tuple[str, str, str]
+    sleep: bool = False
+    reaction: bool = False
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+    def label(self) -> str:
+        return f"{self.start:%H:%M} {self.description} @ {self.object or self.arena}"
+
+
+class Conversation(BaseModel):
+    partner: str
+    conversation_id: str
+    lines: list[str] = Field(default_factory=list, description="'Name: text', in order")
+    last_tick: int
+    started: datetime
+    ended_by_me: bool = False
+    goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
+    learned: list[str] = Field(default_factory=list, description="facts heard in this talk (news to me or not)")
+    told: list[str] = Field(default_factory=list, description="news I passed on in this talk, as I would say it")
+
+
+class PendingMemory(BaseModel):
+    """A memory waiting for its importance (or carrying a fixed one)."""
+
+    kind: str
+    text: str
+    tick: int
+    time: datetime
+    importance: int | None = Field(default=None, ge=1, le=10)
+    triple: tuple[str, str, str] | None = None
+    evidence: list[int] = Field(default_factory=list)
+
+
+class KnownEvent(BaseModel):
+    """One gathering (or candidacy) as this resident knows it."""
+
+    event: Gathering
+    source: str = Field(default="", description="who told me; '' my own idea, 'whisper', 'announcement'")
+    learned: datetime
+    going: bool | None = None
+    told: list[str] = Field(default_factory=list, description="who knows it from me, or told me")
+    invited: bool = False
+
+
+# ---------------------------------------------------------------------------------------------
+# The state
+# ---------------------------------------------------------------------------------------------
 
 
 class MindState(BaseModel):

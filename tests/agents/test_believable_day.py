@@ -97,7 +97,8 @@ def test_a_resident_living_in_a_bedroom_eats_in_the_house_kitchen(tmp_path: Path
 def test_lines_said_at_once_are_answered_by_one_side_only() -> None:
     """Two residents who open a conversation with each other in the same tick would otherwise
     talk past each other, saying the same things in parallel."""
-    from agents.minds.cognition.conversation import Conversation, crossed_lines
+    from agents.minds.cognition.conversation import crossed_lines
+    from agents.minds.state import Conversation
 
     convo = Conversation(partner="Ben Lee", conversation_id="x", lines=["Ada Jones: Hi Ben!"], last_tick=10,
                          started=datetime(2026, 2, 13, 7))

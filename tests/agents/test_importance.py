@@ -11,7 +11,8 @@ from datetime import datetime
 from agents.believability import TUNING_PAIRS
 from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
-from agents.minds.cognition.importance import ImportanceRater, PendingMemory
+from agents.minds.cognition.importance import ImportanceRater
+from agents.minds.state import PendingMemory
 from agents.roles.importance import heuristic_importance, importance_prompt
 from agents.llm.gateway import ScriptedBackend
 from agents.minds.conformance import DEMO_PLACES, demo_home, demo_persona

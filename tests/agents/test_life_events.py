@@ -14,7 +14,8 @@ import pytest
 from agents.believability import TUNING_PAIRS
 from agents.llm.gateway import Completion, Gateway
 from agents.minds.cognition.calls import Caller
-from agents.minds.cognition.importance import ImportanceRater, PendingMemory
+from agents.minds.cognition.importance import ImportanceRater
+from agents.minds.state import PendingMemory
 from agents.minds.cognition.life_events import ANCHORS, TRAUMA_EVENTS, LifeEventPrior, prior_for
 from agents.roles.importance import engine_prior, heuristic_importance
 from memory.embeddings import CachedEmbedder, HashingEmbedder, get_embedder

@@ -9,7 +9,8 @@ import asyncio
 from datetime import datetime, timedelta
 
 from agents.llm.gateway import make_llm
-from agents.minds.cognition.conversation import Conversation, on_heard
+from agents.minds.cognition.conversation import on_heard
+from agents.minds.state import Conversation
 from agents.minds.cognition.gatherings import event_steps, goal_topic, learn
 from agents.minds.cognition.planning import block_at, plan_day
 from agents.minds.conformance import DEMO_PLACES, Sandbox, demo_home, demo_persona

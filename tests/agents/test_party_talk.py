@@ -10,7 +10,8 @@ import json
 import random
 
 from agents.llm.scripted import scripted_answer
-from agents.minds.cognition.conversation import Conversation, on_heard, pick_topic
+from agents.minds.cognition.conversation import on_heard, pick_topic
+from agents.minds.state import Conversation
 from agents.roles.wording import in_third_person
 from agents.minds.cognition.gatherings import goal_topic, learn
 from agents.minds.cognition.reflection import known_names

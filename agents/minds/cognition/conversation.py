@@ -11,10 +11,8 @@ thought when there is one) and updates its tie to the other in the social graph.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
 
 from maps.contracts import ChatLine, Intent, Perception
 from agents.roles.checks import object_state
@@ -32,21 +30,12 @@ from agents.minds.cognition.events import describe
 from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
+from agents.minds.state import Conversation
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
 
 
-class Conversation(BaseModel):
-    partner: str
-    conversation_id: str
-    lines: list[str] = Field(default_factory=list, description="'Name: text', in order")
-    last_tick: int
-    started: datetime
-    ended_by_me: bool = False
-    goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
-    learned: list[str] = Field(default_factory=list, description="facts heard in this talk (news to me or not)")
-    told: list[str] = Field(default_factory=list, description="news I passed on in this talk, as I would say it")
 
 
 _PREFIX = re.compile(r"^(conversation with [^:]+:\s*|i heard that\s*|thought:\s*|announcement:\s*)", re.IGNORECASE)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from agents.minds.state import Gathering
 
 # The gatherings a town has (nouns; a modifier before one is kept: 'Valentine's Day party').
 KINDS = ("party", "celebration", "festival", "meeting", "assembly", "funeral", "memorial", "vigil",
@@ -45,29 +46,6 @@ _CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 _NAMED_PLACE = re.compile(r"\b(?:at|in)\s+(?:the\s+)?((?:[A-Z][\w'’-]*)(?:\s+[A-Z][\w'’-]*){0,3})")
 _PUBLIC_ROOM = ("hall", "chamber", "dining", "floor", "lobby", "room", "library", "bar", "lawn", "garden")
 _PRIVATE_ROOM = ("kitchen", "pantry", "storeroom", "office", "vault", "bedroom", "cellar", "apartment")
-
-
-class Gathering(BaseModel):
-    """A gathering (or a candidacy) resolved against the town and the clock."""
-
-    kind: str = Field(description="the noun: party, meeting, funeral, ..., or 'candidacy'")
-    what: str = Field(description="its name in words, e.g. \"Valentine's Day party\"")
-    host: str = ""
-    place: str = Field(default="", description="'sector:arena' of the town ('' for a candidacy)")
-    start: datetime | None = None
-    end: datetime | None = None
-    invitees: list[str] = Field(default_factory=list, description="names, or 'everyone'")
-
-    @property
-    def candidacy(self) -> bool:
-        return self.kind == "candidacy"
-
-    def key(self) -> str:
-        """The same event however it was worded: its kind, host or place, and day."""
-        if self.candidacy:
-            return f"candidacy|{self.host.lower()}|{self.what.lower()}"
-        day = f"{self.start:%Y-%m-%d %H:%M}" if self.start else ""
-        return f"{self.kind}|{self.place.split(':')[0].lower()}|{day}"
 
 
 class Parsed(BaseModel):

@@ -21,10 +21,10 @@ import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
 
-from agents.minds.cognition.events import Gathering, describe, parse_event, people_named, spoken_time, town_places
-from agents.minds.cognition.planning import Block, Step, make_step
+from agents.minds.cognition.events import describe, parse_event, people_named, spoken_time, town_places
+from agents.minds.state import Block, Gathering, KnownEvent, Step
+from agents.minds.cognition.planning import make_step
 from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
 from maps.contracts import EventPayload, Record
 
@@ -36,15 +36,6 @@ GUEST_LEAD_MIN = 10  # a guest sets off this long before the start
 TOLD_IMPORTANCE = 7
 
 
-class KnownEvent(BaseModel):
-    """One gathering (or candidacy) as this resident knows it."""
-
-    event: Gathering
-    source: str = Field(default="", description="who told me; '' my own idea, 'whisper', 'announcement'")
-    learned: datetime
-    going: bool | None = None
-    told: list[str] = Field(default_factory=list, description="who knows it from me, or told me")
-    invited: bool = False
 
 
 def _places(mind: "Resident") -> dict[str, list[str]]:

@@ -11,25 +11,14 @@ told the importance of the nearest life event when the residents' embedder reads
 
 from __future__ import annotations
 
-from datetime import datetime
 
-from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.life_events import LifeEventPrior
 from agents.roles.importance import combined_importance, importance_prompt, ratings_fallback, ratings_schema_for
+from agents.minds.state import PendingMemory
 
 
-class PendingMemory(BaseModel):
-    """A memory waiting for its importance (or carrying a fixed one)."""
-
-    kind: str
-    text: str
-    tick: int
-    time: datetime
-    importance: int | None = Field(default=None, ge=1, le=10)
-    triple: tuple[str, str, str] | None = None
-    evidence: list[int] = Field(default_factory=list)
 
 
 # The original code rates an 'is idle' event 1 without asking the model. Its objects rest as

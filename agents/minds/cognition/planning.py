@@ -14,7 +14,6 @@ import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
 
 from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
 from agents.minds.cognition.events import venue
@@ -43,48 +42,12 @@ from agents.roles.planning import (
     schedule_prompt,
     SkeletonPart,
 )
+from agents.minds.state import Block, Step
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
 
 MEAL = re.compile(r"\b(breakfast|lunch|dinner|supper|meal|eat|eating)\b", re.IGNORECASE)
-
-
-class Block(BaseModel):
-    """A stretch of the hourly schedule with one activity."""
-
-    start: datetime
-    minutes: int
-    activity: str
-    sleep: bool = False
-    event: str = Field(default="", description="the key of the gathering this block is the slot of")
-    visit: str = Field(default="", description="'sector:arena' the resident goes to, to tell people its news")
-
-    @property
-    def end(self) -> datetime:
-        return self.start + timedelta(minutes=self.minutes)
-
-
-class Step(BaseModel):
-    """One 5-15 minute action: what, where, with which object, shown how."""
-
-    start: datetime
-    minutes: int = Field(ge=1)
-    description: str
-    arena: str
-    object: str | None = None
-    emoji: str = ""
-    object_state: str | None = None
-    event: tuple[str, str, str]
-    sleep: bool = False
-    reaction: bool = False
-
-    @property
-    def end(self) -> datetime:
-        return self.start + timedelta(minutes=self.minutes)
-
-    def label(self) -> str:
-        return f"{self.start:%H:%M} {self.description} @ {self.object or self.arena}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from agents.minds.cognition.events import describe, venue
-from agents.minds.cognition.gatherings import HOST_LEAD_MIN, KnownEvent, _places, with_events
-from agents.minds.cognition.planning import Block, Step, make_step, waking_hours
+from agents.minds.cognition.gatherings import HOST_LEAD_MIN, _places, with_events
+from agents.minds.state import Block, KnownEvent, Step
+from agents.minds.cognition.planning import make_step, waking_hours
 from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
 from agents.roles.planning import day_skeleton, skeleton_kinds
 from memory.spatial import split_address
