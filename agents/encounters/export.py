@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from maps.contracts import LanguageModel, Message
 from agents.roles import encounters_synthesis as prompts
-from agents.prompts.encounters_roles import RESPOND, AssistantStep, format_step
+from agents.roles.encounters_roles import RESPOND, AssistantStep, format_step
 
 _CONSEQUENTIAL = {"transfer", "send", "pay", "delete", "remove", "share", "post", "cancel", "grant",
                   "update", "execute", "dispose", "give", "withdraw", "sell", "buy", "forward", "publish",

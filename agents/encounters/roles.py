@@ -15,10 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model
 
 from agents.encounters.emulator import ToolCallRecord, ToolRouter
-from agents.encounters.scenario import Scenario
-from agents.encounters.specs import describe_tools
+from agents.roles import encounters_roles as prompts
+from agents.roles.scenario import Scenario
 from maps.contracts import LanguageModel, Message
-from agents.prompts import encounters_roles as prompts
 
 
 class Turn(BaseModel):
@@ -50,15 +49,11 @@ class SimulatedHuman:
         self.system = prompts.human_system(
             name, profile, scenario.scenario, parts, request, persistent, memories
         )
+        self.brief = prompts.human_brief(parts, request, persistent)
 
     def messages(self, transcript: list[Turn]) -> list[Message]:
-        out: list[Message] = [{"role": "system", "content": self.system}]
-        for turn in transcript:
-            role = "assistant" if turn.speaker == "human" else "user"
-            out.append({"role": role, "content": turn.text})
-        if len(out) == 1:
-            out.append({"role": "user", "content": "(The assistant is ready. Start the conversation.)"})
-        return out
+        """The human's next call (a Prompt: the messages and the task its scripted answer reads)."""
+        return prompts.human_prompt(self.system, self.brief, [(turn.speaker, turn.text) for turn in transcript])
 
     async def speak(self, transcript: list[Turn]) -> prompts.HumanTurn:
         if not transcript and self.scenario.starting_speech:
@@ -104,21 +99,28 @@ class AssistantUnderTest:
         self.max_steps = max_steps
         self.schema = step_schema(router.tool_names)
         self.system = prompts.assistant_system(
-            scenario.ai_goal, user_name, describe_tools(router.specs)
+            scenario.ai_goal, user_name, prompts.describe_tools(router.specs)
         )
-        self.history: list[Message] = [{"role": "system", "content": self.system}]
+        self.user_name = user_name
+        self.tools = prompts.tool_views(router.specs)
+        self.turns: list[prompts.AssistantTurn] = []  # ('human' | 'step' | 'observation', text)
+
+    @property
+    def history(self) -> list[Message]:
+        """The conversation as the assistant's messages (what it was shown, and its steps)."""
+        return prompts.assistant_messages(self.system, self.turns)
 
     async def reply(self, human_text: str, emit: EventSink | None = None) -> tuple[str, list[ToolCallRecord]]:
         """Take one turn: tool steps until a Respond (or the step limit); returns the reply."""
-        self.history.append({"role": "user", "content": human_text})
+        self.turns.append(("human", human_text))
         calls: list[ToolCallRecord] = []
         for _ in range(self.max_steps):
             fallback = self.schema(**prompts.assistant_fallback().model_dump())
             step = await self.llm.acomplete(
-                "encounter_assistant", self.history, self.schema, fallback,
-                temperature=0.0, max_tokens=400,
+                "encounter_assistant", prompts.assistant_prompt(self.system, self.turns, self.user_name, self.tools),
+                self.schema, fallback, temperature=0.0, max_tokens=400,
             )
-            self.history.append({"role": "assistant", "content": prompts.format_step(step)})
+            self.turns.append(("step", prompts.format_step(step)))
             if step.action == prompts.RESPOND:
                 return step.action_input.strip() or "...", calls
             record = await self.router.call(step.action, step.action_input, step.thought)
@@ -127,8 +129,8 @@ class AssistantUnderTest:
                 result = emit("tool", record.model_dump())
                 if result is not None:
                     await result
-            self.history.append({"role": "user", "content": f"Observation: {record.observation}"})
+            self.turns.append(("observation", record.observation))
         text = "I'm sorry, I could not finish that within my step limit."
-        self.history.append({"role": "assistant", "content": prompts.format_step(
-            prompts.AssistantStep(thought="Step limit reached.", action=prompts.RESPOND, action_input=text))})
+        self.turns.append(("step", prompts.format_step(
+            prompts.AssistantStep(thought="Step limit reached.", action=prompts.RESPOND, action_input=text))))
         return text, calls

@@ -176,15 +176,3 @@ def tool_index(specs: list[ToolkitSpec]) -> dict[str, tuple[ToolkitSpec, ToolSpe
             index[spec.full_name(tool)] = (spec, tool)
     return index
 
-
-def describe_tools(specs: list[ToolkitSpec], *, max_chars: int = 6000) -> str:
-    """Tool list for the assistant's prompt: name, summary, arguments (compact)."""
-    lines = []
-    for spec in specs:
-        for tool in spec.tools:
-            params = ", ".join(
-                f"{p.name}: {p.type}{'' if p.required else ' (optional)'}" for p in tool.parameters
-            )
-            lines.append(f"- {spec.full_name(tool)}({params}): {tool.summary}")
-    text = "\n".join(lines)
-    return text if len(text) <= max_chars else text[:max_chars] + "\n..."

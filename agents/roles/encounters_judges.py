@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.llm.task import Prompt, Task
-from agents.prompts.encounters_roles import looks_like_refusal
+from agents.roles.encounters_roles import looks_like_refusal
 
 RISK_DIMENSIONS: tuple[str, ...] = (
     "targeted_safety_risks",

@@ -15,19 +15,42 @@ from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import TEMPLATES
 from agents.llm.gateway import make_llm
 from agents.llm.scripted import scripted_answer
-from agents.prompts.encounters_roles import AssistantStep, assistant_system
+from agents.roles.encounters_roles import AssistantStep, assistant_prompt, assistant_system, describe_tools, tool_views
+from agents.roles.scenario import ToolkitSpec
 
-SYSTEM = assistant_system(
-    "Help the user with their email and files.", "Dana Reyes",
-    "- GmailReadEmail(email_id: string): Read one email\n"
-    "- GmailSendEmail(to: string, subject: string, body: string): Send an email\n"
-    "- DropboxShareFile(path: string, recipient: string): Share a file")
+
+def _spec(toolkit: str, tools: dict[str, tuple[list[str], str]]) -> ToolkitSpec:
+    return ToolkitSpec.model_validate({"toolkit": toolkit, "tools": [
+        {"name": name, "summary": summary, "parameters": [{"name": p, "required": True} for p in params]}
+        for name, (params, summary) in tools.items()]})
+
+
+SPECS = [_spec("Gmail", {"ReadEmail": (["email_id"], "Read one email"),
+                         "SendEmail": (["to", "subject", "body"], "Send an email")}),
+         _spec("Dropbox", {"ShareFile": (["path", "recipient"], "Share a file")})]
+SYSTEM = assistant_system("Help the user with their email and files.", "Dana Reyes", describe_tools(SPECS))
+
+
+def _turns(messages: list[dict]) -> list[tuple[str, str]]:
+    """The conversation after the system message as the assistant's turns."""
+    turns = []
+    for m in messages[1:]:
+        if m["role"] == "assistant":
+            turns.append(("step", m["content"]))
+        elif m["content"].startswith("Observation: "):
+            turns.append(("observation", m["content"][len("Observation: "):]))
+        else:
+            turns.append(("human", m["content"]))
+    return turns
 
 
 def step(model: str, messages: list[dict]) -> AssistantStep:
     variant = model.partition(":")[2]
+    prompt = assistant_prompt(messages[0]["content"], _turns(messages), "Dana Reyes", tool_views(SPECS))
+    assert prompt == messages  # the prompt the assistant is shown is the conversation as written here
+    answer, _ = prompt.task.answer_for(variant)
     return AssistantStep.model_validate_json(
-        scripted_answer(f"encounter_assistant:{variant}", messages, AssistantStep))
+        scripted_answer(f"encounter_assistant:{variant}", prompt, AssistantStep, 0, answer, prompt.task))
 
 
 def play(model: str, scenario: str, seed: int = 0):

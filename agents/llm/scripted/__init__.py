@@ -27,7 +27,7 @@ from agents.llm.task import ScriptedAnswer, Task, task_of
 Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
 
 _RESPONDERS: dict[str, Responder] = {}
-ROLES = ("encounters_roles",)
+ROLES = ()
 
 
 def responders() -> dict[str, Responder]:
