@@ -175,6 +175,24 @@ class ResumePoint:
 
 
 @dataclass
+class ForkPoint:
+    """The committed tick a fork would branch after (:meth:`RunStore.fork_point`), with the
+    run's span to say why a time outside it is refused."""
+
+    tick: int | None  # at or before the time asked; None: before the first tick; last + 1: after the run's end
+    time: datetime | None  # that tick's time (None when it is not a committed tick)
+    first: int | None  # the run's first and last committed ticks (None: none yet)
+    first_time: datetime | None
+    last: int | None
+    last_time: datetime | None
+
+    @property
+    def inside(self) -> bool:
+        """The tick is one of the run's committed ticks' range."""
+        return self.tick is not None and self.last is not None and (self.first or 0) <= self.tick <= self.last
+
+
+@dataclass
 class AnswerReplay:
     """The recorded model answers of the ticks a resume re-runs, for one answer log
     (:meth:`RunStore.answer_replay`; agents/llm/recorded.py AnswerLog.start_replay)."""
@@ -497,6 +515,22 @@ class RunStore:
         resumes = list(self.meta().get("resumed", []))
         resumes.append({"after_tick": after_tick, "at": datetime.now().isoformat(timespec="seconds")})
         self.set_meta(resumed=resumes)
+
+    def fork_point(self, at: datetime | int, seconds_per_tick: float) -> ForkPoint:
+        """Where a fork ``at`` a time (or a tick number) branches: the last committed tick at
+        or before it; a time past the run's end (its last tick plus one step) gives the tick
+        after the last, so that it is refused rather than taken as the last."""
+        first, last = self.first_tick(), self.last_tick()
+        first_time = self.tick_time(first) if first is not None else None
+        last_time = self.tick_time(last) if last is not None else None
+        if isinstance(at, int):
+            tick: int | None = at
+        elif last is not None and last_time is not None and at > last_time + timedelta(seconds=seconds_per_tick):
+            tick = last + 1
+        else:
+            tick = self.tick_at_time(at)
+        time = self.tick_time(tick) if tick is not None else None
+        return ForkPoint(tick=tick, time=time, first=first, first_time=first_time, last=last, last_time=last_time)
 
     def fork_to(self, run_dir: str | Path, tick: int, changes: dict[str, Any]) -> Path:
         """A new run file in ``run_dir`` branching this run after ``tick``, in one operation:

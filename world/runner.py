@@ -272,7 +272,7 @@ def build_engine(options: RunOptions) -> Engine:
     if options.resume is not None:
         return _continue(Path(options.resume), options, fork=None)
     if options.fork is not None:
-        return _fork(options)
+        return _fork(options, Path(options.fork))
     return _fresh(options)
 
 
@@ -547,8 +547,8 @@ def submit_durably(engine: Engine) -> Any:
     return submit
 
 
-def _fork(options: RunOptions) -> Engine:
-    src_dir = Path(options.fork)  # type: ignore[arg-type]
+def _fork(options: RunOptions, src_dir: Path) -> Engine:
+    """A new run branching ``src_dir`` after the tick --at names (RunStore.fork_to), then continued."""
     if not (src_dir / DB_NAME).exists():
         raise RunError(f"--fork {src_dir}: no run here (expected a run folder holding {DB_NAME})")
     src = RunStore.open(src_dir, readonly=True)
@@ -574,17 +574,19 @@ def _fork(options: RunOptions) -> Engine:
 
 def fork_point(src: RunStore, src_dir: Path, at: str, meta: dict[str, Any]) -> tuple[int, datetime | None]:
     """The committed tick --at names in the source run, and its time; a RunError outside the run."""
-    first, last = src.first_tick(), src.last_tick()
-    if last is None:
+    if src.last_tick() is None:
         raise RunError(f"--fork {src_dir}: the run has no committed tick yet")
-    tick = resolve_at(at, src, datetime.fromisoformat(meta["start"]),
-                      end=src.tick_time(last) + timedelta(seconds=meta["seconds_per_tick"]))  # type: ignore[operator]
-    if tick is None or tick < (first or 0):
-        raise RunError(f"--at {at}: before the run's first tick ({src.tick_time(first)})")  # type: ignore[arg-type]
-    if tick > last:
-        raise RunError(f"--at {at}: after the run's last tick (tick {last} at {src.tick_time(last)}); "
+    try:
+        when = parse_at(at, datetime.fromisoformat(meta["start"]))
+    except ValueError as exc:
+        raise RunError(f"--at: {exc}") from None
+    point = src.fork_point(when, meta["seconds_per_tick"])
+    if point.tick is None or point.tick < (point.first or 0):
+        raise RunError(f"--at {at}: before the run's first tick ({point.first_time})")
+    if not point.inside:
+        raise RunError(f"--at {at}: after the run's last tick (tick {point.last} at {point.last_time}); "
                        f"fork at or before it, or continue the run with --resume {src_dir} --duration D")
-    return tick, src.tick_time(tick)
+    return point.tick, point.time
 
 
 def _lock_new_run(run_dir: Path) -> tuple[list[Path], RunLock]:
@@ -607,19 +609,3 @@ def fork_meta(src_dir: Path, tick: int, at_time: datetime | None, meta: dict[str
         "model": options.model or meta["model"], "chaos": options.chaos,
     }
 
-
-def resolve_at(text: str, store: RunStore, start: datetime, end: datetime | None = None) -> int | None:
-    """--at TIME -> the last committed tick at or before that time (or 'tick:N').
-
-    A time after ``end`` (the run's end) gives the tick after the last one, so that callers
-    refuse it rather than silently take the last tick."""
-    try:
-        when: datetime | int = parse_at(text, start)
-    except ValueError as exc:
-        raise RunError(f"--at: {exc}") from None
-    if isinstance(when, int):
-        return when
-    if end is not None and when > end:
-        last = store.last_tick()
-        return None if last is None else last + 1
-    return store.tick_at_time(when)

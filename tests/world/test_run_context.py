@@ -76,6 +76,19 @@ def test_fork_to_makes_the_branch_in_one_operation(tmp_path: Path) -> None:
         src.fork_to(tmp_path / "fork", 1, {})
 
 
+def test_fork_point_names_the_tick_or_says_why_not(tmp_path: Path) -> None:
+    store = _run(tmp_path)  # ticks 0..5, every 10 s from T0
+    inside = store.fork_point(T0 + timedelta(seconds=25), 10)
+    assert (inside.tick, inside.time, inside.inside) == (2, T0 + timedelta(seconds=20), True)
+    assert store.fork_point(3, 10).tick == 3
+    before = store.fork_point(T0 - timedelta(minutes=1), 10)
+    assert before.tick is None and not before.inside and before.first_time == T0
+    at_end = store.fork_point(T0 + timedelta(seconds=60), 10)  # the end of the last tick: still the last
+    assert at_end.tick == 5 and at_end.inside
+    after = store.fork_point(T0 + timedelta(seconds=61), 10)
+    assert (after.tick, after.inside, after.last, after.last_time) == (6, False, 5, T0 + timedelta(seconds=50))
+
+
 def test_a_built_engine_carries_its_run_context(tmp_path: Path) -> None:
     engine = build_engine(RunOptions(town="default", agents=2, mind="routine", duration="10m", out=tmp_path / "r", seed=1))
     try:
