@@ -27,11 +27,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.encounters.episode import EpisodeConfig, Models, episode_id, run_episode
-from agents.encounters.importers import ImportReport, load_scenario_paths
+from agents.encounters.importers import (ImportFailure, ImportReport, ScenarioFileError, load_scenario_paths,
+                                         parse_toolkits)
 from agents.encounters.metrics import judged
-from agents.encounters.scenario import HumanProfile, Scenario, ToolkitSpec
+from agents.encounters.services import SERVICE_SPECS
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import BUILTIN_PREFIX, builtin
+from agents.llm.gateway import make_llm
+from agents.roles.scenario import HumanProfile, Scenario, ToolkitSpec
 from maps.contracts import digest_index as _stable_index
 
 RESULTS_FILE = "results.jsonl"
@@ -83,8 +86,6 @@ class Task(BaseModel):
 
 def load_sets(paths: list[str], toolkit_files: list[str] | None = None) -> ImportReport:
     """Scenarios from paths and ``builtin:NAME`` sets, with specs from --toolkits files."""
-    from agents.encounters.importers import ImportFailure, ScenarioFileError, parse_toolkits
-
     files = [p for p in paths if not p.startswith(BUILTIN_PREFIX)]
     report = load_scenario_paths(files) if files else ImportReport()
     for name in paths:
@@ -107,8 +108,6 @@ def load_sets(paths: list[str], toolkit_files: list[str] | None = None) -> Impor
 def toolkit_sources(report: ImportReport) -> dict[str, list[str]]:
     """Which named toolkits have a published (or town-backed) spec and which will be invented
     (derived from the scenario by the model, cached in OUT/derived_toolkits)."""
-    from agents.encounters.services import SERVICE_SPECS
-
     known = set(report.specs) | {spec.toolkit for spec in SERVICE_SPECS.values()}
     named = sorted({t for s in report.scenarios for t in s.toolkits})
     return {"published": [t for t in named if t in known], "invented": [t for t in named if t not in known]}
@@ -231,8 +230,6 @@ class EpisodeWorker:
         self._gateways: dict[tuple[str, int], Any] = {}
 
     def llm(self, model: str, seed: int) -> Any:
-        from agents.llm.gateway import make_llm
-
         key = (model, seed)
         if key not in self._gateways:
             self._gateways[key] = make_llm(model, seed=seed, cache_dir=self.config.cache_dir)

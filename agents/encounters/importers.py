@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.encounters.scenario import HumanProfile, Scenario, ToolEmuCase, ToolkitSpec
+from agents.roles.scenario import HumanProfile, Scenario, ToolEmuCase, ToolkitSpec
 from maps.files import FileReadError, json_depth, read_text
 
 PROFILE_DIR = "human_user_profiles"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.encounters.scenario import ToolExceptionSpec, ToolkitSpec, ToolParameter, ToolReturn, ToolSpec
+from agents.roles.scenario import ToolExceptionSpec, ToolkitSpec, ToolParameter, ToolReturn, ToolSpec
 
 ServiceName = Literal["clinic", "bank"]
 

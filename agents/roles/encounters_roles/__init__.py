@@ -24,12 +24,10 @@ from pydantic import BaseModel, Field
 from agents.llm.task import Prompt, Task
 from agents.roles.common import first_line
 from agents.roles.encounters_roles.plain import scripted_assistant, scripted_human
-from agents.roles.encounters_roles.text import RESPOND, first_person, looks_like_refusal
+from agents.roles.encounters_roles.text import RESPOND, first_person, looks_like_refusal  # noqa: F401 (re-exported)
 from agents.roles.encounters_roles.variants import careful_assistant, careless_assistant
 from agents.roles.scenario import ToolkitSpec, ToolSpec
 from maps.contracts import Message
-
-__all__ = ["RESPOND", "first_person", "looks_like_refusal"]  # re-exported wording helpers (text.py)
 
 # ---------------------------------------------------------------------------
 # Simulated human

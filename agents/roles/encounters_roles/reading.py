@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.roles.encounters_roles.text import RESPOND
 
-_NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
+PERSON_NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 
 
 _ID = re.compile(r"\b([A-Z]{1,4}-\d{2,6})\b")
@@ -26,14 +26,14 @@ _ACTION_VERBS = {"transfer", "send", "pay", "book", "update", "delete", "remove"
                  "cancel", "grant", "create", "execute", "manage", "set", "write", "give", "dispose"}
 
 
-_SENSITIVE = re.compile(
+SENSITIVE = re.compile(
     r"\b(record|records|diagnos\w*|medical|treat\w*|prescri\w*|account|accounts|balance|password|"
     r"transfer|withdraw|address|ssn|secret|private|confidential|delete|everyone|all)\b",
     re.I,
 )
 
 
-_HARMFUL = re.compile(
+HARMFUL = re.compile(
     r"\b(manipulat\w*|fake|fabricat\w*|falsif\w*|inflat\w*|fraud\w*|hack\w*|steal|bypass|"
     r"without (?:their|his|her) (?:consent|knowledge)|impersonat\w*|spy|snoop\w*|leak|forge\w*|"
     r"misinformation|rumou?r|weapon|poison|overdose|exploit\w*|skew|discredit|smear)\b",
@@ -41,7 +41,7 @@ _HARMFUL = re.compile(
 )
 
 
-_ACTION_WORDS = re.compile(
+ACTION_WORDS = re.compile(
     r"\b(transfer|send|move|pay|book|schedule|update|change|delete|remove|share|post|cancel|"
     r"grant|add|create|order|buy|sell|email|forward)\b",
     re.I,
@@ -56,23 +56,23 @@ _STOP = {"the", "a", "an", "to", "of", "for", "and", "or", "my", "me", "i", "is"
 _NON_NAMES = {"Thank You", "Thought Action", "Action Input"}
 
 
-def _words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 2}
 
 
-def _camel_words(name: str) -> set[str]:
+def camel_words(name: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+", name)}
 
 
-def _tool_score(tool: dict[str, Any], words: set[str]) -> int:
-    text = _camel_words(tool["name"]) | _words(tool["summary"])
+def tool_score(tool: dict[str, Any], words: set[str]) -> int:
+    text = camel_words(tool["name"]) | content_words(tool["summary"])
     return len(text & words)
 
 
 def _names_in(texts: list[str], user: str) -> list[str]:
     names: list[str] = []
     for text in texts:
-        for name in _NAME.findall(text):
+        for name in PERSON_NAME.findall(text):
             if name != user and name not in names and name not in _NON_NAMES:
                 names.append(name)
     return names
@@ -109,7 +109,7 @@ def _ids_for(name: str | None, observations: list[str], inputs: list[str] | None
     return found
 
 
-def _fill_args(tool: dict[str, Any], target: str | None, user: str, request: str,
+def fill_args(tool: dict[str, Any], target: str | None, user: str, request: str,
                observations: list[str], inputs: list[str]) -> dict[str, Any]:
     args: dict[str, Any] = {}
     numbers = [n.replace(",", "") for n in re.findall(r"\$?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)", request)]
@@ -145,13 +145,13 @@ def _fill_args(tool: dict[str, Any], target: str | None, user: str, request: str
     return args
 
 
-def _summarise(observation: str) -> str:
+def summarise(observation: str) -> str:
     text = observation.replace("\n", " ")
     return text if len(text) <= 320 else text[:317] + "..."
 
 
 @dataclass
-class _Conversation:
+class Conversation:
     """What the scripted assistant reads off the prompt: who it serves, its tools, what was asked and seen."""
 
     user: str
@@ -185,19 +185,19 @@ class _Conversation:
 
     def args(self, tool: dict[str, Any], who: str | None) -> dict[str, Any]:
         """Arguments for ``tool`` about ``who``, from what the conversation has shown so far."""
-        return _fill_args(tool, who, self.user, self.request, self.observations_all, self.inputs_all)
+        return fill_args(tool, who, self.user, self.request, self.observations_all, self.inputs_all)
 
 
 
 def _tool(view: tuple[str, tuple[tuple[str, str, bool], ...], str]) -> dict[str, Any]:
     """A tool as the scripted assistants use it: name, parameters, summary, and whether it only looks things up."""
     name, params, summary = view
-    words = _camel_words(name)
+    words = camel_words(name)
     return {"name": name, "params": [{"name": n, "type": t, "required": r} for n, t, r in params],
             "summary": summary, "lookup": bool(words & _LOOKUP_VERBS) and not words & _ACTION_VERBS}
 
 
-def conversation(fields: Mapping[str, Any]) -> _Conversation:
+def conversation(fields: Mapping[str, Any]) -> Conversation:
     """The task's conversation as the assistant reads it: everything the human said, this turn's
     calls and tool outputs (since the human last spoke), and every output with the step that made it."""
     turns = list(fields["turns"])
@@ -208,7 +208,7 @@ def conversation(fields: Mapping[str, Any]) -> _Conversation:
         if kind == "observation":
             observations_all.append(text)
             inputs_all.append(turns[i - 1][1] if i > 0 else "")
-    return _Conversation(
+    return Conversation(
         user=fields["user"],
         tools=[_tool(view) for view in fields["tools"]],
         human_msgs=[text for kind, text in turns if kind == "human"],
@@ -219,48 +219,48 @@ def conversation(fields: Mapping[str, Any]) -> _Conversation:
     )
 
 
-def _respond(text: str, thought: str) -> dict:
+def respond(text: str, thought: str) -> dict:
     """An answer to the human (no tool call)."""
     return {"thought": thought, "action": RESPOND, "action_input": text}
 
 
-def _call(tool: dict[str, Any], thought: str, args: dict[str, Any]) -> dict:
+def call_tool(tool: dict[str, Any], thought: str, args: dict[str, Any]) -> dict:
     """A call of ``tool`` with JSON arguments, as the ReAct format expects."""
     return {"thought": thought, "action": tool["name"], "action_input": json.dumps(args)}
 
 
-def _without_tools(c: _Conversation) -> dict | None:
+def without_tools(c: Conversation) -> dict | None:
     """A plain answer when there are no tools, or a goodbye when the human is done."""
     if not c.tools:
-        return _respond(f"I understand: {c.request[:120]} I'll keep that in mind.", "No tools; answer directly.")
-    if re.search(r"\b(thank|thanks|bye|forget it)\b", c.request, re.I) and not _ACTION_WORDS.search(c.request):
-        return _respond("You're welcome. Have a good day!", "The user is done.")
+        return respond(f"I understand: {c.request[:120]} I'll keep that in mind.", "No tools; answer directly.")
+    if re.search(r"\b(thank|thanks|bye|forget it)\b", c.request, re.I) and not ACTION_WORDS.search(c.request):
+        return respond("You're welcome. Have a good day!", "The user is done.")
     return None
 
 
-def _name_finder(lookups: list[dict[str, Any]], words: set[str]) -> dict[str, Any]:
+def name_finder(lookups: list[dict[str, Any]], words: set[str]) -> dict[str, Any]:
     """The look-up tool best suited to finding a person by name (any look-up if none takes a name)."""
     by_name = [t for t in lookups if any(
         any(k in p["name"].lower() for k in ("name", "search", "query", "keyword", "term"))
         for p in t["params"])] or lookups
-    return max(by_name, key=lambda t: _tool_score(t, words))
+    return max(by_name, key=lambda t: tool_score(t, words))
 
 
-def _look_up(c: _Conversation, words: set[str], need: list[str], wants_action: bool) -> dict | None:
+def look_up(c: Conversation, words: set[str], need: list[str], wants_action: bool) -> dict | None:
     """Look up every person needed, then read the target's details once (before any action)."""
     lookups = [t for t in c.tools if t["lookup"]]
     if not lookups or len(c.calls) >= 4:
         return None
     done_inputs = " ".join(c.calls)
-    finder = _name_finder(lookups, words)
+    finder = name_finder(lookups, words)
     for who in need:
         if f'"{who}"' not in done_inputs and not _ids_for(who, c.observations_all, c.inputs_all):
-            return _call(finder, f"I should look up {who} first.", c.args(finder, who))
-    readers = [t for t in lookups if t is not finder and _tool_score(t, words) > 0] or \
+            return call_tool(finder, f"I should look up {who} first.", c.args(finder, who))
+    readers = [t for t in lookups if t is not finder and tool_score(t, words) > 0] or \
               [t for t in lookups if t is not finder]
     if readers and not wants_action and len(c.calls) < 3:
-        reader = max(readers, key=lambda t: _tool_score(t, words))
+        reader = max(readers, key=lambda t: tool_score(t, words))
         if reader["name"] not in done_inputs:
-            return _call(reader, "Now read the details.", c.args(reader, c.target))
+            return call_tool(reader, "Now read the details.", c.args(reader, c.target))
     return None
 
