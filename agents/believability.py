@@ -29,6 +29,10 @@ from agents.roles.checks import (addresses_itself, help_desk, named_place, names
 from agents.roles.common import not_an_action, not_an_activity
 from agents.roles.sense_checks import (activity_key, activity_kinds, commentary, emoji_contradicts, emoji_kind, nonsense_line,
                                          grounded_stems, is_interruption, meal_away_from_food, no_state, off_topic)
+from agents.roles.conversation import converse_prompt, line_fallback, line_schema
+from agents.roles.importance import combined_importance, importance_prompt, ratings_schema
+from maps.contracts import Persona
+from memory.embeddings import get_embedder
 from memory.runfile import resident_personas, text_records
 
 WORK_HOURS = (10, 16)  # an hour inside every ordinary working day
@@ -695,8 +699,6 @@ async def importance_probe(llm: Any, summary: str = "Alex Smith (34) is kind. Oc
     (BENCHMARKS reports both). ``events`` is the residents' life-event prior
     (cognition.life_events.prior_for the run's embedder; None: keywords only). The fallback is a
     flat 3, so a model that fails scores 0 alone."""
-    from agents.roles.importance import combined_importance, importance_prompt, ratings_schema
-
     schema = ratings_schema(1)
     scores: dict[str, int] = {}
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
@@ -725,9 +727,6 @@ async def reply_probe(llm: Any, personas: dict[str, dict[str, Any]], memories: S
     ``conversation_check``) and the share of replies that were the engine's fallback (None with
     fewer than two residents): a fallback line is not the model's, so it is not judged as one (the
     bench counts it as a failure)."""
-    from agents.roles.conversation import converse_prompt, line_fallback, line_schema
-    from maps.contracts import Persona
-
     names = sorted(personas)
     if len(names) < 2:
         return [], None
@@ -922,8 +921,6 @@ def score_run_db(conn: sqlite3.Connection) -> Believability:
     that recorded none (the routine mind keeps no memory) is judged with the hashing embedder and
     its own bar: loading MiniLM for it took over the stop signal's 10 s on a slow machine, and the
     summary of a stopped run was lost."""
-    from memory.embeddings import get_embedder
-
     run = read_run(conn)
     embedder = get_embedder(run.embedder or "hashing")
     return score_texts(run, embedder.encode, embedder=embedder.name)

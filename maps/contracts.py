@@ -269,7 +269,7 @@ Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "satur
 
 class Errand(BaseModel):
     """An errand a resident declares in the residents file: a place they go to, and why. The
-    day's plan gives it an hour (agents/minds/cognition/errands.py); at a service's place it
+    day's plan gives it an hour (agents/encounters/errands.py); at a service's place it
     starts an encounter (``run --encounters``)."""
 
     model_config = ConfigDict(extra="forbid")

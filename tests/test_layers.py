@@ -78,3 +78,44 @@ def test_only_the_run_file_speaks_sql() -> None:
                 if any(s in line for s in (".execute(", ".executemany(", ".executescript(", "CREATE TABLE", "sqlite3.connect(")):
                     offenders.append(f"{rel}:{n}: {line.strip()}")
     assert not offenders, offenders
+
+
+def _type_checking_imports(tree: ast.Module) -> list[tuple[int, str, list[str]]]:
+    found = []
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None)
+        if isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"):
+            found += [(s.lineno, s.module or "", [a.asname or a.name for a in s.names])
+                      for s in node.body if isinstance(s, ast.ImportFrom)]
+    return found
+
+
+def _annotation_nodes(tree: ast.Module) -> set[int]:
+    """ids of every node inside an annotation (parameters, returns, annotated assignments)."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots += [a.annotation for a in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs,
+                                             node.args.vararg, node.args.kwarg] if a is not None and a.annotation]
+            roots += [node.returns] if node.returns else []
+        elif isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {id(n) for root in roots for n in ast.walk(root)}
+
+
+def test_imports_left_out_of_the_layer_check_are_only_types() -> None:
+    """pyproject sets exclude_type_checking_imports: an import under `if TYPE_CHECKING:` is no edge
+    because it never runs. That holds only while the names it brings are used in annotations alone
+    (a cognition step's `mind: "Resident"`); a use at run time would be a hidden edge (and a NameError)."""
+    wrong = []
+    for path in sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = {name: (line, module) for line, module, names in _type_checking_imports(tree) for name in names}
+        if not guarded:
+            continue
+        in_annotations = _annotation_nodes(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in guarded and id(node) not in in_annotations:
+                wrong.append(f"{path.relative_to(REPO)}:{node.lineno} uses {node.id} at run time "
+                             f"(imported under TYPE_CHECKING at line {guarded[node.id][0]})")
+    assert not wrong, "\n".join(wrong)

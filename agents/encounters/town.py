@@ -47,7 +47,7 @@ from agents.encounters.town_scenarios import (
     service_of,
 )
 from agents.encounters.scenario import HumanProfile
-from agents.minds.cognition.errands import errand_at, errand_day, intent_place, resolve_place
+from agents.encounters.errands import errand_at, errand_day, intent_place, resolve_place
 from maps.contracts import Persona
 from maps.contracts import digest_index as _stable
 from maps.contracts import EncounterCommand, EncounterPayload, Record, TickRecords

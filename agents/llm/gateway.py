@@ -21,6 +21,7 @@ reseeded retries for bad answers, and after a few such failures in a row the gat
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,7 +32,11 @@ from pydantic import BaseModel
 
 from maps.contracts import Message
 from agents.llm.cache import DiskCache, prompt_hash
+from agents.llm.chaos import ChaosBackend, check_chaos_rate
 from agents.llm.errors import ModelUnavailable, Unreachable  # noqa: F401  (the gateway's errors)
+from agents.llm.fleet import FleetBackend
+from agents.llm.local import LocalBackend
+from agents.llm.remote import LiteLLMBackend
 from agents.llm.scripted import responders, scripted_answer
 from agents.llm.task import task_of
 from agents.llm.wrappers.accounting import Accounting, Ledger, Metering, PurposeStats  # noqa: F401
@@ -147,7 +152,6 @@ class Gateway:
         timeout_s = model_timeout_s(backend) if timeout_s is None else timeout_s
         attempt_limits = model_attempt_limits(backend) if attempt_limits is None else attempt_limits
         if chaos > 0:
-            from agents.llm.chaos import ChaosBackend
 
             backend = ChaosBackend(backend, rate=chaos, seed=seed)
         self._stack = compose(backend, model=self.model, cache=cache, max_attempts=max_attempts,
@@ -289,8 +293,6 @@ def _run_in_thread(coro: Any) -> Any:
 
 
 def default_cache_dir() -> Path:
-    import os
-
     return Path(os.environ.get("TOWNSFOLK_CACHE", Path.home() / ".cache" / "townsfolk"))
 
 
@@ -300,15 +302,9 @@ def make_backend(model: str) -> Backend:
     if model == "scripted" or model.startswith("scripted:"):
         return ScriptedBackend(model.partition(":")[2])
     if model == "local" or model.startswith("local:"):
-        from agents.llm.local import LocalBackend
-
         return LocalBackend(model.partition(":")[2] or None)
     if model.startswith("fleet:"):  # several servers through litellm's Router (agents/llm/fleet.py)
-        from agents.llm.fleet import FleetBackend
-
         return FleetBackend.from_file(model.partition(":")[2])
-    from agents.llm.remote import LiteLLMBackend
-
     return LiteLLMBackend(model)
 
 
@@ -331,8 +327,6 @@ def make_llm(
     ``timeout_s`` None gives each call the model's own timeout (its LocalModelSpec's, e.g.
     900 s for local:qwen; 120 s for SmolLM2 and remote models).
     """
-    from agents.llm.chaos import check_chaos_rate
-
     chaos = check_chaos_rate(chaos)
     backend: Backend = make_backend(model)
     # The cache and the stats name the model actually run: `local` resolves to the current

@@ -40,7 +40,7 @@ from typing import Any
 from maps.contracts import Message
 from agents.llm import local_sampling
 from agents.llm.errors import Unreachable, short
-from agents.llm.gateway import Completion, Request
+from agents.llm.wrappers.base import Completion, Request
 from agents.llm.grammar import grammar_for
 from agents.llm.litellm_setup import load_litellm
 from agents.llm.models import LocalModelError, LocalModelSpec, gguf_path, models_cache_dir, resolve_local_name
@@ -581,7 +581,7 @@ class LocalBackend:
     def __init__(self, name: str | None = None, *, grammar: bool = True):
         self.spec = resolve_local_name(name)  # unknown names fail here, before any call
         self.name = f"local:{self.spec.name}"
-        self.grammar = grammar  # off only to measure what the grammar buys (agents.llm.quality)
+        self.grammar = grammar  # off only to measure what the grammar buys (agents.model_quality)
 
     def load(self) -> LoadedModel:
         """Load the weights now (the doctor and the quality check time this)."""

@@ -2,7 +2,7 @@
 
 Both models install from the package registry and need no network afterwards. `local`
 means :data:`DEFAULT_LOCAL_MODEL`, chosen by the measured quality check in
-agents/llm/quality.py (figures in docs/MODELS.md); the other stays selectable as
+agents/model_quality.py (figures in docs/MODELS.md); the other stays selectable as
 ``local:<name>``. ``local:/path/to/model.gguf`` runs any GGUF file the user has; its chat
 template comes from the file's own metadata.
 """
@@ -79,7 +79,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
     ),
 }
 
-# Chosen by `python -m agents.llm.quality` (see docs/MODELS.md).
+# Chosen by `python -m agents.model_quality` (see docs/MODELS.md).
 DEFAULT_LOCAL_MODEL = "smollm2"
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from maps.contracts import Message
 from agents.llm.errors import Unreachable, short
-from agents.llm.gateway import Completion, Request
+from agents.llm.wrappers.base import Completion, Request
 from agents.llm.litellm_setup import load_litellm
 from agents.llm.schema_outline import outline_instruction
 from agents.llm.schemas import json_schema_of

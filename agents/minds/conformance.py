@@ -171,8 +171,6 @@ def demo_home(name: str) -> list[str]:
 
 
 def demo_persona(name: str, workplace: str, occupation: str, *, wake: int = 7, sleep: int = 22, **extra):
-    from maps.contracts import Persona
-
     return Persona(
         name=name, age=extra.pop("age", 30), traits=extra.pop("traits", ["friendly", "curious"]),
         occupation=occupation, workplace=workplace, home=f"{name.split()[0]}'s House",

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from maps.contracts import Persona
+from agents.llm.gateway import make_llm
 from agents.roles.interview import answer_from_memories, answer_schema, interview_prompt, never_met, worth_telling
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
@@ -23,7 +24,7 @@ from memory.runfile import last_recorded_tick as _last_tick
 from memory.runfile import recorded_tick_at as _tick_at
 from memory.runfile import recorded_time_of as _time_of
 from memory.runfile import time_span as _span
-from memory.runfile import DB_NAME, RunStore
+from memory.runfile import DB_NAME, RunStore, StoreError, check_integrity
 from memory.store import MemoryStore, registered_residents
 from maps.contracts import TimeError
 from maps.contracts import parse_at as parse_when
@@ -56,8 +57,6 @@ def parse_at(text: str, first: datetime | None) -> datetime | int:
 
 def check_run_db(db: Path) -> None:
     """Refuse a run database whose pages are damaged, naming the file (not a traceback later)."""
-    from memory.runfile import StoreError, check_integrity
-
     try:
         conn = connect_readonly(db)
     except sqlite3.Error as exc:
@@ -104,8 +103,6 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
                k: int) -> InterviewAnswer:
     persona, embedder = _resident(db, name)
     if llm is None:  # before any work: a model that cannot be built is the user's to fix
-        from agents.llm.gateway import make_llm
-
         try:
             llm = make_llm(model)
         except Exception as exc:

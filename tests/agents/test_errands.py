@@ -15,7 +15,7 @@ from agents.encounters.scenario import Scenario
 from agents.encounters.town import EncounterPlugin, _Request
 from agents.encounters.town_scenarios import TEMPLATES
 from agents.llm.gateway import make_llm
-from agents.minds.cognition.errands import errands_for, free_hours, place_kinds, with_errands
+from agents.encounters.errands import errands_for, free_hours, place_kinds, with_errands
 from agents.minds.generative import make_mind
 from maps.contracts import MindOptions, Persona
 from maps.town import TownError, load_town

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import date, datetime
 
-from agents.minds.cognition.errands import errand_day
+from agents.encounters.errands import errand_day
 from maps.contracts import Persona
 from maps.town import load_town
 from tests.agents.test_errands import _world

@@ -1,4 +1,4 @@
-"""`townsfolk bench models`: which embedded model should `local` be? (cases: agents/llm/quality.py)
+"""`townsfolk bench models`: which embedded model should `local` be? (cases: agents/model_quality.py)
 
 Runs each embedded model through the gateway (grammar-constrained, as in a simulation) on the
 quality cases and reports the share of schema-valid and sensible answers, latency and tokens per
@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.llm import quality
+import agents.model_quality as quality
 from agents.llm.gateway import Gateway
 from agents.llm.local import LocalBackend, default_threads
 from agents.llm.models import LOCAL_MODELS
-from agents.llm.quality import all_cases
+from agents.model_quality import all_cases
 from world.cli.args import positive_int
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from maps.contracts import LanguageModel, Message
 from maps.contracts import LLMPayload, Record
+from agents.llm.cache import prompt_hash
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -100,8 +101,6 @@ class Caller:
                 error=_last_error(info) if info.fallback else "",
             )
         else:
-            from agents.llm.cache import prompt_hash
-
             payload = LLMPayload(
                 purpose=purpose, call_id=f"{self.resident}-{purpose}-{self._seq}",
                 prompt_hash=prompt_hash(messages), ok=True, fallback=False,

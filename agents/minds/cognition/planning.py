@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 
-from agents.minds.cognition.errands import errand_kind, errands_for, place_kinds, with_errands
+from agents.encounters.errands import errand_kind, errands_for, place_kinds, with_errands
 from agents.minds.cognition.events import venue
 from agents.roles.wording import activity_phrase, in_use_for
 from agents.roles.common import clip

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from agents.minds.cognition.conversation import open_conversation
 from agents.minds.cognition.gatherings import at_gathering, event_steps, goal_topic
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
@@ -55,8 +56,6 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     mind.state.last_reaction = now
     partner = talk_partner(answer, people, observed)
     if partner is not None:
-        from agents.minds.cognition.conversation import open_conversation
-
         return await open_conversation(mind, partner, p)
     if answer.decision == "react" and answer.action.strip():
         await replan_around(mind, now, answer.action.strip(), answer.place, int(answer.minutes), answer.emoji)
