@@ -406,7 +406,7 @@ def test_night_fast_forward_jumps_to_the_first_wake_up(town) -> None:
     assert jumps[0][0] == datetime(2026, 2, 14, 5, 0)
     earliest = min(p.wake_hour for p in town.residents)
     assert engine.clock.now() >= datetime(2026, 2, 14, earliest, 0)
-    assert not all(r.asleep for r in engine._order)  # the town woke up
+    assert not all(r.asleep for r in engine.residents.values())  # the town woke up
 
 
 def test_the_routine_town_lives_a_plausible_day(town) -> None:

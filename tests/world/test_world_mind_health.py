@@ -146,7 +146,7 @@ def test_run_prints_the_failure_and_exits_3(tmp_path: Path, capsys: pytest.Captu
 
     options = RunOptions(mind="routine", duration="10m", out=tmp_path / "run")
     engine = build_engine(options)
-    first = engine._order[0]
+    first = next(iter(engine.residents.values()))
     first.mind = Failing(first.name, Broken("no plan"))
     code = run_engine(engine, options, quiet=True, control=False)
     out = capsys.readouterr().out

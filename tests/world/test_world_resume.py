@@ -89,7 +89,7 @@ def test_fork_starts_from_exactly_the_state_at_t(tmp_path: Path) -> None:
     engine = fresh(parent)
     states: dict[int, tuple[dict, dict]] = {}
     engine.add_listener(lambda tr: states.__setitem__(
-        tr.tick, (engine.snapshot(), {r.name: r.mind.snapshot() for r in engine._order})))
+        tr.tick, (engine.snapshot(), {r.name: r.mind.snapshot() for r in engine.residents.values()})))
     run_to_end(engine)
     target = 100  # between the snapshots of ticks 60 and 120
     at = (datetime(2026, 2, 13, 7, 0) + timedelta(seconds=10 * target)).strftime("%Y-%m-%d %H:%M:%S")
