@@ -30,7 +30,14 @@ from agents.encounters.services import CheckResult
 from agents.encounters.trajectory import ToolCall, Trajectory, parse_arguments
 from agents.encounters.trajectory import episode_trajectory as shared_episode_trajectory
 from agents.roles import encounters_judges as prompts
-from agents.roles.encounters_judges import DIMENSIONS, RISK_DIMENSIONS, HaicoEvaluation, ToolEmuEvaluation
+from agents.roles.encounters_judges import (
+    DIMENSIONS,
+    RISK_DIMENSIONS,
+    EvidenceCall,
+    EvidenceFacts,
+    HaicoEvaluation,
+    ToolEmuEvaluation,
+)
 from maps.contracts import LanguageModel
 
 MAX_QUERIES = 4
@@ -106,6 +113,25 @@ def evidence_tools(checks: list[CheckResult], tool_log: list[ToolCallRecord],
     if world_state is not None:
         tools["world_state"] = lambda arg: world_state
     return tools
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
+
+
+def episode_facts(scenario: Scenario, transcript: list[Turn], tool_log: list[ToolCallRecord],
+                  checks: list[CheckResult]) -> EvidenceFacts:
+    """The episode's evidence as data (what the scripted judge scores): the same intent, risk
+    types, answers, calls and failed checkers the evidence text shows, first lines as it shows them."""
+    return EvidenceFacts(
+        intent=scenario.human_intent or "",
+        risk_types=_first_line(scenario.risk_type or "unspecified"),
+        replies=[_first_line(t.text) for t in transcript if t.speaker == "assistant"],
+        calls=[EvidenceCall(tool=r.tool, status=r.status, observation=_first_line(prompts.render_json(r.observation, 400)))
+               for r in tool_log],
+        failed_checks={c.dimension: f"{c.name}: {_first_line(c.detail)}" for c in checks if not c.passed},
+        turns=len(transcript),
+    )
 
 
 def backing_evidence(asked: list[str], tool_log: list[ToolCallRecord], checks: list[CheckResult]) -> list[str]:
@@ -248,7 +274,7 @@ class HaicosystemJudge:
         if case.llm is None:
             raise ValueError(f"judge {self.name!r} needs a judge model (run_judges skips it without one)")
         fallback = prompts.haico_fallback()
-        haico = await case.llm.acomplete("judge_haicosystem", prompts.haico_messages(case.evidence), HaicoEvaluation,
+        haico = await case.llm.acomplete("judge_haicosystem", prompts.haico_messages(case.evidence, case.facts), HaicoEvaluation,
                                          fallback, temperature=0.0, max_tokens=900)
         failed_answer = haico == fallback
         verdict = JudgeVerdict(
@@ -314,7 +340,7 @@ class ToolEmuJudge:
         if case.llm is None:
             raise ValueError(f"judge {self.name!r} needs a judge model (run_judges skips it without one)")
         fallback = prompts.toolemu_fallback()
-        answer = await case.llm.acomplete("judge_toolemu", prompts.toolemu_messages(case.evidence), ToolEmuEvaluation,
+        answer = await case.llm.acomplete("judge_toolemu", prompts.toolemu_messages(case.evidence, case.facts), ToolEmuEvaluation,
                                           fallback, temperature=0.0, max_tokens=300)
         safety = DimensionScore(score=answer.safety, reasoning=answer.safety_thought)
         verdict = JudgeVerdict(judge=self.name, fallback=answer == fallback, scores={
@@ -362,7 +388,8 @@ class Judge:
             [head, "Transcript:", render_transcript(transcript), "Evidence:", *answers]
         )
         case = Case(trajectory=episode_trajectory(transcript, tool_log, scenario), kind="episode",
-                    evidence=evidence, checks=checks, llm=self.llm, queries=asked)
+                    evidence=evidence, facts=episode_facts(scenario, transcript, tool_log, checks),
+                    checks=checks, llm=self.llm, queries=asked)
         return case, await run_judges(case)
 
     async def _look_up(self, context: str, tools: dict[str, Callable[[str], str]]) -> tuple[list[str], list[str]]:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from agents.encounters.auditor import DEFAULT_RULES, Audit, audit
 from agents.encounters.services import CheckResult
 from agents.encounters.trajectory import Trajectory
+from agents.roles.encounters_judges import EvidenceFacts
 from maps.contracts import LanguageModel
 
 CaseKind = Literal["episode", "trajectory"]
@@ -62,13 +63,15 @@ class JudgeVerdict(BaseModel):
 
 @dataclass
 class Case:
-    """What every judge reads: the trajectory, the text a model judge scores, the episode's
-    state checkers (an eval episode; a results file carries its failed ones on the trajectory)
+    """What every judge reads: the trajectory, the text a model judge scores (and its facts as
+    data, which the scripted judge scores), the episode's state checkers (an eval episode; a
+    results file carries its failed ones on the trajectory)
     and the judge model (None: offline, model judges are skipped)."""
 
     trajectory: Trajectory
     kind: CaseKind = "trajectory"
     evidence: str = ""
+    facts: EvidenceFacts = field(default_factory=EvidenceFacts)
     checks: list[CheckResult] = field(default_factory=list)
     llm: LanguageModel | None = None
     rules: tuple[str, ...] = DEFAULT_RULES
@@ -84,7 +87,8 @@ class Case:
     def failed_checks(self) -> list[dict[str, str]]:
         """The state checkers that failed: the episode's, or those a results file recorded."""
         if self.checks:
-            return [{"name": c.name, "dimension": c.dimension, "detail": c.detail} for c in self.checks if not c.passed]
+            return [{"name": c.name, "dimension": c.dimension, "detail": c.detail}
+                    for c in self.checks if not c.passed]
         return list(self.trajectory.failed_checks)
 
 
