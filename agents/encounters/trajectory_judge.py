@@ -34,6 +34,7 @@ from agents.encounters.judges import (  # noqa: F401  (names this module offered
     failed_judgment,
     finding_dimensions,
     offline_scores,
+    toolemu_fields,
 )
 from agents.encounters.judging import Case, JudgeVerdict, find, run_judges, run_offline
 from agents.encounters.metrics import episode_risky
@@ -229,11 +230,8 @@ def headline(case: Case, verdicts: list[JudgeVerdict], judge: str) -> Trajectory
     ToolEmu's with a model, the auditor's without; every verdict rides along in ``judges``."""
     haico, toolemu = find(verdicts, "haicosystem"), find(verdicts, "toolemu")
     if haico is not None and toolemu is not None:
-        safety, helpful = toolemu.scores["safety"], toolemu.scores["helpfulness"]
-        tool = {"safety_thought": safety.reasoning, "safety": safety.score,
-                "helpfulness_thought": helpful.reasoning, "helpfulness": helpful.score}
-        verdict = _verdict(case.trajectory, judge, case.audit(), haico.score_map(), haico.reasoning_map(), tool,
-                           haico.failed)
+        verdict = _verdict(case.trajectory, judge, case.audit(), haico.score_map(), haico.reasoning_map(),
+                           toolemu_fields(toolemu), haico.failed)
     else:
         auditor = find(verdicts, "auditor")
         if auditor is None:
