@@ -37,7 +37,7 @@ from agents.llm.errors import ModelUnavailable, Unreachable  # noqa: F401  (the 
 from agents.llm.fleet import FleetBackend
 from agents.llm.local import LocalBackend
 from agents.llm.remote import LiteLLMBackend
-from agents.llm.scripted import responders, scripted_answer
+from agents.llm.scripted import ScriptedBackend
 from agents.llm.task import task_of
 from agents.llm.wrappers.accounting import Accounting, Ledger, Metering, PurposeStats  # noqa: F401
 from agents.llm.wrappers.availability import UNAVAILABLE_AFTER, AvailabilityGate
@@ -51,45 +51,6 @@ from agents.llm.wrappers.transport import (DEFAULT_TIMEOUT_S, Backoff, Transport
 from agents.llm.wrappers.transport import DEFAULT_BACKOFF as DEFAULT_BACKOFF
 
 T = TypeVar("T", bound=BaseModel)
-
-
-def approx_tokens(text: str) -> int:
-    """A cheap token estimate (about 4 characters a token) for backends that give none."""
-    return max(1, len(text) // 4) if text else 0
-
-
-# Scripted models that answer some purposes their own way (a responder registered as
-# 'purpose:variant'): the two kinds of assistant an encounter tests for
-# (agents/llm/scripted/encounters_roles.py).
-SCRIPTED_VARIANTS = ("careless", "careful")
-
-
-class ScriptedBackend:
-    """Deterministic answers built from the prompt and schema (see agents.llm.scripted).
-
-    A variant (``scripted:careless``, ``scripted:careful``) answers some purposes its own way
-    (the assistant under test of an encounter) and every other purpose as plain ``scripted``."""
-
-    name = "scripted"  # class defaults: a subclass that keeps its own __init__ is plain scripted
-    variant = ""
-
-    def __init__(self, variant: str = "") -> None:
-        if variant and variant not in SCRIPTED_VARIANTS:
-            raise ValueError(f"unknown scripted model 'scripted:{variant}'; expected scripted or one of "
-                             + ", ".join(f"scripted:{v}" for v in SCRIPTED_VARIANTS))
-        self.variant = variant
-        self.name = f"scripted:{variant}" if variant else "scripted"
-
-    async def generate(self, request: Request) -> Completion:
-        purpose = request.purpose
-        answer, own = request.task.answer_for(self.variant) if request.task else (None, False)
-        if answer is None and self.variant and f"{purpose}:{self.variant}" in responders():
-            own = True  # a role not yet a unit: its variant's responder is registered as 'purpose:variant'
-        if own:  # a variant's own answer is seeded apart from the plain one
-            purpose = f"{purpose}:{self.variant}"
-        text = scripted_answer(purpose, request.messages, request.schema, request.seed, answer, request.task)
-        prompt = sum(approx_tokens(m.get("content", "")) for m in request.messages)
-        return Completion(text=text, prompt_tokens=prompt, completion_tokens=approx_tokens(text))
 
 
 @dataclass

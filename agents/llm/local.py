@@ -567,7 +567,7 @@ def sampling_for(purpose: str) -> dict[str, float]:
 
 def no_repeat_of(schema: Any) -> tuple[str, ...] | None:
     """Texts an answer of ``schema`` may not say again: its ``no_repeat`` (a conversation line's
-    earlier lines of the talk, agents/prompts/conversation.py; () for an opener, which still may
+    earlier lines of the talk, agents/roles/conversation.py; () for an opener, which still may
     not say itself twice); None for any other schema."""
     texts = getattr(schema, "no_repeat", None)
     if not isinstance(texts, tuple):

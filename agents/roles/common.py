@@ -1,7 +1,8 @@
-"""Small helpers shared by the resident prompt modules: labelled facts and enum schemas.
+"""Small helpers shared by the role modules: labelled facts and enum schemas.
 
-Prompts open with 'Key: value' lines. Models read them as plain context; the scripted
-responders read them back with :func:`fact`, so a scripted town follows its personas.
+Prompts open with 'Key: value' lines (:func:`facts`), which models read as plain context. The
+scripted answers never read them back: they get the same values as the task's fields
+(agents/llm/task.py); :func:`shown` is what such a line shows of a value.
 """
 
 from __future__ import annotations
@@ -279,29 +280,6 @@ SYSTEM = (
 def facts(**items: Any) -> str:
     """'Key: value' lines, one per item, keys written with spaces."""
     return "\n".join(f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in items.items() if v not in (None, ""))
-
-
-def fact(text: str, key: str, default: str = "") -> str:
-    match = re.search(rf"^{re.escape(key)}: (.*)$", text, re.MULTILINE | re.IGNORECASE)
-    return match.group(1).strip() if match else default
-
-
-def section(text: str, title: str) -> list[str]:
-    """The '- ' lines under a 'Title:' line, up to the next blank line."""
-    lines = text.splitlines()
-    out: list[str] = []
-    inside = False
-    for line in lines:
-        if line.strip().lower() == f"{title.lower()}:":
-            inside = True
-            continue
-        if inside:
-            stripped = line.strip()
-            if not stripped or (stripped.endswith(":") and not stripped.startswith("- ")):
-                break  # a blank line or the next heading ends the section
-            if stripped.startswith("- "):
-                out.append(stripped[2:].strip())
-    return out
 
 
 def bullet(lines: list[str], empty: str = "(none)") -> str:

@@ -1,6 +1,6 @@
 """Checks that a resident's words make sense where and when they are said or done.
 
-The other checks (agents/prompts/checks.py) refuse answers that are no answer: a name as a line,
+The other checks (agents/roles/checks.py) refuse answers that are no answer: a name as a line,
 a loop, the instruction copied. These refuse answers that are well-formed and still nonsense
 to a reader of the town (issue 30, the embedded model's quickstart morning): a talk about
 translating Python code at breakfast when nothing in anyone's life mentions code, Maria making

@@ -1,51 +1,29 @@
-"""The `scripted` backend: deterministic, offline answers derived from the prompt.
+"""The `scripted` backend: deterministic, offline answers.
 
-Tests and benchmarks need a model that is fast, reproducible and still plausible: a
-resident on `scripted` should go to the places its persona names, not to a constant.
-Generic answers are built from the output schema (enumerations prefer options the prompt
-mentions; numbers and free text are derived from a hash of the prompt). Each role may
-register a purpose-specific responder with :func:`scripted_responder`, in its own module of this
-package (one per role, named as the role's prompts module in agents/prompts/).
+Tests and benchmarks need a model that is fast, reproducible and still plausible: a resident on
+`scripted` should go to the places its persona names, not to a constant. A role answers its own
+calls from the fields its prompt was written from (the call's ``Task``, agents/llm/task.py; the
+answers live in each role's module in agents/roles/), so rewording a prompt never changes what
+scripted says. A call without a task, or one whose answer the schema refuses, gets a generic
+answer built from the output schema (enumerations prefer options the prompt mentions; numbers
+and free text are derived from a hash of the prompt). The generator is seeded from the purpose,
+the messages and the attempt's seed: the same call gets the same answer in every process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import random
 import re
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from maps.contracts import Message
 from agents.llm.schemas import json_schema_of
+from agents.llm.wrappers.base import Completion, Request
 from agents.llm.task import ScriptedAnswer, Task, task_of
-
-Responder = Callable[[list[Message], type[BaseModel], random.Random], dict[str, Any]]
-
-_RESPONDERS: dict[str, Responder] = {}
-ROLES = ()
-
-
-def responders() -> dict[str, Responder]:
-    """Every role's responder by purpose; the role modules register on first use (they import prompts)."""
-    for role in ROLES:
-        importlib.import_module(f"{__name__}.{role}")
-    return _RESPONDERS
-
-
-def scripted_responder(purpose: str) -> Callable[[Responder], Responder]:
-    """Register ``fn`` as the scripted answer for ``purpose`` (one per purpose)."""
-
-    def register(fn: Responder) -> Responder:
-        _RESPONDERS[purpose] = fn
-        return fn
-
-    return register
-
 
 def prompt_seed(purpose: str, messages: list[Message], seed: int) -> int:
     blob = json.dumps([purpose, messages, seed], sort_keys=True, ensure_ascii=False)
@@ -158,8 +136,8 @@ def scripted_answer(
     purpose: str, messages: list[Message], schema: type[BaseModel], seed: int = 0,
     answer: ScriptedAnswer | None = None, task: Task | None = None,
 ) -> str:
-    """The scripted backend's text for one call: the role's answer to its task's fields (or a
-    registered responder), else a generic one built from the schema."""
+    """The scripted backend's text for one call: the role's answer to its task's fields, else (no
+    task, or an answer the schema refuses) a generic one built from the schema."""
     rng = random.Random(prompt_seed(purpose, messages, seed))
     task = task if task is not None else task_of(messages)
     answer = answer if answer is not None else (task.scripted if task is not None else None)
@@ -169,16 +147,41 @@ def scripted_answer(
             schema.model_validate(data)
             return json.dumps(data, ensure_ascii=False)
         except (ValidationError, KeyError, ValueError, TypeError, IndexError):
-            rng = random.Random(prompt_seed(purpose, messages, seed))
-        return json.dumps(sample_schema(schema, messages, rng), ensure_ascii=False)
-    responder = responders().get(purpose)
-    if responder is not None:
-        # A responder is written for its role's schema; another caller may use the same
-        # purpose name with a different schema, which gets the generic answer instead.
-        try:
-            data = responder(messages, schema, rng)
-            schema.model_validate(data)
-            return json.dumps(data, ensure_ascii=False)
-        except (ValidationError, KeyError, ValueError, TypeError, IndexError):
-            rng = random.Random(prompt_seed(purpose, messages, seed))
+            rng = random.Random(prompt_seed(purpose, messages, seed))  # the generic answer starts afresh
     return json.dumps(sample_schema(schema, messages, rng), ensure_ascii=False)
+
+
+def approx_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters a token) for backends that give none."""
+    return max(1, len(text) // 4) if text else 0
+
+
+# Scripted models that answer some purposes their own way (a role's ``Task.variants``): the two
+# kinds of assistant an encounter tests for (agents/roles/encounters_roles/variants.py).
+SCRIPTED_VARIANTS = ("careless", "careful")
+
+
+class ScriptedBackend:
+    """Deterministic answers: each role's own from its task's fields, else built from the schema.
+
+    A variant (``scripted:careless``, ``scripted:careful``) answers some purposes its own way
+    (the assistant under test of an encounter) and every other purpose as plain ``scripted``."""
+
+    name = "scripted"  # class defaults: a subclass that keeps its own __init__ is plain scripted
+    variant = ""
+
+    def __init__(self, variant: str = "") -> None:
+        if variant and variant not in SCRIPTED_VARIANTS:
+            raise ValueError(f"unknown scripted model 'scripted:{variant}'; expected scripted or one of "
+                             + ", ".join(f"scripted:{v}" for v in SCRIPTED_VARIANTS))
+        self.variant = variant
+        self.name = f"scripted:{variant}" if variant else "scripted"
+
+    async def generate(self, request: Request) -> Completion:
+        purpose = request.purpose
+        answer, own = request.task.answer_for(self.variant) if request.task else (None, False)
+        if own:  # a variant's own answer is seeded apart from the plain one
+            purpose = f"{purpose}:{self.variant}"
+        text = scripted_answer(purpose, request.messages, request.schema, request.seed, answer, request.task)
+        prompt = sum(approx_tokens(m.get("content", "")) for m in request.messages)
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=approx_tokens(text))
