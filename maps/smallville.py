@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from maps.contracts import Persona, Relationship
 from maps.files import FileReadError, read_json
-from maps.town import Town
+from maps.town import Town, TownError, load_residents, load_town
 
 SCRATCH = Path("bootstrap_memory") / "scratch.json"
 MAX_SCRATCH_BYTES = 4 * 1024 * 1024  # a Smallville scratch.json is ~2 KB
@@ -353,8 +354,6 @@ def convert(people: list[ScratchPersona], town: Town) -> SmallvilleImport:
 def write_residents(result: SmallvilleImport, town: Town, out: Path) -> None:
     """Write the residents file, checked against the town first: nothing is written when the
     file would not load, and an existing file is only replaced by a complete new one."""
-    from maps.town import TownError, load_residents
-
     out = Path(out)
     if out.is_dir():
         raise SmallvilleError(f"--out {out}: is a folder; expected a file name such as smallville.json")
@@ -377,10 +376,6 @@ def write_residents(result: SmallvilleImport, town: Town, out: Path) -> None:
 
 def main(args: Any) -> int:
     """`townsfolk import smallville DIR --town T --out FILE`: report each mapping, then write."""
-    import sys
-
-    from maps.town import TownError, load_town
-
     try:
         town = load_town(args.town, None)
         result = convert(read_folder(args.directory), town)

@@ -30,15 +30,28 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal
 
-import faiss
 import numpy as np
-
-# One query at a time: faiss's OpenMP threads only add start-up cost and, spinning after a
-# call, slow down numpy next to them. (Bulk index builds are still fast single-threaded.)
-faiss.omp_set_num_threads(1)
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    import faiss
+
+
+@cache
+def _faiss() -> ModuleType:
+    """faiss, imported when the first index is made: its ~50-150 ms are no part of the start-up of
+    a command that retrieves nothing (every CLI command imports this module).
+
+    One query at a time: faiss's OpenMP threads only add start-up cost and, spinning after a
+    call, slow down numpy next to them. (Bulk index builds are still fast single-threaded.)"""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    return faiss
 
 
 class RetrievalConfig(BaseModel):
@@ -107,7 +120,7 @@ class RetrievalIndex:
         # importance level -> positions in ascending last-access order
         self._levels: dict[int, OrderedDict[int, None]] = {}
         self._level_arrays: dict[int, np.ndarray] = {}  # cache of each level's order, as arrays
-        self._index: faiss.Index = faiss.IndexFlatIP(dim)
+        self._index: faiss.Index = _faiss().IndexFlatIP(dim)
         self._hnsw = False  # an approximate index (IVF or HNSW) is in use
         self._built_at = 0
         self._version = 0  # bumped by every write: keys the cached query-independent part
@@ -183,6 +196,7 @@ class RetrievalIndex:
     def _to_ann(self) -> None:
         cfg = self.config
         data = self._emb[: self._n]
+        faiss = _faiss()
         if cfg.ann == "hnsw":
             if self._hnsw:
                 return  # HNSW grows in place
@@ -488,6 +502,7 @@ def _dot_rows(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
     out = np.empty(len(rows), dtype=np.float32)
     rows, q = np.ascontiguousarray(rows, dtype=np.float32), np.ascontiguousarray(q, dtype=np.float32)
     if len(rows):
+        faiss = _faiss()
         faiss.fvec_inner_products_ny(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(rows), rows.shape[1], len(rows))
     return out
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 from pydantic import BaseModel, Field
 
 from maps.contracts import Persona
 from memory import runfile
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 class Tie(BaseModel):
     """One resident's view of another."""
@@ -98,6 +101,8 @@ class SocialMemory:
 
 def graph_from_ties(ties: dict[str, dict[str, Tie]]) -> nx.DiGraph:
     """A directed graph from {resident: {other: Tie}} (live minds)."""
+    import networkx as nx  # ~0.2 s to import: only for the graph's readers, not every mind (CLI start-up)
+
     graph = nx.DiGraph()
     for name, out in ties.items():
         graph.add_node(name)
@@ -128,6 +133,8 @@ def density(graph: nx.DiGraph, residents: list[str] | None = None) -> float:
 
 def export_graph(db_path: Path | str, out: Path | str, at_tick: int | None = None) -> Path:
     """Write the graph as node-link JSON (``.json``) or GraphML (``.graphml``)."""
+    import networkx as nx  # see graph_from_ties
+
     graph = load_graph(db_path, at_tick)
     out = Path(out)
     if out.suffix == ".graphml":

@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from maps.contracts import parse_at
+from replays.feeds import ReplayFeed
+from replays.frames import apply_in_place
+from replays.render import EMOJI_WORDS, FIXED_COLOURS, PALETTE
+from replays.runview import open_run
+from replays.viewer import Viewer
 
 
 def init_headless() -> None:
@@ -35,10 +40,6 @@ class HeadlessViewer:
     def __init__(self, run_dir: str | Path, size: tuple[int, int] = (1920, 1080), select: str | None = None) -> None:
         init_headless()
         import pygame
-
-        from replays.feeds import ReplayFeed
-        from replays.runview import open_run
-        from replays.viewer import Viewer
 
         self.run = open_run(run_dir)
         self.feed = ReplayFeed(self.run.reader, run_dir)
@@ -141,8 +142,6 @@ def write_gif(run_dir: str | Path, path: str | Path, start: str | None = None, e
 
 def _gif_frames(hv: HeadlessViewer, t0: int, t1: int, max_frames: int, step_s: float | None) -> tuple[list[Any], float]:
     """The frames from tick t0 to t1, one every ``step`` game seconds (at most ``max_frames``)."""
-    from replays.frames import apply_in_place
-
     reader = hv.run.reader
     reader.index(t0)
     frame = reader.frame_at(t0)
@@ -183,8 +182,6 @@ def gif_palette(first: Any) -> Any:
     median cut had none for a resident not yet on screen, and Lucy's red became Tom's magenta,
     issue 30), the chips' and labels' colours, then the first frame's own colours up to 256."""
     from PIL import Image
-
-    from replays.render import EMOJI_WORDS, FIXED_COLOURS, PALETTE
 
     fixed = list(dict.fromkeys([*PALETTE, *FIXED_COLOURS, *(c for _, c in EMOJI_WORDS.values())]))
     rest = first.quantize(colors=256 - len(fixed), method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)

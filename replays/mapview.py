@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from maps.town import load_town
+
 AreaKind = Literal["sector", "arena", "object"]
 
 
@@ -137,8 +139,6 @@ def from_town(town: Any) -> MapView:
 
 def load_mapview(name_or_path: str) -> MapView:
     """Load a town by name or path with maps.town and adapt it for drawing."""
-    from maps.town import load_town
-
     return from_town(load_town(name_or_path))
 
 

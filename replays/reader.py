@@ -34,6 +34,7 @@ from replays.frames import (
     frame_from_snapshot,
 )
 from maps.contracts import MemoryPayload, PlanPayload, Record, TickRecords
+from memory.runfile import RunStore
 
 KEYFRAME_EVERY = 60  # ticks between the reader's own keyframes (10 game minutes at 10 s/tick)
 LOOKBACK = max(BUBBLE_TICKS, INJECT_TICKS) + 1  # ticks whose bubbles/toasts may still show
@@ -60,8 +61,6 @@ def open_store(run_dir: str | Path) -> TickStore:
     path = Path(run_dir)
     if not path.exists():
         raise ReaderError(f"no run folder at {path}")
-    from memory.runfile import RunStore
-
     try:
         return RunStore.open(path)
     except ReaderError:

@@ -87,7 +87,7 @@ def colour_distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
     return sum((p - q) ** 2 for p, q in zip(la, lb)) ** 0.5
 
 
-def _spread_palette(n: int, avoid: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int], ...]:
+def spread_palette(n: int, avoid: tuple[tuple[int, int, int], ...]) -> tuple[tuple[int, int, int], ...]:
     """``n`` marker colours, each as far as possible (in CIELAB) from the others and from the
     map's own colours: greedy farthest-point picks over a grid of saturated colours."""
     candidates: list[tuple[int, int, int]] = []
@@ -117,8 +117,17 @@ FIXED_COLOURS: tuple[tuple[int, int, int], ...] = (
     PILL_BG, (40, 40, 52), *RISK_COLOURS.values(),
 )
 
-# 32 marker colours, spread apart and away from the ground, walls and label backgrounds.
-PALETTE: tuple[tuple[int, int, int], ...] = _spread_palette(32, (GROUND, WALL, (255, 255, 255), (20, 20, 24)))
+# 32 marker colours, spread apart and away from the ground, walls and label backgrounds: what
+# spread_palette(32, PALETTE_AVOIDS) gives (tests/replays/test_viewer_layout.py checks they
+# agree), written out because computing it took ~40 ms of every command's start-up.
+PALETTE_AVOIDS: tuple[tuple[int, int, int], ...] = (GROUND, WALL, (255, 255, 255), (20, 20, 24))
+PALETTE: tuple[tuple[int, int, int], ...] = (
+    (24, 24, 242), (242, 24, 24), (24, 242, 24), (242, 24, 176), (242, 220, 24), (114, 142, 255), (0, 102, 0),
+    (140, 86, 7), (0, 0, 102), (24, 242, 155), (140, 7, 60), (24, 198, 242), (255, 128, 114), (7, 140, 113),
+    (220, 24, 242), (184, 255, 114), (242, 155, 24), (114, 255, 240), (7, 73, 140), (140, 140, 7), (138, 44, 178),
+    (255, 114, 170), (242, 24, 89), (102, 0, 91), (44, 178, 44), (24, 89, 242), (140, 20, 7), (255, 212, 114),
+    (240, 114, 255), (7, 113, 140), (198, 242, 24), (44, 71, 178),
+)
 
 
 def resident_colours(names: "list[str] | tuple[str, ...] | set[str]") -> dict[str, tuple[int, int, int]]:

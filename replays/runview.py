@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from maps.crowd import pick_residents
+from maps.town import load_town
 from replays.frames import FrameState, ResidentFrame
 from replays.mapview import MapView, from_town
 from replays.reader import ReaderError, RunReader
@@ -45,8 +46,6 @@ def _load_run_town(meta: dict[str, Any]) -> Any:
     except Exception as exc:
         if not meta.get("agents"):
             raise ReaderError(f"cannot load the run's town {ref!r}: {exc}") from exc
-    from maps.town import load_town
-
     try:
         return load_town(ref)
     except Exception as exc:

@@ -19,6 +19,7 @@ from typing import Any
 
 from maps.contracts import ChatLine, Intent, Perception, Record, build
 from maps.town import Town
+from replays.health import mind_error_message
 from world.body import Body, Tile, stable_index
 from world.pathfinding import PathFinder
 from world.perception import SpatialIndex
@@ -62,8 +63,6 @@ class Rules:
 
     def mind_error(self, name: str, exc: Exception, records: list[Record]) -> None:
         """Record a mind's failure (counted in the summary); log each distinct error once."""
-        from replays.health import mind_error_message
-
         message = mind_error_message(exc)
         logged = self._mind_errors_logged
         if message not in logged:

@@ -17,6 +17,8 @@ from replays.mapview import grid_map, load_mapview
 from maps.contracts import Record, TickRecords
 from replays.render import (
     PALETTE,
+    PALETTE_AVOIDS,
+    spread_palette,
     Camera,
     Fonts,
     MapRenderer,
@@ -92,6 +94,11 @@ def test_palette_colours_are_far_apart() -> None:
     names = [f"Resident {i}" for i in range(25)]
     assert len(set(resident_colours(names).values())) == 25
     assert resident_colours(names) == resident_colours(list(reversed(names)))  # order of arrival does not matter
+
+
+def test_the_written_out_palette_is_the_spread_one() -> None:
+    # PALETTE is a literal (start-up time); it must stay what the farthest-point spread gives.
+    assert PALETTE == spread_palette(len(PALETTE), PALETTE_AVOIDS)
 
 
 @pytest.mark.parametrize("tile_px", [10, 12, 16, 20, 24])

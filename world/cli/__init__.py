@@ -27,27 +27,40 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
-def commands() -> dict[str, tuple[ModuleType, str]]:
-    """name -> (module, one-line help). Imported when the parser is built, not when the
-    package is (a bench module imports world.cli.bench_* alone); a missing module fails here."""
-    from world.cli import bench, doctor, export, import_, inject, interview, judge, replay, run, run_many, scenarios, watch
-    from world.cli import eval as eval_
+# Imported after the offline defaults above, so no library reads its settings first. Every
+# command's module is loaded to build the parser (its add_arguments); a missing one fails here.
+from world.cli import (  # noqa: E402
+    bench,
+    doctor,
+    export,
+    import_,
+    inject,
+    interview,
+    judge,
+    replay,
+    run,
+    run_many,
+    scenarios,
+    watch,
+)
+from world.cli import eval as eval_  # noqa: E402
 
-    return {
-        "run": (run, "run a town headless and write a run folder"),
-        "watch": (watch, "run a town with the live viewer attached"),
-        "replay": (replay, "play, summarise, export or narrate a run folder"),
-        "inject": (inject, "send a command to a live run from another terminal"),
-        "interview": (interview, "ask a resident a question from their memory"),
-        "eval": (eval_, "score AI assistants over scenario sets"),
-        "import": (import_, "import HAICOSYSTEM or ToolEmu scenarios"),
-        "judge": (judge, "judge recorded trajectories (ToolEmu, R-Judge, ASSEBench)"),
-        "scenarios": (scenarios, "generate new risk scenarios"),
-        "export": (export, "export safe-action training records"),
-        "bench": (bench, "run a benchmark and print its figures"),
-        "doctor": (doctor, "check the set-up: models, embeddings, faiss, pygame"),
-        "run-many": (run_many, "run many towns (seeds, ablations) as processes or Ray tasks, with a table"),
-    }
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[ModuleType, str]] = {
+    "run": (run, "run a town headless and write a run folder"),
+    "watch": (watch, "run a town with the live viewer attached"),
+    "replay": (replay, "play, summarise, export or narrate a run folder"),
+    "inject": (inject, "send a command to a live run from another terminal"),
+    "interview": (interview, "ask a resident a question from their memory"),
+    "eval": (eval_, "score AI assistants over scenario sets"),
+    "import": (import_, "import HAICOSYSTEM or ToolEmu scenarios"),
+    "judge": (judge, "judge recorded trajectories (ToolEmu, R-Judge, ASSEBench)"),
+    "scenarios": (scenarios, "generate new risk scenarios"),
+    "export": (export, "export safe-action training records"),
+    "bench": (bench, "run a benchmark and print its figures"),
+    "doctor": (doctor, "check the set-up: models, embeddings, faiss, pygame"),
+    "run-many": (run_many, "run many towns (seeds, ablations) as processes or Ray tasks, with a table"),
+}
 
 
 def version() -> str:
@@ -69,7 +82,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     parser.add_argument("--version", action="version", version=f"townsfolk {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, ModuleType] = {}
-    for name, (module, help_text) in commands().items():
+    for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(p)
         modules[name] = module
@@ -114,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _open_files_allowed()
     try:
         parser, modules = build_parser()
-    except Exception as exc:  # a command module that does not import (a broken install or checkout)
+    except Exception as exc:  # a command whose options cannot be declared (a broken install or checkout)
         return _failed("(setting up)", exc)
     args, extra = parser.parse_known_args(argv)
     if args.command is None:

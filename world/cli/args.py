@@ -7,6 +7,8 @@ import math
 import os
 from pathlib import Path
 
+from agents.llm.fleet import FLEET_PREFIX, FleetFileError, load_fleet
+
 
 def whole_number(text: str, least: int, meaning: str) -> int:
     """A whole number of at least ``least``; ``meaning`` says what the bound is for in the error."""
@@ -83,8 +85,6 @@ def folder_problem(path: Path, option: str = "--out") -> str | None:
 def fleet_model(text: str) -> str:
     """``--models FILE`` as the model string ``fleet:<absolute path>``, the file checked now so a bad
     one is a usage error naming the file, the field and what was expected (agents/llm/fleet.py)."""
-    from agents.llm.fleet import FLEET_PREFIX, FleetFileError, load_fleet  # only when --models is given (startup)
-
     try:
         load_fleet(text)
     except FleetFileError as exc:

@@ -9,44 +9,44 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from types import ModuleType
 
-def benches() -> dict[str, tuple[ModuleType, str]]:
-    """name -> (module, one-line help), imported when the parser is built."""
-    from world.cli import (
-        bench_believability,
-        bench_engine,
-        bench_eval,
-        bench_judges,
-        bench_llm,
-        bench_local,
-        bench_models,
-        bench_retrieval,
-        bench_scale,
-        bench_society,
-        bench_viewer,
-    )
+from world.cli import (
+    bench_believability,
+    bench_engine,
+    bench_eval,
+    bench_judges,
+    bench_llm,
+    bench_local,
+    bench_models,
+    bench_retrieval,
+    bench_scale,
+    bench_society,
+    bench_viewer,
+)
 
-    return {
-        "engine": (bench_engine, "tick engine throughput on the scripted backend"),
-        "llm": (bench_llm, "LLM calls and tokens per resident per game hour"),
-        "retrieval": (bench_retrieval, "FAISS vs numpy vs Python-loop memory retrieval"),
-        "viewer": (bench_viewer, "headless viewer frames per second"),
-        "eval": (bench_eval, "encounter episodes per hour by worker count"),
-        "judges": (bench_judges, "judge agreement with human labels on ASSEBench"),
-        "models": (bench_models, "schema-valid and sensible answers of the embedded models"),
-        "believability": (bench_believability, "believability checks of a short run on a model"),
-        "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
-        "scale": (bench_scale, "engine cost from 25 to 10,000 residents on generated towns (growth exponent)"),
-        "society": (bench_society, "the paper's two days: news, a party, who knows whom, scored from memory"),
-    }
+# name -> (module, one-line help)
+BENCHES: dict[str, tuple[ModuleType, str]] = {
+    "engine": (bench_engine, "tick engine throughput on the scripted backend"),
+    "llm": (bench_llm, "LLM calls and tokens per resident per game hour"),
+    "retrieval": (bench_retrieval, "FAISS vs numpy vs Python-loop memory retrieval"),
+    "viewer": (bench_viewer, "headless viewer frames per second"),
+    "eval": (bench_eval, "encounter episodes per hour by worker count"),
+    "judges": (bench_judges, "judge agreement with human labels on ASSEBench"),
+    "models": (bench_models, "schema-valid and sensible answers of the embedded models"),
+    "believability": (bench_believability, "believability checks of a short run on a model"),
+    "local": (bench_local, "embedded model per-call latency with the KV prefix cache off and on"),
+    "scale": (bench_scale, "engine cost from 25 to 10,000 residents on generated towns (growth exponent)"),
+    "society": (bench_society, "the paper's two days: news, a party, who knows whom, scored from memory"),
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="bench", metavar="BENCH")
-    for name, (module, help_text) in benches().items():
+    for name, (module, help_text) in BENCHES.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
         module.add_arguments(p)
@@ -55,14 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def machine() -> str:
     """A short description of the machine, stored with every result."""
-    import os
-
     return f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def main(args: argparse.Namespace) -> int:
     if not getattr(args, "bench", None):
-        print("usage: townsfolk bench {" + ",".join(benches()) + "} [--json]", file=sys.stderr)
+        print("usage: townsfolk bench {" + ",".join(BENCHES) + "} [--json]", file=sys.stderr)
         return 2
     module = args._bench_module
     result = module.run(args)

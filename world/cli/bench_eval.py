@@ -28,6 +28,7 @@ from agents.encounters.importers import ImportReport, write_pack
 from agents.encounters.services import BANK_SPEC, CLINIC_SPEC
 from agents.encounters.synthesis import synthesize
 from agents.encounters.town_scenarios import town_scenarios
+from agents.llm.gateway import make_llm
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,8 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _workload(folder: Path) -> int:
-    from agents.llm.gateway import make_llm
-
     llm = make_llm("scripted")
     llm_models = Models(llm, llm, llm)
     synth = asyncio.run(synthesize([CLINIC_SPEC, BANK_SPEC], 4, llm, llm_models))

@@ -24,6 +24,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.llm.gateway import make_llm
+from agents.minds.generative import make_mind
+from maps.contracts import MindOptions
+from maps.town import load_town
+from memory.embeddings import get_embedder
+from world.clock import parse_duration
+from world.engine import Engine
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", type=int, default=8, help="residents (default 8; up to 25)")
@@ -53,8 +61,6 @@ _NAMES = ["Isabella", "Klaus", "Maria", "Tom", "Sam", "Ayesha", "John", "Eddy"]
 
 
 async def _row(model: str, callers: int, calls: int) -> dict:
-    from agents.llm.gateway import make_llm
-
     llm = make_llm(model, use_cache=False)
 
     def ask(i: int):
@@ -91,8 +97,6 @@ def throughput(args: argparse.Namespace) -> dict:
 
 
 def _people(agents: int):
-    from maps.town import load_town
-
     if agents < 1 or agents > 25:
         raise SystemExit(f"--agents {agents}: expected 1..25")
     residents = "residents.json" if agents <= 8 else "residents25.json"
@@ -103,13 +107,6 @@ def _people(agents: int):
 def run(args: argparse.Namespace) -> dict:
     if args.callers:
         return throughput(args)
-    from maps.contracts import MindOptions
-    from agents.llm.gateway import make_llm
-    from agents.minds.generative import make_mind
-    from memory.embeddings import get_embedder
-    from world.clock import parse_duration
-    from world.engine import Engine
-
     duration = parse_duration(args.duration) if isinstance(args.duration, str) else args.duration
     try:
         start = datetime.fromisoformat(args.start)

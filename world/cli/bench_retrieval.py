@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from memory.embeddings import get_embedder
 from memory.retrieval import RetrievalConfig, RetrievalIndex
 
 _IMPORTANCE_P = np.array([25, 20, 15, 12, 9, 7, 5, 3, 2, 2], dtype=float)
@@ -75,8 +76,6 @@ def memory_pool(args: argparse.Namespace, n: int, dim: int, rng: np.random.Gener
                 prng: random.Random) -> tuple[np.ndarray, np.ndarray]:
     """``n`` memory embeddings and the queries, both unit rows: clustered, or MiniLM sentences."""
     if args.embeddings == "sentences":
-        from memory.embeddings import get_embedder
-
         embedder = get_embedder("minilm")
         return embedder.encode(sentences(n, prng)), embedder.encode(sentences(args.queries, prng))
     pool, _centres = clustered(n, dim, rng)

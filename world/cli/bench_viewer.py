@@ -19,6 +19,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from maps.contracts import Record, TickRecords
+from memory.runfile import RunStore, Snapshot
+from replays.export import init_headless
+from replays.feeds import LiveFeed
+from replays.frames import FrameState, apply, apply_in_place
+from replays.mapview import grid_map, load_mapview
+from replays.reader import RunReader
+from replays.viewer import Viewer
 from world.cli.args import window_size
 
 ACTIONS = [("cooking breakfast", "🍳"), ("reading the paper", "📰"), ("walking to work", "🚶"),
@@ -86,8 +93,6 @@ class _Crowd:
 
 def _load_map(town: str) -> tuple[Any, str]:
     """The town's map view and its name; a generated grid of similar size when the town cannot load here."""
-    from replays.mapview import grid_map, load_mapview
-
     try:
         mapview = load_mapview(town)
         return mapview, mapview.name
@@ -97,8 +102,6 @@ def _load_map(town: str) -> tuple[Any, str]:
 
 def _warm_up(viewer: Any, screen: Any, crowd: _Crowd) -> None:
     """An encounter badge and a selected resident, so every part of the window is drawn; builds the static layer."""
-    from replays.frames import apply
-
     warm = crowd.tick(0)
     warm.records.append(Record(kind="encounter", resident=crowd.names[0],
                                data={"encounter_id": "bench", "step": "score",
@@ -127,14 +130,8 @@ def _draw_frames(viewer: Any, feed: Any, screen: Any, crowd: _Crowd, frames: int
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from replays.export import init_headless
-
     init_headless()
     import pygame
-
-    from replays.feeds import LiveFeed
-    from replays.frames import FrameState
-    from replays.viewer import Viewer
 
     w, h = window_size(args.size)
     mapview, town = _load_map(args.town)
@@ -164,9 +161,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _write_day(run_dir: Path, names: list[str], free: list[tuple[int, int]], ticks: int = 8640,
                snapshot_every: int = 60) -> None:
     """A full recorded day (10 s ticks) with the engine's snapshot cadence, for seek timing."""
-    from replays.frames import FrameState, apply_in_place
-    from memory.runfile import RunStore, Snapshot
-
     rng = random.Random(1)
     free_set = set(free)
     pos = {n: rng.choice(free) for n in names}
@@ -188,8 +182,6 @@ def _write_day(run_dir: Path, names: list[str], free: list[tuple[int, int]], tic
 
 def measure_seeks(run: str | None, names: list[str], free: list[tuple[int, int]], n: int) -> dict[str, Any]:
     """Time ``frame_at`` for random ticks: first from snapshots alone, then with the index."""
-    from replays.reader import RunReader
-
     with tempfile.TemporaryDirectory() as tmp:
         if run is None:
             run_dir = Path(tmp) / "day"

@@ -22,6 +22,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.llm.errors import ModelUnavailable
+from agents.llm.gateway import make_llm
+
 INSTALL_FIX = 'reinstall the environment: bash .ci/setup-env (or pip install -c constraints.txt -e ".[dev]")'
 
 
@@ -87,9 +90,6 @@ class DoctorAnswer(BaseModel):
 
 
 def check_llm(model: str) -> str:
-    from agents.llm.errors import ModelUnavailable
-    from agents.llm.gateway import make_llm
-
     try:
         # One unreachable attempt is enough to tell: "could not reach" is not "answered badly".
         llm = make_llm(model, use_cache=False, max_attempts=1, timeout_s=300, unavailable_after=1)
@@ -248,8 +248,3 @@ def main(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     return 0 if ok else 1
 
-
-if __name__ == "__main__":  # pragma: no cover
-    parser = argparse.ArgumentParser(prog="townsfolk doctor")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agents.encounters.batch import RESULTS_FILE, read_results
 from agents.encounters.export import export_safe_actions
+from agents.llm.gateway import make_llm
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +42,6 @@ def main(args: argparse.Namespace) -> int:
     if not records:
         print(f"townsfolk export: {path}: no episode records in this file", file=sys.stderr)
         return 2
-    from agents.llm.gateway import make_llm
-
     report = asyncio.run(export_safe_actions(records, make_llm(args.model, seed=args.seed)))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as handle:

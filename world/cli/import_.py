@@ -23,6 +23,7 @@ from agents.encounters.importers import (
     import_toolemu,
     write_pack,
 )
+from maps.smallville import main as smallville_main
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,8 +50,6 @@ def main(args: argparse.Namespace) -> int:
         print("usage: townsfolk import {haicosystem DIR | toolemu CASES TOOLKITS | smallville DIR --out FILE} [--out DIR]", file=sys.stderr)
         return 2
     if args.source == "smallville":
-        from maps.smallville import main as smallville_main
-
         return smallville_main(args)
     problem = folder_problem(args.out) if args.out is not None else None
     if problem:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from memory.runfile import DB_NAME, RunStore
+from agents.minds.interview import InterviewError, interview
+from memory.runfile import DB_NAME, RunStore, StoreError
 from world.failures import redact
 
 
@@ -35,10 +36,6 @@ def run_folder_problem(run_dir: Path) -> str | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from agents.minds.interview import InterviewError, interview
-
-    from memory.runfile import StoreError
-
     problem = run_folder_problem(Path(args.run_dir))
     if problem:
         print(f"townsfolk interview: {problem}", file=sys.stderr)

@@ -18,11 +18,19 @@ import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from agents.minds.interview import interview
+from maps.contracts import TimeError, parse_at
 from memory.runfile import RunStore, StoreError
-from replays.reader import ReaderError
+from replays.export import ExportError, write_gif, write_pngs
+from replays.feeds import ReplayFeed
+from replays.leaks import plot_leaks
+from replays.reader import ReaderError, open_store
+from replays.runview import open_run
+from replays.timeline import build_timeline
+from replays.viewer import NoDisplayError, Viewer, check_display
+from world.cli.args import size_type
 from world.cli.readable import readable
 from world.summary import run_leaks, run_summary
-from world.cli.args import size_type
 
 
 def _speed(text: str) -> float:
@@ -81,19 +89,12 @@ def main(args: argparse.Namespace) -> int:
     except OSError as exc:  # an output path that cannot be written (--md, --png-dir, --export)
         where = exc.filename or args.md or args.png_dir or args.export or run_dir
         return _fail(f"{where}: cannot write there ({exc.strerror or exc})")
-    except Exception as exc:
-        from replays.export import ExportError
-        from maps.contracts import TimeError
-
-        if isinstance(exc, (ExportError, TimeError, StoreError)):
-            return _fail(str(exc))
-        raise
+    except (ExportError, TimeError, StoreError) as exc:
+        return _fail(str(exc))
 
 
 def _option_problem(args: argparse.Namespace, modes: list[str]) -> str | None:
     """What is wrong with the options as given (before the run is opened), or None."""
-    from maps.contracts import TimeError, parse_at
-
     pairs = [(len(modes) > 1, "choose one of --summary, --timeline, --png-dir, --export"),
              (args.json and not args.summary, "--json goes with --summary"),
              (args.md and not args.timeline, "--md goes with --timeline"),
@@ -144,8 +145,6 @@ def _dispatch(run_dir: Path, args: argparse.Namespace, modes: list[str]) -> int:
 def _pngs(run_dir: Path, args: argparse.Namespace) -> int:
     if not args.at:
         return _fail("--png-dir needs at least one --at TIME")
-    from replays.export import write_pngs
-
     for p in write_pngs(run_dir, args.at, args.png_dir, args.size or (1920, 1080), args.select):
         print(p)
     return 0
@@ -154,22 +153,14 @@ def _pngs(run_dir: Path, args: argparse.Namespace) -> int:
 def _gif(run_dir: Path, args: argparse.Namespace) -> int:
     if not args.export.lower().endswith(".gif"):
         return _fail(f"--export {args.export}: only .gif animations are supported")
-    from replays.export import write_gif
-
     info = write_gif(run_dir, args.export, args.from_, args.to, args.size or (960, 540),
                      max_frames=args.frames, select=args.select)
     print(f"wrote {info['path']}: {info['frames']} frames, ticks {info['from_tick']}..{info['to_tick']}")
     return 0
 
 
-def _open_store(run_dir: Path):
-    from replays.reader import open_store
-
-    return open_store(run_dir)
-
-
 def _resident_names(run_dir: Path) -> list[str]:
-    store = _open_store(run_dir)
+    store = open_store(run_dir)
     try:
         return sorted(store.meta().get("resident_names") or [])
     finally:
@@ -177,7 +168,7 @@ def _resident_names(run_dir: Path) -> list[str]:
 
 
 def _summary(run_dir: Path, as_json: bool) -> int:
-    store = _open_store(run_dir)
+    store = open_store(run_dir)
     try:
         summary = run_summary(store)
     finally:
@@ -196,11 +187,9 @@ def _summary(run_dir: Path, as_json: bool) -> int:
 
 
 def _leaks_plot(run_dir: Path, png: str) -> int:
-    from replays.leaks import plot_leaks
-
     if not png.lower().endswith(".png"):
         return _fail(f"--leaks-plot {png}: expected a .png file name")
-    store = _open_store(run_dir)
+    store = open_store(run_dir)
     try:
         leaks = run_leaks(store)
         end = store.counts().get("end_time")
@@ -212,9 +201,7 @@ def _leaks_plot(run_dir: Path, png: str) -> int:
 
 
 def _timeline(run_dir: Path, md: str | None) -> int:
-    from replays.timeline import build_timeline
-
-    store = _open_store(run_dir)
+    store = open_store(run_dir)
     try:
         meta = store.meta()
         text = build_timeline(store.iter_ticks(0, None), meta, title=f"A day in {meta.get('town_name') or meta.get('town') or 'town'} — {run_dir.name}")
@@ -231,12 +218,6 @@ def _timeline(run_dir: Path, md: str | None) -> int:
 
 
 def _view(run_dir: Path, args: argparse.Namespace) -> int:
-    from replays.feeds import ReplayFeed
-    from replays.runview import open_run
-    from agents.minds.interview import interview
-    from replays.viewer import NoDisplayError, Viewer, check_display
-    from maps.contracts import parse_at
-
     try:
         check_display()
     except NoDisplayError as exc:

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agents.encounters.batch import BatchError, join_ray, ray_results
 from replays.lock import RunFolderBusy, RunLock
 
 RUNS_FILE = "runs.jsonl"
@@ -178,8 +179,6 @@ def _local(towns: list[TownSpec], out: Path, workers: int, on_row: Any) -> None:
 
 
 def _ray(towns: list[TownSpec], out: Path, address: str | None, on_row: Any) -> None:
-    from agents.encounters.batch import BatchError, join_ray, ray_results
-
     try:
         ray = join_ray(address)
     except BatchError as exc:

@@ -19,6 +19,7 @@ from agents.encounters.importers import ImportReport, ScenarioFileError, parse_t
 from agents.encounters.scenario import ToolkitSpec
 from agents.encounters.services import SERVICE_SPECS
 from agents.encounters.synthesis import synthesize
+from agents.llm.gateway import make_llm
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,8 +72,6 @@ def main(args: argparse.Namespace) -> int:
     except ScenarioFileError as exc:
         print(f"townsfolk scenarios generate: {exc}", file=sys.stderr)
         return 2
-    from agents.llm.gateway import make_llm
-
     generator = make_llm(args.model, seed=args.seed)
     player = make_llm(args.play_model or args.model, seed=args.seed)
     players = Models(player, player, player, args.play_model or args.model, args.play_model or args.model)
