@@ -24,9 +24,15 @@ from typing import Any
 
 from agents.believability import (PROBE_PAIRS, SENSE, Check, combine, importance_probe, interview_check, model_answers,
                                   read_run, reply_probe, score_run_db, score_texts, with_fallbacks)
+from agents.llm.models import resolve_local_name
+from agents.minds.cognition.life_events import prior_for
+from agents.minds.interview import interview_answer
+from memory.embeddings import get_embedder
 from memory.runfile import RunStore, connect_readonly
+from memory.store import registered_residents
 from world.cli.args import positive_int
 from world.clock import parse_duration, parse_start
+from world.runner import RunOptions, build_engine
 
 QUESTION = "What have you been doing today, and who have you seen?"
 
@@ -63,8 +69,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def model_list(value: str) -> list[str]:
     """The models of ``--model`` (comma-separated), checked before any of them runs: an unknown
     embedded model should fail in a second, not after the first model's ten minutes."""
-    from agents.llm.models import resolve_local_name
-
     models = [m.strip() for m in value.split(",")]
     if not all(models):
         raise ValueError(f"--model {value!r}: expected model names separated by commas, found an empty one")
@@ -100,8 +104,6 @@ def _fmt(score: float | None, digits: int) -> str:
 
 
 def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any) -> dict[str, Any]:
-    from memory.embeddings import get_embedder
-
     args = argparse.Namespace(**{**vars(args), "model": model})
     with tempfile.TemporaryDirectory(prefix="townsfolk-believability-") as tmp:
         measured = _run_and_ask(args, Path(tmp) / "run", start, duration)
@@ -146,18 +148,14 @@ def _score_model(args: argparse.Namespace, model: str, start: Any, duration: Any
 def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: Any) -> dict[str, Any]:
     """Run the town, then ask its model the importance probe and one interview question per
     resident, and read the run's texts back; the run folder is gone after this returns."""
-    from agents.minds.cognition.life_events import prior_for
-    from memory.embeddings import get_embedder
-    from world.runner import RunOptions, build_engine
-
     options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
                          mind="generative", model=args.model, out=run_dir)
     t0 = time.perf_counter()
     engine = build_engine(options)
-    asyncio.run(engine.run(engine.until))
+    asyncio.run(engine.run(engine.context.until))
     run_s = time.perf_counter() - t0
     engine.store.close()
-    llm = engine.llm  # type: ignore[attr-defined]
+    llm = engine.context.llm
     t1 = time.perf_counter()
     events = prior_for(get_embedder())  # what the residents' rater used (none with the hashing embedder)
     probe = asyncio.run(importance_probe(llm, events=events))
@@ -178,9 +176,6 @@ def _run_and_ask(args: argparse.Namespace, run_dir: Path, start: Any, duration: 
 
 def _interviews(run_dir: Path, llm: Any) -> list[tuple[str, str, bool]]:
     """(resident, answer, whether it is the engine's fallback) for one question per resident."""
-    from agents.minds.interview import interview_answer
-    from memory.store import registered_residents
-
     names = sorted(registered_residents(RunStore.db_path(run_dir)))
     answers = [(name, interview_answer(run_dir, name, QUESTION, llm=llm)) for name in names]
     return [(name, a.text, a.from_fallback) for name, a in answers]

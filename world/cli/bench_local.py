@@ -29,8 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from agents.llm.grammar import grammar_for
+from agents.llm.local import (DEFAULT_KV_CACHE_MB, LocalBackend, completion_prompt, default_threads, generate_local,
+                              prefix_cache_bytes, set_prefix_cache)
 from world.cli.args import count_or_all, positive_int
 from world.clock import parse_duration, parse_start
+from world.runner import RunOptions, build_engine
 
 MODES = ("off", "on")
 
@@ -230,8 +234,6 @@ def prefix_reuse(prompts: list[list[int]]) -> tuple[int, int, int]:
 
 def prompt_tokens(model: Any, messages: list[Any]) -> list[int]:
     """The tokens llama.cpp is given for ``messages`` (the GGUF's chat template, else completion-style)."""
-    from agents.llm.local import completion_prompt
-
     template = (getattr(model.llama, "metadata", None) or {}).get("tokenizer.chat_template")
     if model.chat and template:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -293,8 +295,6 @@ class _Recording:
 
 def town_requests(args: argparse.Namespace) -> list[Any]:
     """The requests a short scripted generative run makes, in order."""
-    from world.runner import RunOptions, build_engine
-
     try:
         duration, start = parse_duration(args.duration), parse_start(args.start)
     except ValueError as exc:
@@ -303,10 +303,10 @@ def town_requests(args: argparse.Namespace) -> list[Any]:
         options = RunOptions(town="default", agents=args.agents, start=start, duration=duration, seed=args.seed,
                              mind="generative", model="scripted", out=Path(tmp) / "run")
         engine = build_engine(options)
-        gateway = engine.llm  # type: ignore[attr-defined]
+        gateway = engine.context.llm
         recording = _Recording(gateway.backend)
         gateway.backend, gateway.cache = recording, None
-        asyncio.run(engine.run(engine.until))
+        asyncio.run(engine.run(engine.context.until))
         engine.store.close()
     return recording.requests
 
@@ -353,8 +353,6 @@ def _load_average() -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from agents.llm.local import LocalBackend, default_threads, generate_local
-
     name = args.model.split(":", 1)[1] if args.model.startswith("local:") else None
     if args.model != "local" and not name:
         raise SystemExit(f"townsfolk bench local: --model {args.model!r}: expected local or local:<name>")
@@ -394,9 +392,6 @@ def _replay_modes(model: Any, requests: list[Any], modes: tuple[str, ...], quiet
                   result: dict[str, Any]) -> dict[str, list[str]]:
     """Replay the requests once per prefix-cache mode, adding each mode's figures to ``result``
     (and the last mode's per-purpose figures); the answers per mode, to compare them."""
-    from agents.llm.grammar import grammar_for
-    from agents.llm.local import DEFAULT_KV_CACHE_MB, generate_local, prefix_cache_bytes, set_prefix_cache
-
     answers: dict[str, list[str]] = {}
     meter = PhaseMeter()
     with meter.installed(model.llama):

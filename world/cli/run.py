@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from maps.town import TownError
 from maps.contracts import TickRecords
 from memory.runfile import StoreError
-from replays.control import ControlError, check_channel
+from replays.control import ControlError, ControlServer, check_channel
 from world.cli.readable import readable
 from world.cli.args import fleet_model
 from world.engine import Engine
@@ -197,19 +197,17 @@ def run_engine(engine: Any, options: RunOptions, *, quiet: bool = False, control
         code = stop.exit_code
     summary = live_summary(engine, time.perf_counter() - started)
     engine.store.close()
-    _print_summary(summary, as_json)
+    print_summary(summary, as_json)
     if fatal is not None:
-        _print_fatal(fatal, engine, engine.run_dir)
+        _print_fatal(fatal, engine, engine.context.run_dir)
     return code or health_exit_code(summary)
 
 
 def _control_server(engine: Any) -> Any:
     """The control channel `townsfolk inject` reaches the run by; None (said why, the run file
     closed) when it cannot open: a run the user cannot reach, or others can, is not what they asked for."""
-    from replays.control import ControlServer
-
     try:
-        return ControlServer(engine.run_dir, submit_durably(engine)).start()
+        return ControlServer(engine.context.run_dir, submit_durably(engine)).start()
     except Exception as exc:
         print(f"townsfolk run: {exc}", file=sys.stderr)
         engine.store.close()
@@ -231,10 +229,10 @@ def _run_to_end(engine: Any, options: RunOptions, quiet: bool,
         stop.graceful()
     try:
         with bar:
-            asyncio.run(engine.run(engine.until, pace=options.pace, progress=progress))
+            asyncio.run(engine.run(engine.context.until, pace=options.pace, progress=progress))
     except KeyboardInterrupt as exc:
         engine.save_snapshot()
-        print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {engine.run_dir}",
+        print(f"\ninterrupted after tick {engine.tick}; continue with: townsfolk run --resume {engine.context.run_dir}",
               file=sys.stderr)
         return (exc.exit_code if isinstance(exc, Stopped) else 130), None
     except Exception as exc:
@@ -251,10 +249,10 @@ def live_summary(engine: Any, wall: float) -> dict[str, Any]:
     summary = run_summary(engine.store)
     summary["wall_s"] = round(wall, 2)
     summary["ticks_per_s"] = round(engine.stats["ticks"] / wall, 1) if wall > 0 else None
-    summary["mind"] = getattr(engine, "mind_kind", None)
+    summary["mind"] = engine.context.mind_kind
     if getattr(engine, "diverged", 0):
         summary["resume_diverged_ticks"] = engine.diverged
-    llm = getattr(engine, "llm", None)
+    llm = engine.context.llm
     if llm is not None and callable(getattr(llm, "stats", None)):
         summary["llm"] = llm.stats()
         fleet = fleet_stats(getattr(llm, "backend", None))
@@ -301,7 +299,7 @@ class _Progress:
         self.counts = counts
         self.quiet = quiet
         self.start = engine.clock.now()
-        self.total = max((engine.until - self.start).total_seconds(), 1.0)
+        self.total = max((engine.context.until - self.start).total_seconds(), 1.0)
         self.t0 = time.perf_counter()
         self.last = 0.0
         self.printed = 0.0
@@ -346,7 +344,7 @@ class _Progress:
                 self.counts["llm"] += 1
         # Stop at the first tick after the model became unreachable, even if some caller on the
         # way swallowed the error: a run must not go on as a silent day of fallbacks.
-        unavailable = getattr(getattr(self.engine, "llm", None), "unavailable", None)
+        unavailable = getattr(self.engine.context.llm, "unavailable", None)
         if isinstance(unavailable, BaseException):
             raise unavailable
         self._refresh()
@@ -359,7 +357,7 @@ class _Progress:
 
     def heartbeat_line(self, now: float) -> str:
         """E.g. 'tick 0 (Fri 07:00) running 35 s: LLM calls 8 in flight, 21 done; 41 s elapsed'."""
-        activity = getattr(getattr(self.engine, "llm", None), "activity", None)
+        activity = getattr(self.engine.context.llm, "activity", None)
         calls = ""
         if callable(activity):
             a = activity()
@@ -384,7 +382,8 @@ class _Progress:
             print(f"{clock}  tick {self.engine.tick}  {rate:.0f} ticks/s  LLM {self.counts['llm']}", file=sys.stderr)
 
 
-def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+def print_summary(summary: dict[str, Any], as_json: bool) -> None:
+    """The run summary as readable lines, or one JSON line with --json (`run` and `watch` alike)."""
     keys = ["run", "town", "model", "mind", "seed", "forked_from", "ticks", "first_tick", "last_tick", "missing_ticks",
             "start_time", "end_time", "residents", "events", "conversations", "chat_lines", "injected",
             "injected_refused", "llm_calls", "memories", "snapshots", "wall_s", "ticks_per_s"]

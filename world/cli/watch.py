@@ -19,10 +19,17 @@ import threading
 import time
 from typing import Any
 
+from agents.minds.interview import interview
+from replays.control import ControlServer
 from replays.feeds import LiveFeed
+from replays.frames import frame_from_snapshot
+from replays.mapview import from_town
+from replays.viewer import NoDisplayError, Viewer, check_display
+from world.cli import run as run_command
 from world.cli.args import window_size
 from world.failures import redact
 from world.runner import submit_durably
+from world.stop_signals import StopSignals
 
 log = logging.getLogger(__name__)
 DEFAULT_PACE = 60.0
@@ -63,8 +70,6 @@ KEYS = """keys in the window:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from world.cli import run as run_command
-
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = KEYS
     run_command.add_arguments(parser)
@@ -86,14 +91,12 @@ def _window(text: str) -> tuple[int, int]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from world.cli.run import before_start, parse_options, start_engine
-
     try:
         size = _window(args.size)
     except ValueError as exc:
         print(f"townsfolk watch: {exc}", file=sys.stderr)
         return 2
-    options = parse_options(args, "watch")
+    options = run_command.parse_options(args, "watch")
     if isinstance(options, int):
         return options
     if getattr(args, "join", None):
@@ -103,17 +106,15 @@ def main(args: argparse.Namespace) -> int:
     except ImportError:
         print("townsfolk watch: the viewer needs pygame (pip install pygame)", file=sys.stderr)
         return 2
-    from replays.viewer import NoDisplayError, check_display
-
     try:
         check_display()
     except NoDisplayError as exc:
         print(f"townsfolk watch: {exc}; `townsfolk run` runs a town without a window", file=sys.stderr)
         return 2
-    refused = before_start(args, "watch")
+    refused = run_command.before_start(args, "watch")
     if refused:
         return refused
-    engine = start_engine(options, "watch")
+    engine = run_command.start_engine(options, "watch")
     if isinstance(engine, int):
         return engine
     return watch(engine, pace=options.pace or DEFAULT_PACE, size=size, select=args.select,
@@ -124,7 +125,7 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
           select: str | None = None, control: bool = True, as_json: bool = False,
           close_after: float | None = None) -> int:
     """Run ``engine`` to its planned end on a worker thread while the viewer shows it."""
-    run_dir = engine.run_dir
+    run_dir = engine.context.run_dir
     meta = engine.store.meta() if engine.store is not None else {}
     feed = WatchFeed(submit=submit_durably(engine), pace=pace, run_dir=run_dir, throttle=True)
     engine.add_listener(feed.listener)
@@ -161,37 +162,28 @@ def watch(engine: Any, *, pace: float = DEFAULT_PACE, size: tuple[int, int] = (1
         print(f"stopped after tick {engine.tick}; continue with: townsfolk run --resume {run_dir}", file=sys.stderr)
     if feed.error:
         print(f"townsfolk watch: the run failed: {redact(str(feed.error))}", file=sys.stderr)
-    _print_summary(summary, as_json)
+    run_command.print_summary(summary, as_json)  # the same as `townsfolk run` (one JSON line with --json)
     if stop.requested:
         return stop.exit_code
     if feed.error:
         return 1
-    from world.cli.run import health_exit_code
-
-    return health_exit_code(summary)  # the same codes as `run`: 3 failed, 4 degraded
+    return run_command.health_exit_code(summary)  # the same codes as `run`: 3 failed, 4 degraded
 
 
 def _control_server(engine: Any) -> Any:
     """The control channel for ``townsfolk inject`` while the window is open."""
-    from replays.control import ControlServer
-
-    return ControlServer(engine.run_dir, submit_durably(engine)).start()
+    return ControlServer(engine.context.run_dir, submit_durably(engine)).start()
 
 
 def _live_viewer(engine: Any, feed: Any, meta: dict, size: tuple[int, int], select: str | None) -> Any:
     """The window on the engine's town, with each resident's persona for the side panel."""
-    from agents.minds.interview import interview
-    from replays.frames import frame_from_snapshot
-    from replays.mapview import from_town
-    from replays.viewer import Viewer
-
     mapview = from_town(engine.town)
     for name, res in getattr(engine, "residents", {}).items():
         persona = getattr(res, "persona", None)
         if persona is not None:
             mapview.personas[name] = persona.model_dump()
-    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=engine.run_dir,
-                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {engine.run_dir}",
+    viewer = Viewer(mapview, feed, size=size, frame=frame_from_snapshot(engine.state()), run_dir=engine.context.run_dir,
+                    model=str(meta.get("model") or "local"), title=f"{meta.get('town_name') or mapview.name} — {engine.context.run_dir}",
                     interviewer=interview, player=next(iter(meta.get("players") or []), None))
     if select:
         if select not in viewer.frame.residents:
@@ -205,7 +197,7 @@ def _run_engine(engine: Any, feed: Any, outcome: dict[str, Any]) -> None:
     """The engine thread: run to the planned end; a closed window stops it, a failure is kept for the summary."""
     loop = asyncio.new_event_loop()
     try:
-        loop.run_until_complete(engine.run(engine.until, pace=None))
+        loop.run_until_complete(engine.run(engine.context.until, pace=None))
     except ViewerClosed:
         outcome["stopped"] = True
     except Exception as exc:
@@ -218,8 +210,6 @@ def _run_engine(engine: Any, feed: Any, outcome: dict[str, Any]) -> None:
 
 def _close_on_signal(viewer: Any) -> Any:
     """SIGINT/SIGTERM close the window (the run stops after the tick in progress); again: at once."""
-    from world.stop_signals import StopSignals
-
     stop = StopSignals("watch").__enter__()
     stop.graceful(lambda: setattr(viewer, "running", False))
     return stop
@@ -229,16 +219,7 @@ def _summary(engine: Any, wall: float) -> dict[str, Any]:
     """The run summary `townsfolk run` prints, for the part of the run this window watched."""
     if engine.store is None:
         return {}
-    from world.cli.run import live_summary
-
-    return live_summary(engine, wall)
-
-
-def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
-    """The same summary as `townsfolk run` (one JSON line with --json)."""
-    from world.cli.run import _print_summary as print_run_summary
-
-    print_run_summary(summary, as_json)
+    return run_command.live_summary(engine, wall)
 
 
 def _loading_status(engine: Any, since: float) -> Any:
@@ -249,7 +230,7 @@ def _loading_status(engine: Any, since: float) -> Any:
         waited = time.monotonic() - since
         people = len(getattr(engine, "residents", {}) or {})
         calls = 0
-        llm = getattr(engine, "llm", None)
+        llm = engine.context.llm
         if llm is not None and callable(getattr(llm, "stats", None)):
             try:
                 calls = int(llm.stats().get("total", {}).get("calls", 0))
