@@ -46,7 +46,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agents.llm.errors import Unreachable, short
@@ -129,6 +128,8 @@ def _problem(path: Path, exc: ValidationError) -> str:
 
 def _parse(path: Path, text: str) -> Any:
     """JSON for .json, else YAML (a superset of JSON); a syntax error names the file and line."""
+    import yaml  # ~50 ms to import: paid when a fleet file is read, not by every command's start-up
+
     try:
         return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
