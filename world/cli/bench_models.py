@@ -8,7 +8,6 @@ second. Figures are recorded in docs/MODELS.md.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -17,7 +16,7 @@ from typing import Any
 
 import agents.model_quality as quality
 from agents.llm.gateway import Gateway
-from agents.llm.local import LocalBackend, default_threads
+from agents.llm.local import LocalBackend, default_threads, load_model
 from agents.llm.models import LOCAL_MODELS
 from agents.model_quality import all_cases
 from world.cli.args import positive_int
@@ -85,8 +84,6 @@ def evaluate(name: str, seeds: int, grammar: bool, temperature: float, verbose: 
 
 def raw_decode_speed(name: str, tokens: int = 64) -> float:
     """Plain generation speed: a short prompt, no grammar, a fixed number of new tokens."""
-    from agents.llm.local import load_model
-
     model = load_model(LOCAL_MODELS[name])
     with model.lock:
         started = time.perf_counter()
@@ -119,21 +116,3 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"machine": machine(), "cases": len(all_cases()), "seeds": args.seeds, "shots": args.shots,
             "temperature": args.temperature, "results": results}
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m world.cli.bench_models", description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    report = run(args)
-    for r in report["results"]:
-        print(
-            f"{r['model']:<14} shots={report['shots']} grammar={'on ' if r['grammar'] else 'off'} valid(1st)={r['valid_first_attempt']:.0%} "
-            f"sensible={r['sensible']:.0%} {r['sensible_by_purpose']} distinct-importance={r['importance_distinct_values']} "
-            f"latency={r['mean_latency_s']}s tokens/s={r['tokens_per_s']} (raw {r['raw_decode_tokens_per_s']}) load={r['load_s']}s"
-        )
-    print(json.dumps(report, ensure_ascii=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
