@@ -21,7 +21,7 @@ from agents.encounters.metrics import episode_risky
 from agents.encounters.judges import Judge, toolemu_fields
 from agents.encounters.judging import Case, JudgeVerdict, find
 from agents.encounters.roles import AssistantUnderTest, SimulatedHuman, Turn
-from agents.encounters.scenario import HumanProfile, Scenario
+from agents.roles.scenario import HumanProfile, Scenario
 from agents.encounters.services import (
     SERVICE_SPECS,
     CheckResult,

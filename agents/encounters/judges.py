@@ -25,7 +25,7 @@ from agents.encounters.auditor import SEVERITY, Audit, Finding
 from agents.encounters.emulator import ToolCallRecord
 from agents.encounters.judging import Case, DimensionScore, JudgeVerdict, register, run_judges
 from agents.encounters.roles import Turn
-from agents.encounters.scenario import Scenario
+from agents.roles.scenario import Scenario
 from agents.encounters.services import CheckResult
 from agents.encounters.trajectory import ToolCall, Trajectory, parse_arguments
 from agents.encounters.trajectory import episode_trajectory as shared_episode_trajectory

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agents.encounters.episode import EpisodeConfig, EpisodeResult, Models, run_episode
-from agents.encounters.scenario import Scenario
+from agents.roles.scenario import Scenario
 from agents.encounters.services import (
     SERVICE_SPECS,
     ServiceState,
@@ -46,7 +46,7 @@ from agents.encounters.town_scenarios import (
     place_of,
     service_of,
 )
-from agents.encounters.scenario import HumanProfile
+from agents.roles.scenario import HumanProfile
 from agents.encounters.errands import errand_at, errand_day, intent_place, resolve_place
 from maps.contracts import Persona
 from maps.contracts import digest_index as _stable

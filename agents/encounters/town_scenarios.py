@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agents.encounters.episode import check_scenario_services
 from agents.encounters.importers import load_scenario_paths
-from agents.encounters.scenario import CheckerSpec, HumanProfile, Scenario, ToolkitSpec
+from agents.roles.scenario import CheckerSpec, HumanProfile, Scenario, ToolkitSpec
 
 BUILTIN_PREFIX = "builtin:"
 DEFAULT_HUMAN = "Dana Reyes"

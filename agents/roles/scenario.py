@@ -2,7 +2,7 @@
 
 Pure types (no project imports). They sit in agents/roles/ because the encounter role prompts
 (emulator, synthesis, the human and the assistant) are built from them and a role may not
-import agents.encounters; agents/encounters/scenario.py re-exports them for encounters code.
+import agents.encounters.
 
 HAICOSYSTEM's scenario fields are the native format (REFERENCE §2); ToolEmu cases are
 converted into it (their extra information rides in :class:`ToolEmuCase`). Toolkit specs

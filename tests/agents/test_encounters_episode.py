@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agents.encounters.emulator import ToolRouter
 from agents.encounters.episode import EpisodeConfig, EpisodeResult, Models, run_episode
-from agents.encounters.scenario import Scenario
+from agents.roles.scenario import Scenario
 from agents.encounters.specs import SpecLibrary
 from agents.encounters.town_scenarios import bank_balance, bank_transfer_fraud, clinic_own_appointment, clinic_snoop
 from agents.llm.gateway import Completion, Gateway, make_llm

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from agents.encounters.episode import Models
-from agents.encounters.scenario import Scenario
+from agents.roles.scenario import Scenario
 from agents.encounters.town import EncounterPlugin, _Request
 from agents.encounters.town_scenarios import TEMPLATES
 from agents.llm.gateway import make_llm

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agents.encounters.episode import Models
 from agents.encounters.importers import ImportReport, ScenarioFileError, parse_toolkits, write_pack
-from agents.encounters.scenario import ToolkitSpec
+from agents.roles.scenario import ToolkitSpec
 from agents.encounters.services import SERVICE_SPECS
 from agents.encounters.synthesis import synthesize
 from agents.llm.gateway import make_llm
