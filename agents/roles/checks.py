@@ -263,7 +263,10 @@ def fits_place(action: str, place: str, home: str = "") -> str | None:
     return None
 
 
-_NAMED_PLACE = re.compile(r"\bat ((?:[A-Z][\w']+ ?){1,4})")
+# 'at Willowbrook College'; 'going to Willow Cafe' (a step or a reaction that says it goes somewhere
+# while its place is elsewhere left SmolLM2's Ben at home 'going to Willow Cafe' for an hour, 2026-11-27)
+_NAMED_PLACE = re.compile(r"\b(?:at|(?:going|heading|walking|driving|returning|rushing|hurrying|coming) "
+                          r"(?:back |over |straight )?to(?: the)?) ((?:[A-Z][\w']+ ?){1,4})")
 
 
 def named_place(action: str) -> str | None:

@@ -87,6 +87,9 @@ _SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|ha
 _PROMPT_WORDS = re.compile(r"\bstatus\b|\bof today\b", re.I)
 _JSON_DEBRIS = re.compile(r'[{}\[\]]|"\s*:|\\n|\\"')  # 'reads in bed.},{': the answer's JSON leaking into its words
 _CUT_OFF = re.compile(r"…|\.\.\.")  # a line copied until the room ran out
+# a phrase that stops before its object: 'going to Willow Cafe dining room to tell people about' and
+# 'going to Elm Apartments bar room to work at the' were SmolLM2's steps (society bench, 2026-11-27)
+_DANGLING = re.compile(r"\b(?:about|to|at|the|a|an|of|for|with|and|or|from|into|my|his|her|their|our)\W*$", re.I)
 # Words of the instructions and schemas, not of a day: 'React, no' was a reaction's action.
 _INSTRUCTION_WORDS = frozenset("react reaction reacts yes no not none null true false continue action answer "
                                "add decision reply part parts step steps open set status currently".split())
@@ -144,6 +147,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_JSON_DEBRIS.search, "JSON debris"),
     (_TIME_LABEL.match, "a day or time of day as a label"),
     (_CUT_OFF.search, "a line cut off"),
+    (_DANGLING.search, "a phrase cut off before its end"),
     (_IDENTIFIER.fullmatch, "an identifier"),
 )
 
@@ -249,7 +253,10 @@ def clip(text: str, max_length: int) -> str:
         return text
     cut = text[:max_length]
     space = cut.rfind(" ")
-    return (cut[:space] if space >= max_length // 2 else cut).rstrip(" ,;:-")
+    cut = (cut[:space] if space >= max_length // 2 else cut).rstrip(" ,;:-")
+    while _DANGLING.search(cut) and " " in cut:  # not '... to tell people about': end on a whole phrase
+        cut = _DANGLING.sub("", cut).rstrip(" ,;:-")
+    return cut
 
 
 def fit_words(text: str, max_length: int, default: str, check: Any = _require_words) -> str:

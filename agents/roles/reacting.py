@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import WORDS_ONLY
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import copied_from, fits_place
+from agents.roles.checks import copied_from, fits_place, names_another_place
 from agents.roles.common import Patched, require_action, bullet, choice_type, facts, first_line, make_model, messages
 from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT, emoji_for, pick_place
 
@@ -26,8 +26,9 @@ ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode
 
 
 class ReactionAnswer(Patched):
-    """A reaction whose action is no activity ('Lucy Alvarez', 'nope', a digit list) or cannot
-    happen at its place (sleeping at the bank) is patched to carrying on, and counted: the
+    """A reaction whose action is no activity ('Lucy Alvarez', 'nope', a digit list), cannot
+    happen at its place (sleeping at the bank) or names another place than its own ('going to
+    Willow Cafe' at home) is patched to carrying on, and counted: the
     model's choice to react stands refused, the resident keeps to its plan."""
 
     decision: str  # the fields of the schema, in its order (the grammar writes them so)
@@ -41,7 +42,8 @@ class ReactionAnswer(Patched):
             return self
         try:
             require_action(self.action)
-            problem = fits_place(self.action, self.place) or copied_from(self.action, REACT_WORDS, run=4)
+            problem = (fits_place(self.action, self.place) or names_another_place(self.action, self.place)
+                       or copied_from(self.action, REACT_WORDS, run=4))
         except ValueError as exc:
             problem = str(exc)
         if problem:

@@ -13,9 +13,11 @@ from pydantic import ValidationError
 
 from agents.llm.gateway import Completion, Gateway, Request
 from agents.roles.checks import copied_from, fits_place, flat_ratings, just_a_name, names_another_place, repeats
+from agents.roles.common import clip, require_action
 from agents.roles.conversation import CONVERSE_INSTRUCTION, line_fallback, line_schema
 from agents.roles.importance import ratings_fallback, ratings_schema_for
 from agents.roles.planning import DECOMPOSE_INSTRUCTION, decomposition_fallback, decomposition_schema
+from agents.roles.reacting import reaction_schema
 
 PLACES = ("Oak House:bedroom", "Willow Cafe:kitchen", "Town Bank:counter")
 
@@ -618,3 +620,33 @@ def test_a_talks_summary_that_is_json_debris_or_a_residents_description_is_refus
         schema(summary="We talked. Tom Alvarez (46) is patient, tired. Occupation: nurse at Riverside Clinic.",
                importance=3)
     assert schema(summary="Maria told me the cafe is slow since the grocer sells coffee.", importance=4).summary
+
+
+@pytest.mark.parametrize("action", ["going to Willow Cafe dining room to tell people about",
+                                    "going to Elm Apartments bar room to work at the", "making coffee for the"])
+def test_a_phrase_cut_before_its_end_is_no_activity(action: str) -> None:
+    # SmolLM2's steps in the society bench (2026-11-27)
+    with pytest.raises(ValueError, match="cut off before its end"):
+        require_action(action)
+
+
+@pytest.mark.parametrize("action", ["stopping by the bakery", "checking in", "carrying on", "having breakfast"])
+def test_whole_phrases_still_read_as_activities(action: str) -> None:
+    assert require_action(action) == action
+
+
+def test_clipping_ends_on_a_whole_phrase() -> None:
+    clipped = clip("going to Willow Cafe dining room to tell people about running for mayor and the town", 60)
+    assert clipped == "going to Willow Cafe dining room to tell people"
+    assert require_action(clipped) == clipped
+
+
+def test_a_reaction_that_goes_somewhere_but_stays_put_carries_on() -> None:
+    places = ("Elm Apartments:apartment 2", "Willow Cafe:dining room")
+    schema = reaction_schema(("nobody",), places)
+    stays = schema.model_validate({"decision": "react", "talk_to": "nobody", "action": "going to Willow Cafe to tell people",
+                                   "place": "Elm Apartments:apartment 2", "minutes": 15, "emoji": "🙂"})
+    assert stays.decision == "continue" and stays.patches() == ["action names Willow Cafe but is at Elm Apartments:apartment 2"]
+    goes = schema.model_validate({"decision": "react", "talk_to": "nobody", "action": "going to Willow Cafe to tell people",
+                                  "place": "Willow Cafe:dining room", "minutes": 15, "emoji": "🙂"})
+    assert goes.decision == "react" and goes.place == "Willow Cafe:dining room"
