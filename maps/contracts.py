@@ -144,6 +144,7 @@ class ChatPayload(BaseModel):
     listener: str
     text: str
     conversation_id: str = ""
+    news: str = ""  # the fact the line passed on (Intent.news), when it passed one on
 
 
 class ObjectPayload(BaseModel):
@@ -384,6 +385,7 @@ class ChatLine(BaseModel):
     speaker: str
     listener: str
     text: str
+    news: str = Field(default="", description="the fact the line passes on, in the engine's words (see Intent.news)")
 
 
 class Perception(BaseModel):
@@ -439,6 +441,10 @@ class Intent(BaseModel):
     object_state: str | None = None
     to: str | None = Field(default=None, description="listener for say")
     utterance: str | None = None
+    news: str | None = Field(
+        default=None, description="for say: the fact the line passes on, in the engine's words (a gathering as the "
+        "speaker knows it); the listener learns that fact, told by the speaker, however the model worded the line"
+    )
     event: tuple[str, str, str] | None = Field(
         default=None, description="(subject, predicate, object) triple for this action"
     )

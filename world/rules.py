@@ -168,9 +168,11 @@ class Rules:
         else:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
-            self.bodies[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text))
-            records.append(_rec("chat", r.name, {"speaker": r.name, "listener": intent.to, "text": text,
-                                                 "conversation_id": self._conversation(r.name, intent.to, tick)}))
+            news = (intent.news or "").strip()
+            self.bodies[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text, news=news))
+            chat = {"speaker": r.name, "listener": intent.to, "text": text,
+                    "conversation_id": self._conversation(r.name, intent.to, tick)}
+            records.append(_rec("chat", r.name, chat | ({"news": news} if news else {})))
             desc = intent.description or f"talking to {intent.to}"
             self.set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
                              r.address, records)

@@ -102,7 +102,7 @@ class Sandbox:
                 body.dest, body.eta = arena_of(target), self.tick + self.walk_ticks
         elif intent.kind == "say":
             if intent.to in nearby and intent.utterance:
-                line = ChatLine(speaker=body.name, listener=intent.to, text=intent.utterance)
+                line = ChatLine(speaker=body.name, listener=intent.to, text=intent.utterance, news=intent.news or "")
                 self.bodies[intent.to].heard.append(line)
                 self.chat.append(line)
             else:

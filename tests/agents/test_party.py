@@ -9,7 +9,8 @@ import asyncio
 from datetime import datetime, timedelta
 
 from agents.llm.gateway import make_llm
-from agents.minds.cognition.conversation import on_heard
+from agents.minds.cognition.conversation import _say, on_heard
+from agents.minds.cognition.events import describe
 from agents.minds.state import Conversation
 from agents.minds.cognition.gatherings import event_steps, goal_topic, learn
 from agents.minds.cognition.planning import block_at, plan_day
@@ -158,3 +159,31 @@ def test_an_announced_town_meeting_and_a_whispered_funeral_go_through_the_same_p
     learned = [r for r in records(mind, "event") if r["status"] == "learned"]
     assert [r["source"] for r in learned] == ["announcement", "whisper"]
     assert not any(m.text.startswith(("announcement told me", "whisper told me")) for m in mind.memory.all())
+
+
+def test_news_a_model_words_its_own_way_reaches_the_listener_as_the_teller_knows_it():
+    """SmolLM2's Tom, told of Maria's party, passed it on as 'I am planning a Valentine's Day
+    party ...' and 'I'll have a Valentine's Day party tonight at Willow Cafe': his listeners learned
+    Tom as its host, or a second party at 7pm (society bench, 2026-11-27). A line that speaks of the
+    talk's goal carries the fact as the teller knows it; the listener learns that, told by the teller."""
+    minds, world = town(["Maria Lopez", "Tom Moreno", "Ben Okafor"], {"Maria Lopez": [SEED]})
+    tom, ben = minds["Tom Moreno"], minds["Ben Okafor"]
+    tom.state.now = START
+    learn(tom, "Maria Lopez is hosting a Valentine's Day party at Hobbs Cafe counter on Saturday February 14 "
+               "from 5pm to 7pm", "Maria Lopez", "Maria Lopez")
+    (key, told), = tom.state.events.items()
+    tom.state.convo = Conversation(partner="Ben Okafor", conversation_id="t", last_tick=0, started=START, goal=key)
+    p = Perception(resident="Tom Moreno", tick=1, time=START, tile=(0, 0), address="Town Library:reading room",
+                   nearby=["Ben Okafor"])
+    intent = _say(tom, tom.state.convo, "I'll have a Valentine's Day party tonight at Hobbs Cafe. I'm going home.", p)
+    assert intent.news == describe(told.event) and "Ben Okafor" in told.told
+    heard = ChatLine(speaker="Tom Moreno", listener="Ben Okafor", text=intent.utterance, news=intent.news)
+    ben.state.now = START
+    asyncio.run(on_heard(ben, [heard], p.model_copy(update={"resident": "Ben Okafor", "nearby": ["Tom Moreno"]})))
+    (learned,) = ben.state.events.values()
+    assert learned.event.host == "Maria Lopez" and f"{learned.event.start:%d %H:%M}" == "14 17:00"
+    assert learned.source == "Tom Moreno"
+    # a line that does not speak of it passes nothing on
+    tom.state.convo = Conversation(partner="Ben Okafor", conversation_id="u", last_tick=0, started=START, goal=key)
+    told.told.remove("Ben Okafor")
+    assert _say(tom, tom.state.convo, "Lovely weather today, isn't it?", p).news is None and "Ben Okafor" not in told.told

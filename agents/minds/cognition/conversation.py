@@ -26,7 +26,7 @@ from agents.roles.conversation import (
     summary_schema,
     summary_prompt,
 )
-from agents.minds.cognition.events import describe
+from agents.minds.cognition.events import describe, refers_to
 from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
@@ -105,15 +105,18 @@ def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Int
     convo.lines.append(f"{mind.name}: {text}")
     convo.last_tick = p.tick
     mind.learn_places_from(text)
-    if convo.goal:
-        mark_told(mind, convo.goal, convo.partner, text)
-        known = mind.state.events.get(convo.goal)
-        if known is not None and convo.partner in known.told and known.source != convo.partner:
-            fact = describe(known.event)  # mine in my words: 'I am running for mayor'
-            fact = "I am " + fact.removeprefix(f"{mind.name} is ") if fact.startswith(f"{mind.name} is ") else fact
-            convo.told += [fact] if fact not in convo.told else []
+    news = None
+    known = mind.state.events.get(convo.goal) if convo.goal else None
+    if known is not None and refers_to(text, known.event):
+        # the line speaks of the goal's event: the partner hears the fact as I know it (host, place,
+        # time), however the model worded it, and knows it from me
+        news = describe(known.event)
+        mark_told(mind, convo.goal, convo.partner)
+        if known.source != convo.partner:
+            fact = "I am " + news.removeprefix(f"{mind.name} is ") if news.startswith(f"{mind.name} is ") else news
+            convo.told += [fact] if fact not in convo.told else []  # mine in my words: 'I am running for mayor'
     return Intent(
-        kind="say", to=convo.partner, utterance=text, description=f"talking with {convo.partner}",
+        kind="say", to=convo.partner, utterance=text, news=news, description=f"talking with {convo.partner}",
         emoji="💬", event=(mind.name, "talking with", convo.partner),
     )
 
@@ -139,7 +142,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
             # busy talking with someone else: the line goes unanswered, but it was heard, and is
             # remembered with who said it (it had been lost: issue 26's Tom and Maria)
             mind.remember_pending("chat", f"{h.speaker} said to me, while I was talking with {busy}: {h.text}")
-            learn(mind, h.text, h.speaker, h.speaker, tuple(p.nearby))
+            learn(mind, h.news or h.text, h.speaker, h.speaker, tuple(p.nearby), h.text)
     if busy and busy not in speakers:
         return None
     partner = mind.state.convo.partner if mind.state.convo is not None else speakers[0]
@@ -147,7 +150,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         recent = mind.state.last_talk.get(partner)
         if recent is not None and mind.state.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
             for h in heard:  # a parting line after I closed: nothing to answer, but news in it is heard
-                if learn(mind, h.text, h.speaker, h.speaker, tuple(p.nearby)) is not None or len(h.text.split()) >= 12:
+                if learn(mind, h.news or h.text, h.speaker, h.speaker, tuple(p.nearby), h.text) is not None or len(h.text.split()) >= 12:
                     mind.remember_pending("chat", f"{h.speaker} said to me as we parted: {h.text}")
             return None
         mind.state.convo = Conversation(
@@ -160,8 +163,10 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         if h.speaker == partner:
             convo.lines.append(f"{h.speaker}: {h.text}")
             mind.learn_places_from(h.text)
-            learn(mind, h.text, partner, partner, tuple(p.nearby))
-            event = heard_event(mind, h.text, partner)  # new to me or not: what the talk was about
+            # news the speaker passed on is the fact as they know it (Intent.news); only a line that
+            # passes none on is read for a gathering of its own (a new one, or one of the speaker's)
+            learn(mind, h.news or h.text, partner, partner, tuple(p.nearby), h.text)
+            event = heard_event(mind, h.news or h.text, partner)  # new to me or not: what the talk was about
             if event is not None and describe(event) not in convo.learned:
                 convo.learned.append(describe(event))
             told = [in_third_person(s, partner) for s in hear_of_people(mind, h.text, partner)]

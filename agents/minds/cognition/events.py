@@ -340,6 +340,17 @@ def spoken_time(when: datetime) -> str:
     return f"{hour}{minutes}{'am' if when.hour < 12 else 'pm'}"
 
 
+def refers_to(text: str, event: Gathering) -> bool:
+    """Does a line speak of ``event``: its noun ('party', 'concert') or a word of its name
+    ('Valentine's', 'mayor')? A model's line passing news on words it its own way (SmolLM2's Tom
+    told Ben of Maria's party as 'I'll have a Valentine's Day party tonight at Willow Cafe'): what
+    it refers to is taken as the speaker knows it, not re-read from the words."""
+    words = {w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower()) if len(w) > 3 and w not in _STOP}
+    words.discard("candidacy")
+    said = set(re.findall(r"[a-z']+", text.lower()))
+    return bool(words & said)
+
+
 def describe(event: Gathering) -> str:
     """One plain sentence with everything needed to be there (read back by :func:`parse_event`)."""
     if event.candidacy:

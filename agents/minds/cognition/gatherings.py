@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 
-from agents.minds.cognition.events import describe, parse_event, people_named, spoken_time, town_places
+from agents.minds.cognition.events import describe, find_invitees, parse_event, people_named, spoken_time, town_places
 from agents.minds.state import Block, Gathering, KnownEvent, Step
 from agents.minds.cognition.planning import make_step
 from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
@@ -57,9 +57,12 @@ def _record(mind: "Resident", status: str, event: Gathering | None, **data) -> N
     mind._records.append(Record(kind="event", resident=mind.name, data=payload.model_dump(mode="json")))
 
 
-def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: tuple[str, ...] = ()) -> KnownEvent | None:
+def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: tuple[str, ...] = (),
+          line: str = "") -> KnownEvent | None:
     """Take in a gathering ``text`` names (said by ``speaker``; ``source`` told it); the new
-    KnownEvent, or None when it names none, is known already, or is refused."""
+    KnownEvent, or None when it names none, is known already, or is refused. ``line``: the words
+    said, when ``text`` is the fact they passed on (Intent.news): whether I am asked to come is
+    in the words ('Would you like to come?'), not in the fact."""
     names = known_names(mind, speaker, *nearby)
     parsed = parse_event(text, mind.state.now, _places(mind), speaker=speaker, listener=mind.name,
                          names=names)
@@ -71,6 +74,8 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
             _record(mind, "refused", None, what=parsed.what, source=source, text=text[:300], problem=parsed.problem)
         return None
     event = parsed.event
+    if line and line != text and mind.name in find_invitees(line, speaker, mind.name, names):
+        event = event.model_copy(update={"invitees": [*event.invitees, mind.name]})
     key = event.key()
     known = mind.state.events.get(key)
     if known is not None:
@@ -281,11 +286,8 @@ def at_gathering(mind: "Resident") -> str:
     return ""
 
 
-def mark_told(mind: "Resident", key: str, partner: str, line: str) -> None:
-    """The partner knows the event from me once my line said it (parsed back, the same event)."""
+def mark_told(mind: "Resident", key: str, partner: str) -> None:
+    """The partner knows the event from me (my line spoke of it: conversation._say)."""
     known = mind.state.events.get(key)
-    if known is None or partner in known.told:
-        return
-    parsed = parse_event(line, mind.state.now, _places(mind), speaker=mind.name, names=known_names(mind))
-    if parsed is not None and parsed.event is not None and parsed.event.key() == key:
+    if known is not None and partner not in known.told:
         known.told.append(partner)
