@@ -98,3 +98,8 @@ def test_hours_read_with_the_part_of_day_and_venues_avoid_private_rooms():
     assert find_hours("Saturday at noon") == ((12, 0), None)
     assert venue("Willow Cafe", ["kitchen", "pantry", "dining room"]) == "Willow Cafe:dining room"
     assert venue("Willow Park", []) == "Willow Park"
+    # the most public room, not the first one listed
+    assert venue("Riverside Clinic", ["exam room", "doctor's office", "waiting room", "pharmacy"]) == "Riverside Clinic:waiting room"
+    assert venue("Willowbrook College", ["staff room", "classroom", "library", "lecture hall"]) == "Willowbrook College:lecture hall"
+    assert venue("The Crooked Pub", ["pub kitchen", "cellar", "bar room"]) == "The Crooked Pub:bar room"
+    assert venue("Mill", ["storeroom", "office"]) == "Mill:storeroom"  # nothing public: the first there is

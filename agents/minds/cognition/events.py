@@ -44,7 +44,10 @@ _NAME = r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?"
 _CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 # a place named after 'at'/'in' that may not be in the town: 'at the Grand Hotel'
 _NAMED_PLACE = re.compile(r"\b(?:at|in)\s+(?:the\s+)?((?:[A-Z][\w'’-]*)(?:\s+[A-Z][\w'’-]*){0,3})")
-_PUBLIC_ROOM = ("hall", "chamber", "dining", "floor", "lobby", "room", "library", "bar", "lawn", "garden")
+# the words of a public room, most public first: a clinic's gathering is in its waiting room, not its
+# exam room (both are 'rooms'; the first listed won before, 2026-11-27); a bare 'room' comes last
+_PUBLIC_ROOM = ("hall", "chamber", "dining", "lobby", "waiting", "lounge", "floor", "bar", "library", "lawn", "garden",
+                "square", "room")
 _PRIVATE_ROOM = ("kitchen", "pantry", "storeroom", "office", "vault", "bedroom", "cellar", "apartment")
 
 
@@ -170,10 +173,10 @@ def venue(sector: str, arenas: list[str], named: str = "") -> str:
     public room (a cafe's dining room, the town hall's chamber), never its kitchen or office."""
     if named:
         return f"{sector}:{named}"
-    public = [a for a in arenas if any(w in a.lower() for w in _PUBLIC_ROOM)
-              and not any(w in a.lower() for w in _PRIVATE_ROOM)]
     others = [a for a in arenas if not any(w in a.lower() for w in _PRIVATE_ROOM)]
-    chosen = (public or others or arenas or [""])[0]
+    public = sorted((min(i for i, w in enumerate(_PUBLIC_ROOM) if w in a.lower()), n, a) for n, a in enumerate(others)
+                    if any(w in a.lower() for w in _PUBLIC_ROOM))
+    chosen = (public[0][2] if public else "") or (others or arenas or [""])[0]
     return f"{sector}:{chosen}" if chosen else sector
 
 
