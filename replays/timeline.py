@@ -108,8 +108,9 @@ class _Day:
         self.hours[t.replace(minute=0, second=0, microsecond=0)].append(f"- {_hm(t)} {text}")
 
     def _on_move(self, t: datetime, who: str, d: dict[str, Any], tick: int) -> None:
-        if d.get("address"):
-            self.where[who] = str(d["address"])
+        # '' is the street: a talk begun there is not at the building last left (the timeline put two
+        # residents talking to Ben 'at First Town Bank' and 'at Riverside Clinic' as they all walked by)
+        self.where[who] = str(d.get("address") or "")
 
     def _on_action(self, t: datetime, who: str, d: dict[str, Any], tick: int) -> None:
         desc = str(d.get("description", ""))
@@ -130,7 +131,7 @@ class _Day:
             conv = _Conversation(key, people, t, t, self.where.get(speaker, ""))  # type: ignore[arg-type]
             self.open_conv[key] = conv
             self.convs.append(conv)
-            place = f" at {conv.place}" if conv.place else ""
+            place = f" at {conv.place}" if conv.place else (" in the street" if speaker in self.where else "")
             self._line(t, f"💬 **{speaker}** starts talking with **{listener}**{place}: “{_q(d.get('text', ''), 100)}”")
         conv.end = t
         conv.lines.append((t, speaker, str(d.get("text", ""))))

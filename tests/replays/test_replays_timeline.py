@@ -72,3 +72,22 @@ def test_timeline_command_writes_markdown(tmp_path: Path, capsys) -> None:
     text = out.read_text(encoding="utf-8")
     assert "## Conversations" in text and "## Injected commands" in text and "## Encounters" in text
     assert str(out) in capsys.readouterr().out
+
+
+def test_a_talk_begun_in_the_street_is_not_placed_at_the_building_last_left() -> None:
+    def t(k: int, *recs: Record) -> TickRecords:
+        return TickRecords(tick=k, time=T0 + timedelta(minutes=k), records=list(recs))
+
+    ticks = [
+        t(0, Record(kind="move", resident="Lucy", data={"tile": [3, 4], "address": "First Town Bank:teller hall"})),
+        t(1, Record(kind="move", resident="Lucy", data={"tile": [3, 5], "address": ""})),
+        t(2, Record(kind="chat", resident="Lucy", data={"speaker": "Lucy", "listener": "Ben", "text": "Evening, Ben!",
+                                                        "conversation_id": "c9"})),
+        t(3, Record(kind="move", resident="Lucy", data={"tile": [3, 6], "address": "Willow Cafe:dining room"})),
+        t(4, Record(kind="chat", resident="Lucy", data={"speaker": "Lucy", "listener": "Ada", "text": "Hello, Ada!",
+                                                        "conversation_id": "c10"})),
+    ]
+    text = build_timeline(ticks)
+    assert "starts talking with **Ben** in the street" in text
+    assert "starts talking with **Ada** at Willow Cafe:dining room" in text
+    assert "Ben** at First Town Bank" not in text
