@@ -161,16 +161,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
     crossed = crossed_lines(convo, mind.name, p.tick)
     for h in heard:
         if h.speaker == partner:
-            convo.lines.append(f"{h.speaker}: {h.text}")
-            mind.learn_places_from(h.text)
-            # news the speaker passed on is the fact as they know it (Intent.news); only a line that
-            # passes none on is read for a gathering of its own (a new one, or one of the speaker's)
-            learn(mind, h.news or h.text, partner, partner, tuple(p.nearby), h.text)
-            event = heard_event(mind, h.news or h.text, partner)  # new to me or not: what the talk was about
-            if event is not None and describe(event) not in convo.learned:
-                convo.learned.append(describe(event))
-            told = [in_third_person(s, partner) for s in hear_of_people(mind, h.text, partner)]
-            convo.learned += [s for s in told if s and s not in " ".join(convo.learned)]
+            _take_in_line(mind, convo, h, p)
     convo.last_tick = p.tick
     if len(convo.lines) >= mind.tuning.max_chat_lines or partner not in p.nearby:
         await close_conversation(mind, p)  # budget spent, or they walked off: no answer
@@ -185,6 +176,20 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         convo.ended_by_me = True
         await close_conversation(mind, p)
     return intent
+
+
+def _take_in_line(mind: "Resident", convo: Conversation, h: ChatLine, p: Perception) -> None:
+    """The partner's line into the talk: its words, the places and news in it, what it taught me."""
+    convo.lines.append(f"{h.speaker}: {h.text}")
+    mind.learn_places_from(h.text)
+    # news the speaker passed on is the fact as they know it (Intent.news); only a line that
+    # passes none on is read for a gathering of its own (a new one, or one of the speaker's)
+    learn(mind, h.news or h.text, h.speaker, h.speaker, tuple(p.nearby), h.text)
+    event = heard_event(mind, h.news or h.text, h.speaker)  # new to me or not: what the talk was about
+    if event is not None and describe(event) not in convo.learned:
+        convo.learned.append(describe(event))
+    told = [in_third_person(s, h.speaker) for s in hear_of_people(mind, h.text, h.speaker)]
+    convo.learned += [s for s in told if s and s not in " ".join(convo.learned)]
 
 
 def crossed_lines(convo: Conversation, me: str, tick: int) -> bool:
