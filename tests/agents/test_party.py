@@ -187,3 +187,23 @@ def test_news_a_model_words_its_own_way_reaches_the_listener_as_the_teller_knows
     tom.state.convo = Conversation(partner="Ben Okafor", conversation_id="u", last_tick=0, started=START, goal=key)
     told.told.remove("Ben Okafor")
     assert _say(tom, tom.state.convo, "Lovely weather today, isn't it?", p).news is None and "Ben Okafor" not in told.told
+
+
+def test_a_host_who_words_her_own_party_wrong_still_passes_on_its_time():
+    """SmolLM2's Maria told Tom, who already knew, of her party as '7pm to 9pm': Tom learned a
+    second party (society bench, 2026-11-27). A line that speaks of an event its speaker knows
+    carries the fact as the speaker knows it, goal or not."""
+    minds, world = town(["Maria Lopez", "Tom Moreno"], {"Maria Lopez": [SEED]})
+    maria, tom = minds["Maria Lopez"], minds["Tom Moreno"]
+    for mind in (maria, tom):
+        mind.state.now = START
+        learn(mind, SEED, "", "Maria Lopez")
+    (key, mine), = maria.state.events.items()
+    maria.state.convo = Conversation(partner="Tom Moreno", conversation_id="v", last_tick=0, started=START)
+    p = Perception(resident="Maria Lopez", tick=1, time=START, tile=(0, 0), address="Town Library:reading room",
+                   nearby=["Tom Moreno"])
+    intent = _say(maria, maria.state.convo, "My Valentine's Day party is from 7pm to 9pm at Hobbs Cafe!", p)
+    assert intent.news == describe(mine.event)
+    heard = ChatLine(speaker="Maria Lopez", listener="Tom Moreno", text=intent.utterance, news=intent.news)
+    asyncio.run(on_heard(tom, [heard], p.model_copy(update={"resident": "Tom Moreno", "nearby": ["Maria Lopez"]})))
+    assert list(tom.state.events) == [key]  # no second party at 7pm

@@ -27,7 +27,7 @@ from agents.roles.conversation import (
     summary_prompt,
 )
 from agents.minds.cognition.events import describe, refers_to
-from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told
+from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told, spoken_of
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
 from agents.minds.state import Conversation
@@ -115,6 +115,8 @@ def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Int
         if known.source != convo.partner:
             fact = "I am " + news.removeprefix(f"{mind.name} is ") if news.startswith(f"{mind.name} is ") else news
             convo.told += [fact] if fact not in convo.told else []  # mine in my words: 'I am running for mayor'
+    elif (spoken := spoken_of(mind, text)) is not None:
+        news = describe(spoken.event)  # another event I know, spoken of: as I know it, not as worded
     return Intent(
         kind="say", to=convo.partner, utterance=text, news=news, description=f"talking with {convo.partner}",
         emoji="💬", event=(mind.name, "talking with", convo.partner),

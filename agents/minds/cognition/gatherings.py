@@ -22,7 +22,8 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 
-from agents.minds.cognition.events import describe, find_invitees, parse_event, people_named, spoken_time, town_places
+from agents.minds.cognition.events import (describe, find_invitees, parse_event, people_named, refers_to, spoken_time,
+                                          town_places)
 from agents.minds.state import Block, Gathering, KnownEvent, Step
 from agents.minds.cognition.planning import make_step
 from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
@@ -284,6 +285,16 @@ def at_gathering(mind: "Resident") -> str:
         if block.event and block.start <= mind.state.now < block.end:
             return block.event
     return ""
+
+
+def spoken_of(mind: "Resident", text: str) -> KnownEvent | None:
+    """The one event still ahead that I know and my line speaks of, if exactly one: SmolLM2's Maria,
+    telling Tom (who knew it) of her own party, said '7pm to 9pm', and Tom learned a second party
+    (society bench, 2026-11-27). Ended events and two at once (which one?) give None."""
+    now = mind.state.now
+    ahead = [k for k in mind.state.events.values() if k.event.end is None or k.event.end > now]
+    spoken = [k for k in ahead if refers_to(text, k.event)]
+    return spoken[0] if len(spoken) == 1 else None
 
 
 def mark_told(mind: "Resident", key: str, partner: str) -> None:
