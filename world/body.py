@@ -9,6 +9,7 @@ read from the town and the personas only.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from maps.contracts import ChatLine, Mind, Persona, stable_index
@@ -25,6 +26,7 @@ class Body:
         "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
         "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
         "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known", "public",
+        "quiet_until",
     )
 
     def __init__(self, persona: Persona, mind: Mind, tile: Tile, town: Town) -> None:
@@ -54,6 +56,9 @@ class Body:
         self.known: set[str] = set()  # every other known place
         self.base_known: frozenset[str] = frozenset()  # of those, what they knew at the start (not stored)
         self.known_dirty = True
+        # engine state, never stored: until when the mind said it would only 'continue' if it
+        # perceived nothing new (Engine._perceive_all skips it meanwhile); None: ask every tick
+        self.quiet_until: datetime | None = None
 
     @property
     def walking(self) -> bool:

@@ -28,10 +28,12 @@ run is a function of its inputs: same seed + same LLM cache => identical record 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import time as _time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -47,11 +49,18 @@ from world.pathfinding import PathFinder
 from world.perception import ObjectSight, Perceiver, SpatialIndex
 from world.plugins import Plugin, WorldView, plugin_problem
 from world.resim import Snapshots
-from world.rules import Rules, _rec
+from world.rules import FORGET_TALKS_EVERY, Rules, _rec
 
 log = logging.getLogger(__name__)
 
 MIN_JUMP = timedelta(minutes=1)
+QUIET = Intent()  # the intent of a resident skipped this tick (Engine._perceive_all)
+# The cyclic collector's first threshold while the loop runs (CPython's default is 700). A tick
+# makes a Perception, an Intent and records per resident that live until the tick ends; with the
+# default, so many survive young collections that full collections keep walking the whole town
+# (its tiles, objects and routes), a cost per tick that grows with the town: at 1,000 residents
+# it was a third of the routine run's CPU time (bench scale, docs/BENCHMARKS.md).
+LOOP_GC_THRESHOLD = 20_000
 
 __all__ = ["Body", "Engine", "Plugin", "RunContext", "WorldView", "stable_index"]
 
@@ -87,6 +96,7 @@ class Engine:
         snapshot_every: int = 60,
         perception_cache: bool = True,
         context: RunContext | None = None,
+        quiet: bool = True,
     ) -> None:
         self.context = context if context is not None else RunContext()
         self.residents: dict[str, Body] = make_bodies(town, personas, minds)  # in name order
@@ -105,7 +115,7 @@ class Engine:
         self.paths = PathFinder(town.walkable)
         self.paths.fit(len(self.residents))  # a day of walks of everyone stays cached
         self.sight = ObjectSight(town)
-        self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "wall_s": 0.0}
+        self.stats = {"ticks": 0, "jumps": 0, "decide_calls": 0, "refused_intents": 0, "quiet_skips": 0, "wall_s": 0.0}
         self._plugins: list[Plugin] = []
         self.commands = Registry()  # the command kinds this world serves
         self.rules = Rules(town, self.residents, self.objects, self.index, self.paths, self.stats)
@@ -113,6 +123,7 @@ class Engine:
                                    defaults=town.default_states())
         self.snapshots = Snapshots(town, self.clock, self.residents, self.objects, self.rules, self.index,
                                    self._plugins, check=lambda data: self.commands.check(data, self._facts())[0])
+        self.quiet = quiet  # False asks every mind every tick (the reference quiet residents are tested against)
         self._init_loop()
 
     def _init_loop(self) -> None:
@@ -191,25 +202,30 @@ class Engine:
         await self.prepare()
         self._until = until
         try:
-            started = _time.perf_counter()
-            while self.clock.next_time < until:
-                if self._all_asleep() and not self._pending() and self._wake_target(self.clock.next_time) >= until:
-                    break  # everyone sleeps past the end: nothing left to simulate
-                t0 = _time.perf_counter()
-                tr = await self.step()
-                if progress is not None:
-                    progress(tr)
-                if pace:
-                    budget = self.clock.seconds_per_tick / pace
-                    spare = budget - (_time.perf_counter() - t0)
-                    await asyncio.sleep(spare if spare > 0 else 0)
-                elif self.tick % 50 == 0:
-                    await asyncio.sleep(0)  # let other tasks (control channel, viewer) breathe
-            self.stats["wall_s"] += _time.perf_counter() - started
+            with roomy_collector():
+                await self._loop(until, pace, progress)
         finally:
             self._until = None
         if self.store is not None and self.tick >= 0:
             self.save_snapshot()
+
+    async def _loop(self, until: datetime, pace: float | None,
+                    progress: Callable[[TickRecords], None] | None) -> None:
+        started = _time.perf_counter()
+        while self.clock.next_time < until:
+            if self._all_asleep() and not self._pending() and self._wake_target(self.clock.next_time) >= until:
+                break  # everyone sleeps past the end: nothing left to simulate
+            t0 = _time.perf_counter()
+            tr = await self.step()
+            if progress is not None:
+                progress(tr)
+            if pace:
+                budget = self.clock.seconds_per_tick / pace
+                spare = budget - (_time.perf_counter() - t0)
+                await asyncio.sleep(spare if spare > 0 else 0)
+            elif self.tick % 50 == 0:
+                await asyncio.sleep(0)  # let other tasks (control channel, viewer) breathe
+        self.stats["wall_s"] += _time.perf_counter() - started
 
     async def step(self, intents: Mapping[str, Intent] | None = None) -> TickRecords:
         """One tick (or a night fast-forward jump); committed to the store; listeners called.
@@ -260,10 +276,13 @@ class Engine:
         if tick == 0:
             for r in self._order:
                 records.append(_rec("move", r.name, {"tile": r.tile, "address": r.address}))
-        perceptions = [self.perceiver.perceive(r, tick, now) for r in self._order]
+        perceptions = self._perceive_all(tick, now, given or {}, bool(queued))
         intents = await self._decide(perceptions, given or {}, records)
         for r, intent, p in zip(self._order, intents, perceptions):
-            self.rules.apply(r, intent, p, tick, records)
+            if p is not None:  # a quiet resident's 'continue' changes nothing
+                self.rules.apply(r, intent, p, tick, records)
+        if tick % FORGET_TALKS_EVERY == 0:  # by tick number, so a resumed run sweeps when the original did
+            self.rules.forget_ended_talks(tick)
         for plugin in self._plugins:
             records.extend(await plugin.on_tick(view))
         for r in self._order:
@@ -300,16 +319,56 @@ class Engine:
         self.stats["jumps"] += 1
         return target
 
-    async def _decide(self, perceptions: list[Perception], given: Mapping[str, Intent],
+    def _perceive_all(self, tick: int, now: datetime, given: Mapping[str, Intent],
+                      commands: bool) -> list[Perception | None]:
+        """Each resident's Perception, or None for a quiet one: its mind said it would only
+        'continue' until ``quiet_until`` (:meth:`_note_quiet`) and it perceives nothing new. This
+        is what keeps a town of thousands linear: most residents, most ticks, stand at work or
+        sleep. A tick that applied commands asks everyone (a command may reach a mind)."""
+        out: list[Perception | None] = []
+        unchanged = self.perceiver.unchanged
+        perceive = self.perceiver.perceive
+        skipped = 0
+        for r in self._order:
+            until = r.quiet_until
+            if until is not None:
+                if now < until and not commands and r.name not in given and unchanged(r):
+                    out.append(None)
+                    skipped += 1
+                    continue
+                r.quiet_until = None
+            out.append(perceive(r, tick, now))
+        self.stats["quiet_skips"] += skipped
+        return out
+
+    def _note_quiet(self, r: Body, p: Perception, intent: Intent) -> None:
+        """After ``decide_fast`` answered a bare 'continue' to a perception with nothing new in it,
+        ask the mind until when it would answer the same to the same (``quiet_until``, optional)."""
+        if (intent.kind != "continue" or intent.description or intent.emoji or intent.event is not None
+                or p.events or p.heard or p.whispers or p.announcements or p.memories or p.arrived
+                or p.known_places or r.walking or not self.quiet):
+            return
+        ask = getattr(r.mind, "quiet_until", None)
+        if ask is not None:
+            r.quiet_until = ask(p.time)
+
+    async def _decide(self, perceptions: list[Perception | None], given: Mapping[str, Intent],
                       records: list[Record]) -> list[Intent]:
-        """Each resident's intent: the given one, else ``decide_fast``, else ``decide`` (concurrently)."""
+        """Each resident's intent: the given one, else ``decide_fast``, else ``decide`` (concurrently);
+        a quiet resident (no perception) continues without being asked."""
         intents: list[Intent | None] = []
         slow: list[int] = []
         for i, r in enumerate(self._order):
-            intent = given[r.name] if r.name in given else r.mind.decide_fast(perceptions[i])
+            p = perceptions[i]
+            if p is None:
+                intents.append(QUIET)
+                continue
+            intent = given[r.name] if r.name in given else r.mind.decide_fast(p)
             intents.append(intent)
             if intent is None and r.name not in given:
                 slow.append(i)
+            elif isinstance(intent, Intent) and r.name not in given:
+                self._note_quiet(r, p, intent)
         if slow:
             self.stats["decide_calls"] += len(slow)
             answers = await asyncio.gather(
@@ -389,6 +448,8 @@ class Engine:
         self._restored(self.snapshots.restore_full(snap))
 
     def _restored(self, tick: int) -> None:
+        for r in self._order:
+            r.quiet_until = None  # a mind restored may be another than the one that said so
         self.tick = tick
         self._accepting_tick = tick + 1
 
@@ -405,6 +466,18 @@ class Engine:
 
         discard = self.store.discard_pending if self.store is not None else None
         return await self.snapshots.resimulate(ticks, self.tick, rerun, discard)
+
+
+@contextmanager
+def roomy_collector(threshold: int = LOOP_GC_THRESHOLD) -> Iterator[None]:
+    """Raise the collector's first threshold to ``threshold`` (never lower it) for the duration
+    (see :data:`LOOP_GC_THRESHOLD`), and put back what was set before, whatever happens."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], threshold), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def _queued(tick: int | None, cmd: Command) -> str:

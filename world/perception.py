@@ -327,6 +327,23 @@ class Perceiver:
         r.arrived = False
         return p
 
+    def unchanged(self, r: "Body") -> bool:
+        """Whether ``r``'s Perception this tick would be its last one again (the same nearby, no
+        new event, nothing heard or arrived): asleep, or standing where it stood with nothing
+        changed in view since its last look (what :meth:`perceive`'s cache reuses). When so, the
+        look is brought up to date, as :meth:`perceive` would."""
+        if r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty:
+            return False
+        if r.asleep:
+            return True
+        att = r.attention
+        ck = att.cache_key
+        if (ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked
+                or not self.perception_cache or self.index.changed_in(ck[3], ck[2]) != []):
+            return False
+        att.cache_key = (ck[0], ck[1], self.index.version, ck[3])
+        return True
+
     def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
                   dist: float, description: str, address: str) -> None:
         """Sort one thing in view: already known, held back by retention, or new."""

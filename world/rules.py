@@ -29,6 +29,7 @@ log = logging.getLogger("world.engine")  # one logger for the engine's parts (te
 BUSY_TICKS = 2  # a line between two people this recent means they are still talking
 CONVERSATION_GAP_TICKS = 60  # lines between two people this close together are one conversation
 GOAL_SPREAD = 4  # distinct goal tiles per place
+FORGET_TALKS_EVERY = 360  # ticks (an hour of 10 s ticks) between sweeps of ended conversations
 
 
 class Rules:
@@ -55,6 +56,23 @@ class Rules:
         self._talks_of = {}
         for key in self.conversations:
             self._index_talk(key)
+
+    def forget_ended_talks(self, tick: int) -> int:
+        """Drop the conversations whose last line is more than ``CONVERSATION_GAP_TICKS`` old:
+        a new line between them starts a new conversation anyway, so nothing behaves differently,
+        but without the sweep every pair that ever spoke stayed in every snapshot and in each
+        resident's talks (a town of thousands over days). Returns how many were dropped."""
+        ended = [key for key, cur in self.conversations.items() if tick - cur[1] > CONVERSATION_GAP_TICKS]
+        for key in ended:
+            del self.conversations[key]
+            a, _, b = key.partition("|")
+            for name in (a, b):
+                talks = self._talks_of.get(name)
+                if talks is not None:
+                    talks.pop(key, None)
+                    if not talks:
+                        del self._talks_of[name]
+        return len(ended)
 
     def _index_talk(self, key: str) -> None:
         a, _, b = key.partition("|")

@@ -10,7 +10,7 @@ It satisfies :class:`maps.contracts.Mind`; build it with :func:`make_mind`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +218,28 @@ class RoutineMind:
             self.state.said = False
             return Intent(kind="continue", description=block.description, emoji=block.emoji)
         return CONTINUE
+
+    def quiet_until(self, now: datetime) -> datetime | None:
+        """Until when :meth:`decide_fast`, given the same perception again (nothing new in view,
+        nothing heard), answers a bare continue and changes nothing: the end of the current
+        block (a detour's, the night's), capped at midnight. The engine skips this resident
+        meanwhile (world/engine.py, quiet residents); None: no promise."""
+        minute = now.hour * 60 + now.minute
+        block = self._current(now)
+        if self.state.detour is not None and minute < self.state.detour[0]:
+            end = self.state.detour[0]
+        elif block.sleep:
+            end = self.persona.wake_hour * 60
+            end = end if end > minute else 24 * 60
+        elif block.start <= minute < block.end:
+            end = block.end
+        else:
+            return None
+        end = min(end, 24 * 60)
+        if end <= minute:
+            return None
+        midnight = datetime.combine(now.date(), datetime.min.time(), now.tzinfo)
+        return midnight + timedelta(minutes=end)
 
     async def decide(self, p: Perception) -> Intent:
         block = self._current(p.time)

@@ -11,6 +11,7 @@ from maps.contracts import Intent, Persona
 from maps.town import load_town
 from tests.world.test_world_step import Idle
 from world.engine import Engine
+from world.rules import FORGET_TALKS_EVERY
 
 
 def _engine():
@@ -48,3 +49,25 @@ def test_a_line_to_someone_in_another_talk_is_refused_and_a_greeting_alone_is_no
         tr = run(Ada=wait, Ben=wait, Cy=wait)
     tr = run(Ada=wait, Ben=wait, Cy=Intent(kind="say", to="Ada", utterance="Ada, did you hear?"))
     assert _said(tr, "Cy")
+
+
+def test_ended_talks_are_swept_and_a_later_line_starts_a_new_conversation_as_before() -> None:
+    """Every pair that ever spoke stayed in the rules (and in every snapshot) for the whole run;
+    the hourly sweep drops talks quiet for longer than a conversation's gap, and a line after the
+    gap gets a new conversation id either way."""
+    engine, run = _engine()
+    wait = Intent(kind="wait")
+    tr = run(Ada=Intent(kind="say", to="Ben", utterance="Morning, Ben!"), Ben=wait, Cy=wait)
+    first = _said(tr, "Ada")[0]["conversation_id"]
+    assert set(engine.rules.conversations) == {"Ada|Ben"}
+    while engine.tick + 1 < FORGET_TALKS_EVERY:
+        run(Ada=wait, Ben=wait, Cy=Intent(kind="say", to="Ada", utterance="Still here, Ada?")
+            if engine.tick + 1 == FORGET_TALKS_EVERY - 1 else wait)
+    assert set(engine.rules.conversations) == {"Ada|Ben", "Ada|Cy"}
+    run(Ada=wait, Ben=wait, Cy=wait)  # the sweep's tick: Ada and Ben have been quiet for an hour
+    assert set(engine.rules.conversations) == {"Ada|Cy"}  # Cy spoke to Ada a tick ago: kept
+    assert "Ada|Ben" not in engine.rules._talks_of.get("Ben", {}) and "Ada|Ben" not in engine.rules._talks_of["Ada"]
+    assert "Ada|Ben" not in engine.snapshot()["conversations"]
+    tr = run(Ada=Intent(kind="say", to="Ben", utterance="Hello again, Ben."), Ben=wait, Cy=wait)
+    again = _said(tr, "Ada")[0]["conversation_id"]
+    assert again != first and again == f"t{engine.tick}:Ada|Ben"

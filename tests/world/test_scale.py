@@ -66,7 +66,7 @@ def test_incremental_perception_is_exact_on_a_generated_town() -> None:
         log: list = []
         opts = MindOptions(places=town.addresses(), seed=2)
         minds = {p.name: make_mind(p, None, None, opts) for p in people}
-        engine = Engine(town, people, minds, start=START, perception_cache=cache)
+        engine = Engine(town, people, minds, start=START, perception_cache=cache, quiet=False)
         engine.add_listener(lambda tr, log=log: log.append([r.model_dump() for r in tr.records]))
         seen: list = []
         original = engine.perceiver.perceive
@@ -81,6 +81,34 @@ def test_incremental_perception_is_exact_on_a_generated_town() -> None:
         logs.append((seen, log))
     assert sum(len(e[2]) for e in logs[0][0]) > 100  # plenty was perceived
     assert logs[0] == logs[1]
+
+
+def _quiet_run(quiet: bool, town, people) -> tuple[list, dict]:
+    opts = MindOptions(places=town.addresses(), seed=3)
+    minds = {p.name: make_mind(p, None, None, opts) for p in people}
+    engine = Engine(town, people, minds, start=START - timedelta(hours=2), quiet=quiet)
+    log: list = []
+    engine.add_listener(lambda tr: log.append((tr.tick, tr.time, [r.model_dump() for r in tr.records])))
+    asyncio.run(engine.run(START + timedelta(hours=3)))
+    first = people[0].name
+    engine.submit({"kind": "whisper", "resident": first, "text": "Go to the park for a walk."})
+    engine.submit({"kind": "object", "address": next(a for a in town.objects if "bed" in a), "state": "broken"})
+    asyncio.run(engine.run(START + timedelta(hours=17)))  # to midnight and past everyone's bedtime
+    return log, engine.stats
+
+
+def test_quiet_residents_are_skipped_and_the_run_is_the_same_as_asking_everyone_every_tick() -> None:
+    """Residents whose routine mind promised to keep on (quiet_until) and who perceive nothing
+    new are not perceived or asked: the record stream must equal the one of a run that asks
+    every mind every tick, through greetings, walks, sleep, midnight, a whisper and an object
+    changed mid-run."""
+    town, people, _ = pick_residents("generated:40:1", None, None)
+    quiet_log, quiet_stats = _quiet_run(True, town, people)
+    full_log, full_stats = _quiet_run(False, town, people)
+    assert full_stats["quiet_skips"] == 0
+    assert quiet_stats["quiet_skips"] > 0.4 * 40 * quiet_stats["ticks"]  # most residents, most ticks
+    assert sum(1 for _, _, recs in quiet_log for r in recs if r["kind"] == "chat") > 20
+    assert quiet_log == full_log
 
 
 def test_growth_exponent_is_the_log_log_slope() -> None:

@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "records": sum(summary["records_by_kind"].values()),
         "chat_lines": summary["chat_lines"],
         "slow_decisions": engine.stats["decide_calls"],
+        "quiet_share": round(engine.stats["quiet_skips"] / max(1, ticks * agents), 3),  # agent-ticks skipped
         "path_cache_hits": engine.paths.hits,
         "path_cache_misses": engine.paths.misses,
         "summary_s": round(summary_s, 3),

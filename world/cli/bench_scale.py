@@ -90,7 +90,7 @@ def measure(n: int, mind: str, duration: str, start: str, seed: int, timeout: fl
         "ticks": r["ticks"], "setup_s": r["setup_s"], "summary_s": r["summary_s"], "process_s": round(total, 1),
         "peak_rss_mb": r["peak_rss_mb"], "rss_kb_per_resident": round(r["peak_rss_mb"] * 1024 / r["agents"], 1),
         "run_db_bytes_per_resident_day": r["run_db_bytes_per_resident_day"], "records": r["records"],
-        "chat_lines": r["chat_lines"], "slow_decisions": r["slow_decisions"],
+        "chat_lines": r["chat_lines"], "slow_decisions": r["slow_decisions"], "quiet_share": r.get("quiet_share"),
     }
 
 
