@@ -285,8 +285,9 @@ class Engine:
             self.rules.forget_ended_talks(tick)
         for plugin in self._plugins:
             records.extend(await plugin.on_tick(view))
-        for r in self._order:
-            records.extend(r.mind.drain_records())
+        for r, p in zip(self._order, perceptions):
+            if p is not None:  # a quiet mind was not asked, so it has written nothing since it was drained
+                records.extend(r.mind.drain_records())
         return self._finish(build(TickRecords, {"tick": tick, "time": now, "records": records}), commit)
 
     def _take_queue(self, tick: int, forced: list[Command] | None) -> list[tuple[Command | None, InjectResult]]:

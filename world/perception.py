@@ -158,6 +158,12 @@ class SpatialIndex:
         overlaps; None when a log no longer reaches back that far."""
         return self.changed_in(_window(tile), version)
 
+    def unchanged_since(self, window: list[tuple[int, int]], version: int) -> bool:
+        """Whether nothing was touched in these buckets after ``version`` (one lookup mostly)."""
+        if len(window) == 4 and self._win_last.get(window[0], 0) <= version:
+            return True
+        return self.changed_in(window, version) == []
+
     def changed_in(self, window: list[tuple[int, int]], version: int) -> list[str] | None:
         """Subjects touched after ``version`` in these buckets (see :meth:`changed_since`)."""
         if len(window) == 4 and self._win_last.get(window[0], 0) <= version:
@@ -338,8 +344,9 @@ class Perceiver:
             return True
         att = r.attention
         ck = att.cache_key
-        if (ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked
-                or not self.perception_cache or self.index.changed_in(ck[3], ck[2]) != []):
+        if ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked or not self.perception_cache:
+            return False
+        if not self.index.unchanged_since(ck[3], ck[2]):
             return False
         att.cache_key = (ck[0], ck[1], self.index.version, ck[3])
         return True

@@ -33,7 +33,7 @@ def run_summary(store: RunStore) -> dict[str, Any]:
     (a failure to score is in it).
     """
     errors = mind_errors(store.mind_error_rows())
-    return {
+    summary = {
         **store.counts(),
         "mind_errors": errors,
         "health": health(errors),
@@ -42,6 +42,10 @@ def run_summary(store: RunStore) -> dict[str, Any]:
         "leaks": run_leaks(store),
         "society": run_society(store),
     }
+    fleet = store.meta().get("fleet")
+    if isinstance(fleet, dict):  # --models: what the servers did, kept by the run (world/cli/run.py)
+        summary["fleet"] = fleet
+    return summary
 
 
 def run_society(store: RunStore) -> dict[str, Any]:

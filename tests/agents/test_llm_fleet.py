@@ -275,3 +275,6 @@ def test_a_run_over_two_servers_goes_on_when_one_is_killed(two_servers: list[Lla
     assert fleet_summary["down"] == ["llama-0"]
     assert fleet_summary["endpoints"]["llama-0"]["failures"] >= 1
     assert fleet_summary["endpoints"]["llama-1"]["ok"] >= 1 and fleet_summary["endpoints"]["llama-1"]["failures"] == 0
+    replayed = subprocess.run([sys.executable, "-m", "world.cli", "replay", str(tmp_path / "run"), "--summary", "--json"],
+                              env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert json.loads(replayed.stdout.strip().splitlines()[-1])["fleet"] == fleet_summary  # kept with the run

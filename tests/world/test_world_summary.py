@@ -28,3 +28,17 @@ def test_summary_keys_and_counts(tmp_path: Path) -> None:
     assert summary["health"]["status"] != "ok"
     assert summary["records_digest"] == store.records_digest()
     json.dumps(summary)
+
+
+def test_a_fleets_accounting_is_kept_with_the_run(tmp_path: Path) -> None:
+    """`run --models` printed which server went down, but `replay --summary` of the same run said
+    nothing of it: the fleet's figures are kept in the run's meta and read back."""
+    store = RunStore.create(tmp_path, {"resident_names": ["A"]})
+    store.commit_tick(TickRecords(tick=0, time=datetime(2023, 2, 13, 8), records=[]))
+    assert "fleet" not in run_summary(store)
+    fleet = {"endpoints": {"llama-0": {"ok": 3, "failures": 2}, "llama-1": {"ok": 9, "failures": 0}}, "down": ["llama-0"]}
+    store.set_meta(fleet=fleet)
+    store.close()
+    again = RunStore.open(tmp_path)
+    summary = run_summary(again)
+    assert summary["fleet"] == fleet and list(summary)[:len(KEYS)] == KEYS

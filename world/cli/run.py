@@ -258,6 +258,8 @@ def live_summary(engine: Any, wall: float) -> dict[str, Any]:
         fleet = fleet_stats(getattr(llm, "backend", None))
         if fleet is not None:  # --models: calls and failures per server, the servers down at the end
             summary["fleet"] = fleet
+            if engine.store is not None:  # kept with the run: `replay --summary` shows it too
+                engine.store.set_meta(fleet=fleet)
         cache = getattr(llm, "cache", None)
         hits = ((summary["llm"] or {}).get("total") or {}).get("cache_hits", 0)
         if cache is not None and hits:  # a second clone's quickstart in a minute: say why
