@@ -61,6 +61,8 @@ class RunError(ValueError):
     """A run cannot be built; the message names the option or file and what was expected."""
 
 
+MAX_AGENTS = 20_000  # --agents at most: bench scale goes to 10,000 (a generated town of 735 x 842 tiles)
+
 class RunOptions(BaseModel):
     """The options of `townsfolk run`. None means 'not given' (defaults apply, or for
     --resume/--fork the recorded run's own values)."""
@@ -69,7 +71,7 @@ class RunOptions(BaseModel):
 
     town: str | None = Field(default=None, description="town name or folder (default: default)")
     residents: str | None = Field(default=None, description="residents file of the town")
-    agents: int | None = Field(default=None, ge=1, le=5000)
+    agents: int | None = Field(default=None, ge=1, le=MAX_AGENTS)
     start: datetime | None = None
     duration: timedelta | None = Field(default=None, description="game time to run, with a unit: 30m, 6h, 1d")
     model: str | None = None

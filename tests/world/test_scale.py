@@ -118,6 +118,17 @@ def test_growth_exponent_is_the_log_log_slope() -> None:
     assert sizes_of("100, 25,25") == [25, 100]
     with pytest.raises(SystemExit, match="--sizes"):
         sizes_of("25,lots")
+    with pytest.raises(SystemExit, match="from 1 to 20,000"):
+        sizes_of("25,30000")
+    assert sizes_of("10000") == [10000]  # the largest town is a size --agents takes
+
+
+def test_a_size_that_did_not_run_is_named_and_fails_the_exit_code() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "world.cli", "bench", "scale", "--sizes", "6", "--duration", "20m", "--json",
+         "--timeout", "0.01"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert out.returncode == 1 and result["failed"] == [6] and "error" in result["runs"][0]
 
 
 def test_bench_scale_measures_each_size_in_its_own_process(tmp_path: Path) -> None:

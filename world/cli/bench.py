@@ -66,14 +66,15 @@ def main(args: argparse.Namespace) -> int:
     result = module.run(args)
     result.setdefault("bench", args.bench)
     result.setdefault("machine", machine())
+    code = 1 if result.get("failed") else 0  # a bench that could not measure something says so in its exit code
     if not args.json and getattr(module, "PRINTS_ITS_TABLE", False):
-        return 0  # the bench printed its own table; its figures are one JSON line with --json
+        return code  # the bench printed its own table; its figures are one JSON line with --json
     if not args.json:
         for key, value in result.items():
             print(f"{key:>28}: {readable(value)}")
-        return 0
+        return code
     print(json.dumps(result, default=str))
-    return 0
+    return code
 
 
 def readable(value: object) -> str:

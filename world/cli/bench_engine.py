@@ -17,8 +17,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from world.clock import parse_duration, parse_start
-from world.runner import RunOptions, build_engine
+from world.runner import RunOptions, build_engine, option_error
 from world.summary import run_summary
 
 
@@ -37,8 +39,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     start = parse_start(args.start)
     with tempfile.TemporaryDirectory(prefix="townsfolk-bench-") as tmp:
         t0 = time.perf_counter()
-        options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
-                             mind=args.mind, model="scripted", out=Path(tmp) / "run")
+        try:
+            options = RunOptions(town=args.town, agents=args.agents, start=start, duration=duration, seed=args.seed,
+                                 mind=args.mind, model="scripted", out=Path(tmp) / "run")
+        except ValidationError as exc:
+            raise SystemExit(f"townsfolk bench engine: {option_error(exc)}") from None
         engine = build_engine(options)
         setup = time.perf_counter() - t0
         t1 = time.perf_counter()

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from world.runner import MAX_AGENTS
+
 DEFAULT_SIZES = "25,100,250,1000,2500,10000"
 
 
@@ -40,8 +42,8 @@ def sizes_of(text: str) -> list[int]:
         sizes = sorted({int(p) for p in text.split(",") if p.strip()})
     except ValueError:
         raise SystemExit(f"--sizes {text!r}: expected whole numbers separated by commas, e.g. {DEFAULT_SIZES}") from None
-    if not sizes or sizes[0] < 1:
-        raise SystemExit(f"--sizes {text!r}: expected at least one size, each 1 or more")
+    if not sizes or sizes[0] < 1 or sizes[-1] > MAX_AGENTS:
+        raise SystemExit(f"--sizes {text!r}: expected at least one size, each from 1 to {MAX_AGENTS:,}")
     return sizes
 
 
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "wall_exponent": fit_exponent([(r["agents"], r["wall_s"]) for r in done]),
         # CPU seconds of the simulation: the fairer figure on a machine shared with other jobs
         "cpu_exponent": fit_exponent([(r["agents"], r["cpu_s"]) for r in done]),
+        "failed": [r["agents"] for r in rows if "error" in r],  # sizes that did not run: the exit code is 1
     }
     small, big = (done[0], done[-1]) if len(done) > 1 else (None, None)
     if small and big:
