@@ -215,7 +215,9 @@ def presence(facts: RunFacts, place: str, start: datetime, end: datetime) -> dic
     for who, moves in facts.moves.items():
         stay, arrival = timedelta(0), None
         for i, (t, address) in enumerate(moves):
-            until = moves[i + 1][0] if i + 1 < len(moves) else max(end, facts.last or end)
+            # the last place holds to the run's last tick, never beyond: a stay after the record
+            # ends is not known (a run ending Saturday night counted a Sunday meeting attended)
+            until = moves[i + 1][0] if i + 1 < len(moves) else (facts.last or end)
             if sector(address).lower() != place.lower():
                 continue
             inside = min(until, end) - max(t, start)

@@ -147,6 +147,10 @@ def test_only_the_place_inside_the_window_counts() -> None:
     assert "Hugo Lambert" not in there  # five minutes inside the window: passing through
     early = RunFacts(first=at(14, 7), last=at(14, 23), moves={"X": [(at(14, 15), "Willow Cafe"), (at(14, 16, 59), "Oak House")]})
     assert presence(early, n.place, n.start, n.end) == {}  # gone before it began
+    # the run ended Saturday 18:00 with X at the cafe: a gathering there on Sunday had nobody
+    ended = RunFacts(first=at(14, 7), last=at(14, 18), moves={"X": [(at(14, 17), "Willow Cafe")]})
+    assert presence(ended, n.place, at(15, 12), at(15, 14)) == {}
+    assert presence(ended, n.place, n.start, n.end)["X"] == (at(14, 17), timedelta(hours=1))  # to the last tick
     assert went_together(f, {k: there[k] for k in ("Tom Alvarez", "Grace Kim")}, n.place) == [("Grace Kim", "Tom Alvarez")]
     assert asked_together(f, n, NAMES) == [("Grace Kim", "Tom Alvarez")]
     assert wrong_time(f, n) == [("Tom Alvarez", "Fri 13 19:00")]
