@@ -54,7 +54,6 @@ from world.rules import FORGET_TALKS_EVERY, Rules, _rec
 log = logging.getLogger(__name__)
 
 MIN_JUMP = timedelta(minutes=1)
-QUIET = Intent()  # the intent of a resident skipped this tick (Engine._perceive_all)
 # The cyclic collector's first threshold while the loop runs (CPython's default is 700). A tick
 # makes a Perception, an Intent and records per resident that live until the tick ends; with the
 # default, so many survive young collections that full collections keep walking the whole town
@@ -276,18 +275,16 @@ class Engine:
         if tick == 0:
             for r in self._order:
                 records.append(_rec("move", r.name, {"tile": r.tile, "address": r.address}))
-        perceptions = self._perceive_all(tick, now, given or {}, bool(queued))
-        intents = await self._decide(perceptions, given or {}, records)
-        for r, intent, p in zip(self._order, intents, perceptions):
-            if p is not None:  # a quiet resident's 'continue' changes nothing
-                self.rules.apply(r, intent, p, tick, records)
+        active = self._perceive_all(tick, now, given or {}, bool(queued))  # quiet residents left out
+        intents = await self._decide(active, given or {}, records)
+        for (r, p), intent in zip(active, intents):
+            self.rules.apply(r, intent, p, tick, records)
         if tick % FORGET_TALKS_EVERY == 0:  # by tick number, so a resumed run sweeps when the original did
             self.rules.forget_ended_talks(tick)
         for plugin in self._plugins:
             records.extend(await plugin.on_tick(view))
-        for r, p in zip(self._order, perceptions):
-            if p is not None:  # a quiet mind was not asked, so it has written nothing since it was drained
-                records.extend(r.mind.drain_records())
+        for r, _p in active:  # a quiet mind was not asked, so it has written nothing since it was drained
+            records.extend(r.mind.drain_records())
         return self._finish(build(TickRecords, {"tick": tick, "time": now, "records": records}), commit)
 
     def _take_queue(self, tick: int, forced: list[Command] | None) -> list[tuple[Command | None, InjectResult]]:
@@ -321,12 +318,13 @@ class Engine:
         return target
 
     def _perceive_all(self, tick: int, now: datetime, given: Mapping[str, Intent],
-                      commands: bool) -> list[Perception | None]:
-        """Each resident's Perception, or None for a quiet one: its mind said it would only
-        'continue' until ``quiet_until`` (:meth:`_note_quiet`) and it perceives nothing new. This
-        is what keeps a town of thousands linear: most residents, most ticks, stand at work or
+                      commands: bool) -> list[tuple[Body, Perception]]:
+        """Each resident that is not quiet with its Perception, in name order. Quiet: its mind said
+        it would only 'continue' until ``quiet_until`` (:meth:`_note_quiet`) and it perceives
+        nothing new; its 'continue' would change nothing, so the rest of the tick leaves it out.
+        This is what keeps a town of thousands linear: most residents, most ticks, stand at work or
         sleep. A tick that applied commands asks everyone (a command may reach a mind)."""
-        out: list[Perception | None] = []
+        out: list[tuple[Body, Perception]] = []
         unchanged = self.perceiver.unchanged
         perceive = self.perceiver.perceive
         skipped = 0
@@ -334,11 +332,10 @@ class Engine:
             until = r.quiet_until
             if until is not None:
                 if now < until and not commands and r.name not in given and unchanged(r):
-                    out.append(None)
                     skipped += 1
                     continue
                 r.quiet_until = None
-            out.append(perceive(r, tick, now))
+            out.append((r, perceive(r, tick, now)))
         self.stats["quiet_skips"] += skipped
         return out
 
@@ -353,17 +350,13 @@ class Engine:
         if ask is not None:
             r.quiet_until = ask(p.time)
 
-    async def _decide(self, perceptions: list[Perception | None], given: Mapping[str, Intent],
+    async def _decide(self, active: list[tuple[Body, Perception]], given: Mapping[str, Intent],
                       records: list[Record]) -> list[Intent]:
-        """Each resident's intent: the given one, else ``decide_fast``, else ``decide`` (concurrently);
-        a quiet resident (no perception) continues without being asked."""
+        """Each active resident's intent: the given one, else ``decide_fast``, else ``decide``
+        (concurrently)."""
         intents: list[Intent | None] = []
         slow: list[int] = []
-        for i, r in enumerate(self._order):
-            p = perceptions[i]
-            if p is None:
-                intents.append(QUIET)
-                continue
+        for i, (r, p) in enumerate(active):
             intent = given[r.name] if r.name in given else r.mind.decide_fast(p)
             intents.append(intent)
             if intent is None and r.name not in given:
@@ -373,18 +366,18 @@ class Engine:
         if slow:
             self.stats["decide_calls"] += len(slow)
             answers = await asyncio.gather(
-                *(self._order[i].mind.decide(perceptions[i]) for i in slow), return_exceptions=True
+                *(active[i][0].mind.decide(active[i][1]) for i in slow), return_exceptions=True
             )
             for i, ans in zip(slow, answers):
                 if isinstance(ans, BaseException):
                     if not isinstance(ans, Exception) or getattr(ans, "fatal", False):
                         raise ans  # e.g. ModelUnavailable: the run stops, it is not a mind error
-                    self.rules.mind_error(self._order[i].name, ans, records)
+                    self.rules.mind_error(active[i][0].name, ans, records)
                     ans = Intent(kind="continue")
                 intents[i] = ans
         for i, intent in enumerate(intents):
             if intent is not None and not isinstance(intent, Intent):
-                intents[i] = self.rules.coerce(self._order[i].name, intent, records)
+                intents[i] = self.rules.coerce(active[i][0].name, intent, records)
         return [intent or Intent() for intent in intents]
 
     def _finish(self, tr: TickRecords, commit: bool) -> TickRecords:

@@ -336,8 +336,7 @@ class Perceiver:
     def unchanged(self, r: "Body") -> bool:
         """Whether ``r``'s Perception this tick would be its last one again (the same nearby, no
         new event, nothing heard or arrived): asleep, or standing where it stood with nothing
-        changed in view since its last look (what :meth:`perceive`'s cache reuses). When so, the
-        look is brought up to date, as :meth:`perceive` would."""
+        changed in view since its last look (what :meth:`perceive`'s cache reuses)."""
         if r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty:
             return False
         if r.asleep:
@@ -346,10 +345,9 @@ class Perceiver:
         ck = att.cache_key
         if ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked or not self.perception_cache:
             return False
-        if not self.index.unchanged_since(ck[3], ck[2]):
-            return False
-        att.cache_key = (ck[0], ck[1], self.index.version, ck[3])
-        return True
+        # the look's version stays the last real one: what changed since then is what a look
+        # would read (nothing, or the resident is woken and reads it all)
+        return self.index.unchanged_since(ck[3], ck[2])
 
     def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
                   dist: float, description: str, address: str) -> None:
