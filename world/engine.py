@@ -342,9 +342,9 @@ class Engine:
     def _note_quiet(self, r: Body, p: Perception, intent: Intent) -> None:
         """After ``decide_fast`` answered a bare 'continue' to a perception with nothing new in it,
         ask the mind until when it would answer the same to the same (``quiet_until``, optional)."""
-        if (intent.kind != "continue" or intent.description or intent.emoji or intent.event is not None
-                or p.events or p.heard or p.whispers or p.announcements or p.memories or p.arrived
-                or p.known_places or r.walking or not self.quiet):
+        if (not self.quiet or intent.kind != "continue" or intent.description or intent.emoji
+                or intent.event is not None or p.events or p.heard or p.whispers or p.announcements
+                or p.memories or p.arrived or p.known_places or r.walking):
             return
         ask = getattr(r.mind, "quiet_until", None)
         if ask is not None:

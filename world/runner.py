@@ -63,6 +63,7 @@ class RunError(ValueError):
 
 MAX_AGENTS = 20_000  # --agents at most: bench scale goes to 10,000 (a generated town of 735 x 842 tiles)
 
+
 class RunOptions(BaseModel):
     """The options of `townsfolk run`. None means 'not given' (defaults apply, or for
     --resume/--fork the recorded run's own values)."""
