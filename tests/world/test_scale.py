@@ -123,6 +123,14 @@ def test_growth_exponent_is_the_log_log_slope() -> None:
     assert sizes_of("10000") == [10000]  # the largest town is a size --agents takes
 
 
+def test_bench_engine_names_an_agents_count_out_of_bounds() -> None:
+    out = subprocess.run([sys.executable, "-m", "world.cli", "bench", "engine", "--agents", "30000", "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and out.stdout.strip() == ""
+    assert "townsfolk bench engine: --agents:" in out.stderr and "20000" in out.stderr and "30000" in out.stderr
+    assert "a bug" not in out.stderr
+
+
 def test_a_size_that_did_not_run_is_named_and_fails_the_exit_code() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "world.cli", "bench", "scale", "--sizes", "6", "--duration", "20m", "--json",
