@@ -26,7 +26,7 @@ class Body:
         "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
         "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
         "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known", "public",
-        "quiet_until",
+        "quiet_until", "bell",
     )
 
     def __init__(self, persona: Persona, mind: Mind, tile: Tile, town: Town) -> None:
@@ -59,6 +59,7 @@ class Body:
         # engine state, never stored: until when the mind said it would only 'continue' if it
         # perceived nothing new (Engine._perceive_all skips it meanwhile); None: ask every tick
         self.quiet_until: datetime | None = None
+        self.bell: set[str] | None = None  # where a dormant resident is stirred (world/quiet.py)
 
     @property
     def walking(self) -> bool:
@@ -67,6 +68,21 @@ class Body:
     def known_places(self) -> list[str]:
         """Every place this resident knows, sorted (what a Perception carries when it changed)."""
         return sorted(self.public | self.known)
+
+    def stir(self) -> None:
+        """Something reached this resident from outside (its inbox, an errand): a dormant one is
+        looked at again next tick. Every writer of another body's inbox goes through here."""
+        if self.bell is not None:
+            self.bell.add(self.name)
+
+    def hear(self, line: ChatLine) -> None:
+        self.heard.append(line)
+        self.stir()
+
+    def deliver(self, kind: str, text: str) -> None:
+        """A whisper, an announcement or a memory put into this resident's inbox."""
+        {"whisper": self.whispers, "announcement": self.announcements, "memory": self.memories}[kind].append(text)
+        self.stir()
 
     def has_inbox(self) -> bool:
         return bool(self.heard or self.whispers or self.announcements or self.memories)

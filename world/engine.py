@@ -48,6 +48,7 @@ from world.commands import InjectResult, Registry, TownFacts
 from world.pathfinding import PathFinder
 from world.perception import ObjectSight, Perceiver, SpatialIndex
 from world.plugins import Plugin, WorldView, plugin_problem
+from world.quiet import Dormancy
 from world.resim import Snapshots
 from world.rules import FORGET_TALKS_EVERY, Rules, _rec
 
@@ -123,6 +124,7 @@ class Engine:
         self.snapshots = Snapshots(town, self.clock, self.residents, self.objects, self.rules, self.index,
                                    self._plugins, check=lambda data: self.commands.check(data, self._facts())[0])
         self.quiet = quiet  # False asks every mind every tick (the reference quiet residents are tested against)
+        self.dormancy = Dormancy(self._order, self.index)
         self._init_loop()
 
     def _init_loop(self) -> None:
@@ -322,21 +324,33 @@ class Engine:
         """Each resident that is not quiet with its Perception, in name order. Quiet: its mind said
         it would only 'continue' until ``quiet_until`` (:meth:`_note_quiet`) and it perceives
         nothing new; its 'continue' would change nothing, so the rest of the tick leaves it out.
-        This is what keeps a town of thousands linear: most residents, most ticks, stand at work or
-        sleep. A tick that applied commands asks everyone (a command may reach a mind)."""
-        out: list[tuple[Body, Perception]] = []
+        Dormant residents cost nothing until their promise runs out or something stirs them
+        (world/quiet.py): this is what keeps a town of thousands linear, since most residents,
+        most ticks, stand at work or sleep. A tick that applied commands asks everyone (a
+        command may reach a mind)."""
+        dormancy = self.dormancy
         unchanged = self.perceiver.unchanged
+        if commands:
+            dormancy.wake_all()
+        else:
+            if given:
+                dormancy.wake_names(given)
+            dormancy.wake_due(now, unchanged)
+        out: list[tuple[Body, Perception]] = []
         perceive = self.perceiver.perceive
+        order = self._order
         skipped = 0
-        for r in self._order:
+        for i in dormancy.awake():
+            r = order[i]
             until = r.quiet_until
             if until is not None:
                 if now < until and not commands and r.name not in given and unchanged(r):
-                    skipped += 1
+                    if not dormancy.doze(i, r):
+                        skipped += 1  # its view cannot be watched: checked again next tick
                     continue
                 r.quiet_until = None
             out.append((r, perceive(r, tick, now)))
-        self.stats["quiet_skips"] += skipped
+        self.stats["quiet_skips"] += skipped + dormancy.count
         return out
 
     def _note_quiet(self, r: Body, p: Perception, intent: Intent) -> None:
@@ -442,8 +456,7 @@ class Engine:
         self._restored(self.snapshots.restore_full(snap))
 
     def _restored(self, tick: int) -> None:
-        for r in self._order:
-            r.quiet_until = None  # a mind restored may be another than the one that said so
+        self.dormancy.wake_all()  # a mind restored may be another than the one that said so
         self.tick = tick
         self._accepting_tick = tick + 1
 

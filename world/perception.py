@@ -92,10 +92,17 @@ class SpatialIndex:
         self._object_buckets: dict[str, tuple[tuple[int, int], ...]] = {
             addr: tuple(sorted({_bucket(t) for t in obj.tiles})) for addr, obj in town.objects.items()
         }
+        # dormant residents (world/quiet.py): window (its top-left bucket) -> names waiting for a
+        # change in it, and the names stirred since the engine last looked (also each body's bell);
+        # both are emptied in place, never replaced, because they are shared
+        self.watchers: dict[tuple[int, int], list[str]] = {}
+        self.stirred: set[str] = set()
         self.clear()
 
     def clear(self) -> None:
         """Empty, as new (a restore re-adds everyone; the shared index object stays the same)."""
+        self.watchers.clear()
+        self.stirred.clear()
         self.buckets: dict[tuple[int, int], set[str]] = {}
         self.where: dict[str, Tile] = {}
         self.version = 0
@@ -136,7 +143,14 @@ class SpatialIndex:
         v = self.version
         bx, by = key
         win = self._win_last
-        win[(bx - 1, by - 1)] = win[(bx - 1, by)] = win[(bx, by - 1)] = win[key] = v
+        k1, k2, k3 = (bx - 1, by - 1), (bx - 1, by), (bx, by - 1)
+        win[k1] = win[k2] = win[k3] = win[key] = v
+        watchers = self.watchers
+        if watchers:  # the residents dozing with this bucket in view are stirred
+            for k in (k1, k2, k3, key):
+                names = watchers.pop(k, None)
+                if names:
+                    self.stirred.update(names)
         subs = self._log_sub.get(key)
         if subs is None:
             self._log_sub[key] = [subject]

@@ -67,15 +67,15 @@ class WorldView:
         return dict(self._objects)
 
     def deliver_whisper(self, name: str, text: str) -> None:
-        self._bodies[name].whispers.append(text)
+        self._bodies[name].deliver("whisper", text)
 
     def announce(self, text: str) -> None:
         """A town-wide event every resident hears next tick."""
         for r in self._bodies.values():
-            r.announcements.append(text)
+            r.deliver("announcement", text)
 
     def deliver_memory(self, name: str, text: str) -> None:
-        self._bodies[name].memories.append(text)
+        self._bodies[name].deliver("memory", text)
 
     def send_to(self, name: str, address: str, description: str = "") -> None:
         """Send a resident walking to ``address`` on the route a ``go`` intent takes (a plugin's
@@ -84,6 +84,7 @@ class WorldView:
         if r.dest == address and r.walking:
             return
         rules.release(r, self._records)
+        r.stir()  # a dormant resident is on its way: looked at again next tick
         r.asleep = False
         rules.set_action(r, description or f"going to {address}", "🚶", None, address, self._records)
         rules.head_to(r, address, None, self._records)

@@ -187,7 +187,7 @@ class Rules:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
             news = (intent.news or "").strip()
-            self.bodies[intent.to].heard.append(ChatLine(speaker=r.name, listener=intent.to, text=text, news=news))
+            self.bodies[intent.to].hear(ChatLine(speaker=r.name, listener=intent.to, text=text, news=news))
             chat = {"speaker": r.name, "listener": intent.to, "text": text,
                     "conversation_id": self._conversation(r.name, intent.to, tick)}
             records.append(_rec("chat", r.name, chat | ({"news": news} if news else {})))

@@ -83,10 +83,49 @@ def test_incremental_perception_is_exact_on_a_generated_town() -> None:
     assert logs[0] == logs[1]
 
 
+class Errands:
+    """A plugin that reaches residents without a command (as the encounter plugin does): a
+    whisper at work, an errand, a town-wide announcement, a whisper to a sleeper and a sleeper sent
+    out. A dormant
+    resident must be woken by each (world/quiet.py), or its answer comes late."""
+
+    commands: dict = {}
+
+    def __init__(self, names: list[str], park: str) -> None:
+        self.names, self.park, self.done = names, park, 0
+
+    async def on_tick(self, view) -> list:
+        t = view.time.hour * 60 + view.time.minute
+        due = [(10 * 60 + 30, lambda: view.deliver_whisper(self.names[1], "Go to the park for a walk.")),
+               (11 * 60 + 15, lambda: view.send_to(self.names[2], self.park, "running an errand")),
+               (14 * 60, lambda: view.announce("The park is closed for the afternoon.")),
+               (22 * 60 + 35, lambda: view.deliver_whisper(self.names[1], "Go to the park for a walk.")),
+               (22 * 60 + 45, lambda: view.send_to(self.names[0], self.park, "sleepwalking"))]
+        while self.done < len(due) and t >= due[self.done][0]:
+            due[self.done][1]()
+            self.done += 1
+        return []
+
+    def check_command(self, cmd) -> str | None:
+        return None
+
+    def handle_command(self, cmd) -> None:
+        pass
+
+    def snapshot(self) -> dict:
+        return {"done": self.done}
+
+    def restore(self, state: dict) -> None:
+        self.done = state["done"]
+
+
 def _quiet_run(quiet: bool, town, people) -> tuple[list, dict]:
     opts = MindOptions(places=town.addresses(), seed=3)
     minds = {p.name: make_mind(p, None, None, opts) for p in people}
     engine = Engine(town, people, minds, start=START - timedelta(hours=2), quiet=quiet)
+    park = next(a for a in town.addresses() if "park" in a.lower())
+    errands = Errands([p.name for p in people[:4]], park)
+    engine.add_plugin(errands)
     log: list = []
     engine.add_listener(lambda tr: log.append((tr.tick, tr.time, [r.model_dump() for r in tr.records])))
     asyncio.run(engine.run(START + timedelta(hours=3)))
@@ -94,6 +133,7 @@ def _quiet_run(quiet: bool, town, people) -> tuple[list, dict]:
     engine.submit({"kind": "whisper", "resident": first, "text": "Go to the park for a walk."})
     engine.submit({"kind": "object", "address": next(a for a in town.objects if "bed" in a), "state": "broken"})
     asyncio.run(engine.run(START + timedelta(hours=17)))  # to midnight and past everyone's bedtime
+    assert errands.done == 5, "the run ended before the plugin reached everyone"
     return log, engine.stats
 
 
