@@ -3,6 +3,8 @@ its bad input (refused before any run, or named and recorded while the run goes 
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 from datetime import datetime
 from pathlib import Path
@@ -10,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from world.cli import main as cli_main
-from world.cli.bench_society import (BenchInputError, Setup, make_notions, mean_line, read_residents, residents_path,
-                                    summary_line)
+from world.cli.bench_society import (BenchInputError, Setup, add_arguments, make_notions, mean_line, read_residents,
+                                    residents_path, seeded_file, summary_line)
+from world.runner import RunOptions, build_engine
 
 TOWN = "default"
 PARTY = "I am planning a Valentine's Day party at the Willow Cafe on February 14 from 5pm to 7pm"
@@ -140,3 +143,46 @@ def test_a_start_out_of_range_and_a_used_out_folder_are_refused(tmp_path: Path) 
     (tmp_path / "out" / "full-seed0").mkdir(parents=True)
     with pytest.raises(SystemExit, match="full-seed0 already there; choose a new --out"):
         cli_main(bench_args("--residents", residents, "--out", str(tmp_path / "out")))
+
+
+def test_a_stopped_bench_goes_on_with_resume_and_scores_as_an_unbroken_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bench on a slow model takes hours: one stopped mid-run goes on from its last tick with
+    --resume and scores what an unbroken bench scores; a seed already scored is read back; a
+    resume with other options than the run began with is refused, naming what differs."""
+    residents = str(three_residents(tmp_path))
+    common = ("--residents", residents, "--start", "2026-02-14 16:40", "--duration", "50m",
+              "--event", PARTY, "--host", "Maria Alvarez")
+    assert cli_main(bench_args(*common, "--out", str(tmp_path / "whole"))) == 0
+    whole = last_json(capsys)["runs"][0]
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    setup = Setup(parser.parse_args(list(common)))
+    folder = tmp_path / "broken" / "full-seed0"
+    seeded = seeded_file(setup.raw, setup.notions, folder)
+    engine = build_engine(RunOptions(residents=str(seeded), start=setup.start, duration=setup.duration, seed=0,
+                                     mind="generative", model="scripted", out=folder / "run", ablation="full"))
+    asyncio.run(engine.run(setup.start + (setup.duration / 2)))  # stopped half-way, as a killed bench is
+    engine.store.close()
+    assert not (folder / "society.json").exists()
+
+    assert cli_main(bench_args(*common, "--out", str(tmp_path / "broken"), "--resume")) == 0
+    resumed = last_json(capsys)["runs"][0]
+    timing = ("run_s", "interviews_s", "run_cpu_s", "interviews_cpu_s", "run_dir", "resumed")
+    assert resumed["resumed"] is True and whole["resumed"] is False
+    assert {k: v for k, v in resumed.items() if k not in timing} == {k: v for k, v in whole.items() if k not in timing}
+
+    assert cli_main(bench_args(*common, "--out", str(tmp_path / "broken"), "--resume")) == 0  # read back
+    again = last_json(capsys)["runs"][0]
+    assert again["notions"] == resumed["notions"] and again["run_s"] == resumed["run_s"]
+
+    with pytest.raises(SystemExit, match="--resume needs --out"):
+        cli_main(bench_args(*common, "--resume"))
+    (folder / "society.json").unlink()
+    other = [a if a != PARTY else PARTY.replace("5pm to 7pm", "6pm to 8pm") for a in common]
+    with pytest.raises(SystemExit, match="residents-seeded.json"):
+        cli_main(bench_args(*other, "--out", str(tmp_path / "broken"), "--resume"))
+    longer = [a if a != "50m" else "2h" for a in common]
+    with pytest.raises(SystemExit, match="planned to end at 2026-02-14 17:30"):
+        cli_main(bench_args(*longer, "--out", str(tmp_path / "broken"), "--resume"))

@@ -19,8 +19,10 @@ import argparse
 import asyncio
 import json
 import shutil
+import sqlite3
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", default="2d", help="game time (default 2d, as the paper)")
     parser.add_argument("--out", metavar="DIR", help="keep the run folders here (default: a temporary folder)")
     parser.add_argument("--png-dir", metavar="DIR", help="write the diffusion curves and the social graphs here")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --out: go on with an earlier bench there, with the same options (a stopped run "
+                             "continues from its last tick, a seed already scored is read back)")
 
 
 class Setup:
@@ -162,8 +167,9 @@ def make_notions(args: argparse.Namespace, personas: list[Persona], places: list
     return notions, problems
 
 
-def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path) -> Path:
-    """A copy of the residents file with each notion added to its host's seed memories."""
+def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path, resume: bool = False) -> Path:
+    """A copy of the residents file with each notion added to its host's seed memories. On
+    ``resume`` the copy already there must be that one: a run goes on only with what it began with."""
     data = json.loads(json.dumps(raw))
     for notion in notions:
         entry = next(e for e in data if e.get("name") == notion.host)
@@ -173,6 +179,15 @@ def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path) 
         entry["seed_memories"] = [*memories, notion.text]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "residents-seeded.json"
+    if resume and path.exists():
+        try:
+            before = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise BenchInputError(f"--resume: {path}: unreadable ({exc})") from None
+        if before != data:
+            raise BenchInputError(f"--resume: {folder} was seeded with other residents or events than these options "
+                                  "give (compare its residents-seeded.json); resume with the options it began with")
+        return path
     path.write_text(json.dumps(data, indent=1))
     return path
 
@@ -183,9 +198,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     except BenchInputError as exc:
         raise SystemExit(f"townsfolk bench society: {exc}") from None
     keep = Path(args.out) if args.out else None
+    if args.resume and keep is None:
+        raise SystemExit("townsfolk bench society: --resume needs --out DIR (the folder of the bench to go on with)")
     taken = [f"{a}-seed{n}" for a in setup.ablations for n in range(args.seeds) if keep and (keep / f"{a}-seed{n}").exists()]
-    if taken:
-        raise SystemExit(f"townsfolk bench society: --out {keep}: {', '.join(taken)} already there; choose a new --out")
+    if taken and not args.resume:
+        raise SystemExit(f"townsfolk bench society: --out {keep}: {', '.join(taken)} already there; choose a new --out, "
+                         "or go on with them with --resume")
     judge_llm = judge(args)  # a judge that cannot be built fails before the first run
     root = keep or Path(tempfile.mkdtemp(prefix="townsfolk-society-"))
     try:
@@ -204,11 +222,23 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
              judge_llm: Any = None) -> dict[str, Any]:
     """Run one seed of one architecture, interview everyone, and score it."""
     folder = root / f"{ablation}-seed{seed}"
-    seeded = seeded_file(setup.raw, setup.notions, folder)
-    t0, c0 = time.perf_counter(), time.process_time()
+    resume = bool(getattr(args, "resume", False))
+    if resume and (folder / "society.json").exists():
+        return scored_before(folder / "society.json")
     try:
-        options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
-                             seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
+        seeded = seeded_file(setup.raw, setup.notions, folder, resume)
+    except BenchInputError as exc:
+        raise SystemExit(f"townsfolk bench society: {exc}") from None
+    t0, c0 = time.perf_counter(), time.process_time()
+    resumed = resume and (folder / "run" / "run.db").exists()
+    if resumed:
+        check_planned_end(folder / "run", setup)
+    try:
+        if resumed:  # the run's own settings; its planned end is the bench's
+            options = RunOptions(model=args.model, resume=folder / "run")
+        else:
+            options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
+                                 seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
         engine = build_engine(options)
     except (ValidationError, RunError, TownError, StoreError) as exc:
         raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
@@ -225,13 +255,44 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     # belongs to the closed run file)
     answers = interview_all(folder / "run", setup, facts, make_llm(args.model, seed=seed), judge_llm)
     row = score_seed(setup, facts, answers)
-    row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "",
+    row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "", resumed=resumed,
                run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1),
                run_cpu_s=round(run_cpu, 1), interviews_cpu_s=round(time.process_time() - c1, 1))  # CPU: a shared machine
     (folder / "society.json").write_text(json.dumps(  # beside the run: what was seeded, found and scored
         {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row,
          "scored_answers": [a.model_dump() for a in answers]}, indent=1, default=str))
     return row
+
+
+def check_planned_end(run_dir: Path, setup: Setup) -> None:
+    """Refuse, before the run file is touched, a resume whose options end the run elsewhere."""
+    try:
+        store = RunStore.open(run_dir)
+        try:
+            planned = datetime.fromisoformat(store.meta()["planned_end"])
+        finally:
+            store.close()
+    except (StoreError, KeyError, ValueError, sqlite3.DatabaseError) as exc:
+        raise SystemExit(f"townsfolk bench society: --resume: {run_dir}: not a run to go on with ({exc})") from None
+    if planned != setup.start + setup.duration:
+        raise SystemExit(f"townsfolk bench society: --resume: {run_dir} was planned to end at {planned:%Y-%m-%d %H:%M}, "
+                         f"these options at {setup.start + setup.duration:%Y-%m-%d %H:%M}; resume with the --start "
+                         "and --duration it began with")
+
+
+def scored_before(path: Path) -> dict[str, Any]:
+    """A seed an earlier bench ran and scored (its society.json), as :func:`run_seed` returns it."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"townsfolk bench society: --resume: {path}: unreadable ({exc}); remove it to score "
+                         "that seed again") from None
+    if not isinstance(data, dict) or "notions" not in data:
+        raise SystemExit(f"townsfolk bench society: --resume: {path}: not a scored seed (no 'notions'); remove it "
+                         "to score that seed again")
+    data.pop("seeded", None)
+    data.pop("scored_answers", None)
+    return data
 
 
 def judge(args: argparse.Namespace) -> Any:
