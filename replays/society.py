@@ -360,6 +360,7 @@ class Scored(BaseModel):
     supported: bool  # a memory (or the residents file) backs it
     knows: bool  # counted as knowing: claims, shows and supported
     hallucinated: bool  # claims without support
+    from_fallback: bool = False  # the engine's answer from memories, after the model's were refused
 
 
 def denies(answer: str) -> bool:

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from maps.contracts import Persona
 from agents.llm.gateway import make_llm
-from agents.roles.interview import answer_from_memories, answer_schema, interview_prompt, never_met, worth_telling
+from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, never_met, question_subject,
+                                   worth_telling)
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -123,13 +124,14 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
              if r != name and r in question and names_person(m.text, r)][: k // 2]
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
+    subject = question_subject(question.strip(), tuple(residents))
     fallback = (answer_schema(name, question.strip(), ())(answer=never_met(unknown).answer) if unknown
-                else answer_from_memories(texts, name, question.strip()))
+                else answer_from_memories(texts, name, question.strip(), subject))
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip(), unknown),
-        answer_schema(name, question.strip(), tuple(texts)),
+        answer_schema(name, question.strip(), tuple(texts), subject),
         fallback,
         max_tokens=300,
     )

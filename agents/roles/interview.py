@@ -72,13 +72,51 @@ def answer_fallback() -> Answer:
     return Answer(answer="I'm sorry, I can't think of an answer right now.")
 
 
+# 'Do you know X?', 'Did you know there is a ...?', 'Have you heard ...?': the paper's interview
+# questions, whose answer must speak of what they ask about
+_KNOWLEDGE_QUESTION = re.compile(r"^\W*(do|did|have)\s+you\s+(know|heard|hear)\b", re.IGNORECASE)
+_KNOWING = {"know", "heard", "hear", "there", "about", "anyone", "someone", "anything"}
+
+
+def question_subject(question: str, residents: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What a knowledge question asks about, as the words an answer to it must name: a resident
+    it names (full and first name), else its content words ('Did you know there is a Valentine's
+    Day party?' -> party, valentine). Empty for any other question ('What did you do today?')."""
+    if not _KNOWLEDGE_QUESTION.match(question):
+        return ()
+    named = [r for r in residents if r and r in question]
+    if named:
+        return tuple(dict.fromkeys(t.lower() for r in named for t in (r, r.split()[0])))
+    return tuple(sorted(w for w in re.findall(r"[a-z]+", question.lower()) if len(w) > 3 and w not in _STOP
+                        and w not in _KNOWING))
+
+
+def mentions(text: str, term: str) -> bool:
+    """``text`` names ``term`` as a word or words (case aside; 'Valentine's' names 'valentine')."""
+    return re.search(rf"(?<![a-z]){re.escape(term)}(?![a-z])", text.lower()) is not None
+
+
+def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | list[str]) -> list[str]:
+    """The words of the question's subject that some memory names: an answer must name one."""
+    return [t for t in subject if any(mentions(m, t) for m in memories)]
+
+
+def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = ()) -> type[Answer]:
+    """The checked Answer of one interview call (:func:`_answer_schema`); one class per call's
+    inputs, however they are passed, so that its fallback is an instance of it."""
+    return _answer_schema(name, question, tuple(memories), tuple(subject))
+
+
 @lru_cache(maxsize=64)
-def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[Answer]:
-    """An Answer that answers: not a name, not the instruction or the question copied back, and
+def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...]) -> type[Answer]:
+    """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
-    resident's name."""
+    resident's name, and, to a knowledge question whose subject a memory names
+    (:func:`question_subject`), naming it: yes or no, an answer speaks of what was asked (SmolLM2
+    remembered the party and answered 'I am a patient of the hospital at Willow Cafe')."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
+    asked = subject_remembered(subject, memories)
 
     class CheckedAnswer(Answer):
         model_config = ConfigDict(title="Answer")
@@ -92,6 +130,8 @@ def answer_schema(name: str, question: str, memories: tuple[str, ...]) -> type[A
                        or repeats_itself(text))
             if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
                 problem = "mentions less than two things the resident remembers"
+            if problem is None and asked and not any(mentions(text, t) for t in asked):
+                problem = f"does not speak of what was asked ({' or '.join(asked)})"
             if problem:
                 raise ValueError(f"answer {problem}")
             return self
@@ -114,20 +154,23 @@ def _first_person(memory: str, name: str) -> str:
         return "I talked with " + text[len("Conversation with "):]
     if text.startswith("My plan for "):
         return "I planned my day: " + text.split(": ", 1)[-1]
-    if re.match(r"^(I|I'm|I've|My|Me)\b", text):
-        return text
+    if re.match(r"^(I|I'm|I've|My|Me)\b", text) or re.match(r"^[A-Z][\w'-]*( [A-Z][\w'-]*)* told me\b", text):
+        return text  # already the resident's words ('Tom Alvarez told me that ...' is no sight)
     if " is " in text and not text.lower().endswith(" is idle"):
         return "I saw that " + text
     return "I remember: " + text
 
 
-def answer_from_memories(memories: list[str], name: str, question: str = "") -> Answer:
-    """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order),
-    said in the first person; idle things and repeats left out. Valid against
-    :func:`answer_schema` by construction (it is made of the memories' own words)."""
+def answer_from_memories(memories: list[str], name: str, question: str = "", subject: tuple[str, ...] = ()) -> Answer:
+    """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order,
+    those naming the question's subject first), said in the first person; idle things and repeats
+    left out. Valid against :func:`answer_schema` by construction (it is made of the memories'
+    own words)."""
     said: list[str] = []
     seen: set[str] = set()
-    for memory in memories:
+    asked = subject_remembered(subject, memories)
+    ordered = sorted(memories, key=lambda m: not any(mentions(m, t) for t in asked)) if asked else memories
+    for memory in ordered:
         line = _first_person(memory, name)
         key = " ".join(sorted(content_words(line)))
         if not key or key in seen or memory.lower().rstrip(".").endswith(" is idle"):
@@ -138,16 +181,17 @@ def answer_from_memories(memories: list[str], name: str, question: str = "") -> 
             break
     if not said and memories:
         said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
-    schema = answer_schema(name, question, tuple(memories))
+    schema = answer_schema(name, question, tuple(memories), subject)
     known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
-    for text in (" ".join(said), "I remember: " + clip(" ".join(memories), 300),
+    for text in (" ".join(said), *said, "I remember: " + clip(" ".join(ordered), 300),
                  f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",
                  answer_fallback().answer):
         try:
             return schema(answer=text)
         except ValueError:
             continue
-    return schema(answer="I'm sorry, I only remember bits and pieces about that.")  # unreachable in practice
+    # unreachable in practice (each memory said alone passes); never an exception in a fallback
+    return schema.model_construct(answer="I'm sorry, I only remember bits and pieces about that.")
 
 
 def never_met(people: list[str]) -> Answer:

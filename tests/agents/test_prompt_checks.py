@@ -650,3 +650,30 @@ def test_a_reaction_that_goes_somewhere_but_stays_put_carries_on() -> None:
     goes = schema.model_validate({"decision": "react", "talk_to": "nobody", "action": "going to Willow Cafe to tell people",
                                   "place": "Willow Cafe:dining room", "minutes": 15, "emoji": "🙂"})
     assert goes.decision == "react" and goes.place == "Willow Cafe:dining room"
+
+
+def test_a_knowledge_question_is_answered_about_what_it_asks() -> None:
+    """'Did you know there is a Valentine's Day party?' asked of a resident who remembers the
+    party: an answer that speaks of something else is refused (SmolLM2: 'I do not know, I am a
+    patient of the hospital at Willow Cafe'), a yes or a no about the party passes, and the
+    engine's fallback puts the memory of the party first. Other questions are not held to it."""
+    from agents.roles.interview import answer_from_memories, answer_schema, question_subject
+
+    name = "Hannah Price"
+    party = "Did you know there is a Valentine's Day party?"
+    assert question_subject(party) == ("party", "valentine")
+    assert question_subject("Do you know Tom Alvarez?", ("Tom Alvarez", "Maria Alvarez")) == ("tom alvarez", "tom")
+    assert question_subject("Have you heard who is running for mayor?") == ("mayor", "running")
+    assert question_subject("What did you do today?") == ()
+    memories = ("I worked at the hospital at Willow Cafe all morning and saw patients",
+                "Tom Alvarez told me that Maria Alvarez is hosting a Valentine's Day party at Willow Cafe at 5pm")
+    schema = answer_schema(name, party, memories, question_subject(party))
+    with pytest.raises(ValidationError, match="does not speak of what was asked"):
+        schema(answer="I do not know, I am a patient of the hospital at Willow Cafe.")
+    schema(answer="Yes, Tom told me Maria is hosting a party at Willow Cafe.")
+    schema(answer="No, I have not heard of a Valentine's party at Willow Cafe.")  # a no about it is an answer
+    fallback = answer_from_memories(list(memories), name, party, question_subject(party))
+    assert fallback.answer.startswith("Tom Alvarez told me that Maria Alvarez is hosting a Valentine's Day party")
+    # nothing remembered of it: no subject to name; another question: not held to it
+    answer_schema(name, party, memories[:1], question_subject(party))(answer="I worked at the hospital this morning.")
+    answer_schema(name, "What did you do today?", memories, ())(answer="I worked at the hospital and saw patients.")

@@ -312,15 +312,17 @@ def interview_all(run_dir: Path, setup: Setup, facts: RunFacts, llm: Any, judge_
     for name in setup.names:
         memory = remembers(facts, name)
         for notion in setup.notions:
-            answer = interview_answer(run_dir, name, notion.question, llm=llm).text
-            verdict = said_yes(judge_llm, name, notion.question, answer)
-            scored.append(score_notion_answer(name, answer, notion, memory, setup.names, verdict))
+            reply = interview_answer(run_dir, name, notion.question, llm=llm)
+            verdict = said_yes(judge_llm, name, notion.question, reply.text)
+            scored.append(score_notion_answer(name, reply.text, notion, memory, setup.names, verdict)
+                          .model_copy(update={"from_fallback": reply.from_fallback}))
         for other in setup.names:
             if other != name:
                 question = f"Do you know {other}?"
-                answer = interview_answer(run_dir, name, question, llm=llm).text
-                verdict = said_yes(judge_llm, name, question, answer)
-                scored.append(score_person_answer(name, answer, other, memory, by_name[name], setup.names, verdict))
+                reply = interview_answer(run_dir, name, question, llm=llm)
+                verdict = said_yes(judge_llm, name, question, reply.text)
+                scored.append(score_person_answer(name, reply.text, other, memory, by_name[name], setup.names, verdict)
+                              .model_copy(update={"from_fallback": reply.from_fallback}))
     return scored
 
 
@@ -352,6 +354,9 @@ def score_seed(setup: Setup, facts: RunFacts, answers: list[Scored]) -> dict[str
         "new_acquaintances": len(after - before),
         "edges_before": sorted(sorted(p) for p in before), "edges_after": sorted(sorted(p) for p in after),
         "answers": len(answers), "claims": len(claims),
+        # the engine's answers from memory, where every answer of the model was refused: a 'known'
+        # said that way is the engine's reading of the memory, not the model's
+        "fallback_answers": sum(1 for a in answers if a.from_fallback),
         "hallucinated": len(halluc),
         "hallucinated_share": round(len(halluc) / len(answers), 4) if answers else None,
         "hallucinated_acquaintances": sum(1 for a in halluc if a.about in setup.names),
@@ -371,6 +376,7 @@ def notion_figures(setup: Setup, facts: RunFacts, notion: Notion, answers: list[
     out: dict[str, Any] = {
         "what": notion.what, "host": notion.host, "kind": notion.kind, "question": notion.question,
         "known": len(said), "known_share": round(len(said) / n, 3), "knowers": said,
+        "known_by_fallback": sorted(a.resident for a in mine if a.knows and a.from_fallback),
         "known_in_memory": len(known),
         "remembered_not_said": sorted(set(known) - set(said)),  # the interview's answer did not show it
         "missed_answers": [f"{a.resident}: {a.answer[:160]}" for a in mine if a.resident in known and not a.knows][:3],
@@ -431,7 +437,8 @@ def summary_line(row: dict[str, Any]) -> str:
     """One seed in words: each notion known (and came), density, hallucinations, time."""
     bits = []
     for key, f in row["notions"].items():
-        bit = f"{key} {f['known']}/{row['residents']} (memory {f['known_in_memory']})"
+        bit = f"{key} {f['known']}/{row['residents']} (memory {f['known_in_memory']}" + (
+            f", {len(f['known_by_fallback'])} said by the fallback)" if f.get("known_by_fallback") else ")")
         if "came" in f:
             bit += (f", came {f['came']}/{f['invited']} ({len(f['guests_who_work_there'])} work there), "
                     f"wrong time {len(f['wrong_time'])}")
