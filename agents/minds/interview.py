@@ -125,7 +125,7 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     subject = question_subject(question.strip(), tuple(residents))
-    fallback = (answer_schema(name, question.strip(), ())(answer=never_met(unknown).answer) if unknown
+    fallback = (answer_schema(name, question.strip(), (), subject)(answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip(), subject))
     answer = llm.complete(
         "interview",

@@ -101,3 +101,12 @@ def test_an_answer_made_by_the_engine_is_marked_as_not_the_models(run_dir):
     assert refused.from_fallback and refused.text and refused.text != "Klaus Mueller"
     own = interview_answer(run_dir, "Klaus Mueller", "Is there a party coming up?", model="scripted")
     assert not own.from_fallback and "Valentine" in own.text
+
+
+
+def test_a_knowledge_question_of_news_heard_is_answered_about_it(run_dir):
+    """'Did you know there is a ...?' of a resident who heard the news: an answer naming it."""
+    from agents.minds.interview import interview_answer
+
+    party = interview_answer(run_dir, "Klaus Mueller", "Did you know there is a Valentine's Day party?", model="scripted")
+    assert "party" in party.text.lower() and not party.from_fallback

@@ -186,3 +186,16 @@ def test_a_stopped_bench_goes_on_with_resume_and_scores_as_an_unbroken_one(
     longer = [a if a != "50m" else "2h" for a in common]
     with pytest.raises(SystemExit, match="planned to end at 2026-02-14 17:30"):
         cli_main(bench_args(*longer, "--out", str(tmp_path / "broken"), "--resume"))
+
+
+def test_residents_who_never_met_say_so_in_the_interviews(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two residents with no ties who never meet: each 'Do you know X?' is answered with the
+    engine's 'never met' answer (a bench on the default town crashed on it once), not a claim."""
+    raw = json.loads((Path("maps/towns/default/residents.json")).read_text())[:2]
+    for r in raw:
+        r["relationships"] = []
+    path = tmp_path / "strangers.json"
+    path.write_text(json.dumps(raw))
+    assert cli_main(bench_args("--residents", str(path), "--start", "2026-02-14 03:00", "--duration", "10m")) == 0
+    row = last_json(capsys)["runs"][0]
+    assert row["answers"] == 2 * 2 + 2 and row["hallucinated"] == 0 and row["density_after"] == 0.0
