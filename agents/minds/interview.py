@@ -127,15 +127,31 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     subject = question_subject(question.strip(), tuple(residents))
     fallback = (answer_schema(name, question.strip(), (), subject)(answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip(), subject))
+    before = _fallbacks(llm)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
-                         texts, question.strip(), unknown),
+                         texts, question.strip(), unknown, subject),
         answer_schema(name, question.strip(), tuple(texts), subject),
         fallback,
         max_tokens=300,
     )
-    return InterviewAnswer(text=answer.answer.strip(), from_fallback=answer.answer == fallback.answer)
+    after = _fallbacks(llm)
+    # the gateway's own count says whether its fallback answered; a model that said the fallback's
+    # words (the 'never met' answer) answered itself
+    used = after > before if before is not None and after is not None else answer.answer == fallback.answer
+    return InterviewAnswer(text=answer.answer.strip(), from_fallback=used)
+
+
+def _fallbacks(llm) -> int | None:
+    """How many interview calls of this gateway ended in their fallback (None: it does not say)."""
+    stats = getattr(llm, "stats", None)
+    if not callable(stats):
+        return None
+    try:
+        return int(stats()["by_purpose"].get("interview", {}).get("fallbacks", 0))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def names_person(text: str, person: str) -> bool:

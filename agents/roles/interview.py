@@ -202,9 +202,10 @@ def never_met(people: list[str]) -> Answer:
 
 
 def interview_prompt(summary: str, name: str, time: str, status: str, memories: list[str], question: str,
-                     unknown: list[str] | None = None) -> Prompt:
+                     unknown: list[str] | None = None, subject: tuple[str, ...] = ()) -> Prompt:
     """``unknown``: residents the question names whom ``name`` never met or heard of (nothing in
-    memory names them), told to the model so that it says so."""
+    memory names them), told to the model so that it says so. ``subject``: what a knowledge
+    question asks about (:func:`question_subject`; the scripted answer starts from it)."""
     user = "\n".join(
         [
             summary,
@@ -216,7 +217,8 @@ def interview_prompt(summary: str, name: str, time: str, status: str, memories: 
             INSTRUCTION.format(name=name),
         ]
     )
-    task = Task({"question": question, "unknown": tuple(unknown or ()), "memories": tuple(memories)}, scripted_answer)
+    task = Task({"question": question, "unknown": tuple(unknown or ()), "memories": tuple(memories),
+                 "subject": tuple(subject)}, scripted_answer)
     return Prompt(messages(user), task)
 
 
@@ -238,7 +240,9 @@ def scripted_answer(fields: Mapping[str, Any], schema: type[BaseModel], rng: ran
     if not memories:
         return {"answer": "I don't remember anything about that."}
     q = _words(question)
-    ranked = sorted(memories, key=lambda m: (-len(q & _words(m)), -heuristic_importance(m)))
+    asked = subject_remembered(tuple(fields.get("subject", ())), memories)
+    ranked = sorted(memories, key=lambda m: (not any(mentions(m, t) for t in asked), -len(q & _words(m)),
+                                             -heuristic_importance(m)))
     answer = f"From what I remember: {ranked[0]}"
     both = answer + (f" Also, {ranked[1]}" if len(ranked) > 1 else "")
     # two memories of the same news ('X told me that ...', 'Y told me that ...') say one sentence twice,
