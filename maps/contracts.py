@@ -520,10 +520,11 @@ class Mind(Protocol):
     await :meth:`decide`. Memory writes and plans made inside are handed to the engine
     through :meth:`drain_records` so that they join the run's one record stream.
 
-    Optional: ``quiet_until(now) -> datetime | None``, asked after ``decide_fast`` answered a bare
-    continue to a perception with nothing new in it: until when it would answer the same to the
-    same perception, changing nothing. Meanwhile the engine skips the resident while nothing in
-    its view changes and nothing reaches it (world/engine.py; the routine mind has it).
+    Optional: ``quiet_until(now) -> datetime | None``, asked after ``decide_fast`` answered a
+    continue that changes nothing (bare, or with the body's own description) to a perception with
+    nothing new in it: until when it would answer the same to the same perception, changing
+    nothing. Meanwhile the engine skips the resident while nothing in its view changes and
+    nothing reaches it (world/engine.py, world/quiet.py; the routine and generative minds have it).
     """
 
     name: str

@@ -354,10 +354,13 @@ class Engine:
         return out
 
     def _note_quiet(self, r: Body, p: Perception, intent: Intent) -> None:
-        """After ``decide_fast`` answered a bare 'continue' to a perception with nothing new in it,
-        ask the mind until when it would answer the same to the same (``quiet_until``, optional)."""
-        if (not self.quiet or intent.kind != "continue" or intent.description or intent.emoji
-                or intent.event is not None or p.events or p.heard or p.whispers or p.announcements
+        """After ``decide_fast`` answered a 'continue' that changes nothing to a perception with
+        nothing new in it, ask the mind until when it would answer the same to the same
+        (``quiet_until``, optional)."""
+        # a 'continue' whose description is the body's own changes nothing (Rules.apply ignores
+        # its emoji and event then): a generative mind carries on with its step that way
+        if (not self.quiet or intent.kind != "continue" or intent.description not in ("", r.description)
+                or p.events or p.heard or p.whispers or p.announcements
                 or p.memories or p.arrived or p.known_places or r.walking):
             return
         ask = getattr(r.mind, "quiet_until", None)

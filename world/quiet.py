@@ -1,6 +1,6 @@
 """Dormant residents: who the engine leaves out of a tick, and what wakes them.
 
-A mind that answered a bare 'continue' to a perception with nothing new may promise to answer
+A mind that answered a 'continue' that changes nothing to a perception with nothing new may promise to answer
 the same until a time (``quiet_until``). While it perceives nothing new, the engine neither
 builds its Perception nor asks it (world/engine.py ``_perceive_all``). Checking that "nothing
 new" for every resident every tick was itself a loop over the whole town; here a dormant

@@ -344,6 +344,30 @@ class Resident:
             return self._talking()
         return self._follow(perception)
 
+    def quiet_until(self, now: datetime) -> datetime | None:
+        """Until when :meth:`decide_fast`, given the same perception again (nothing new in view,
+        nothing heard), carries on with the current step and changes nothing: the step's end,
+        when the waiting memories are due to be rated, and the next full hour (waking and sleep
+        go by the hour). None while anything could make the next tick a decision: a talk, a
+        trigger, a re-plan, an event not decided on, a reflection due, a step not yet under way.
+        The engine skips this resident meanwhile (world/engine.py, quiet residents)."""
+        s = self.state
+        if (s.convo is not None or s.triggers or s.replan_reason or s.phase != "doing"
+                or (s.events and undecided(self))
+                or (self.reflection_on and s.importance_since_reflection >= self.tuning.reflection_threshold)
+                or len(s.pending) >= self.tuning.importance_batch_max or not self._awake(now)
+                or s.day != self._planning_day(now)):
+            return None
+        step = self._step_at(now)
+        current = s.current
+        if step is None or step.sleep or current is None or (current.start, current.description) != (
+                step.start, step.description):
+            return None
+        until = min(step.end, now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1))
+        if s.pending:
+            until = min(until, s.pending[0].time + timedelta(minutes=self.tuning.importance_max_age_min))
+        return until if until > now else None
+
     def _talking(self) -> Intent:
         """The intent of a resident in a conversation between its own lines."""
         self._interrupt()

@@ -190,3 +190,34 @@ def test_bench_scale_measures_each_size_in_its_own_process(tmp_path: Path) -> No
         assert r["agent_ticks_per_s"] > 0 and r["peak_rss_mb"] > 10 and r["run_db_bytes_per_resident_day"] > 0
     assert isinstance(result["wall_exponent"], float)
     assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def _generative_run(quiet: bool, folder: Path) -> tuple[str, dict]:
+    from memory.runfile import RunStore
+    from world.runner import RunOptions, build_engine
+
+    engine = build_engine(RunOptions(agents=8, start=START, duration="6h", mind="generative", model="scripted",
+                                     out=folder, seed=4))
+    engine.quiet = quiet
+    people = engine.resident_names
+    errands = Errands(people[:4], next(a for a in engine.town.addresses() if "park" in a.lower()))
+    engine.add_plugin(errands)
+    asyncio.run(engine.run(engine.context.until))
+    engine.store.close()
+    store = RunStore.open(folder)
+    try:
+        return store.records_digest(), dict(engine.stats)
+    finally:
+        store.close()
+
+
+def test_generative_residents_carrying_on_with_a_step_are_quiet_and_the_run_is_the_same(tmp_path: Path) -> None:
+    """A generative mind carrying on with its step (nothing new seen or heard) promises to until
+    the step ends, its waiting memories are due or the hour turns: the records, model calls and
+    memories included, equal those of asking every mind every tick, through talks, reactions,
+    whispers, an errand and an announcement from a plugin."""
+    quiet_digest, quiet_stats = _generative_run(True, tmp_path / "quiet")
+    full_digest, full_stats = _generative_run(False, tmp_path / "full")
+    assert full_stats["quiet_skips"] == 0
+    assert quiet_stats["quiet_skips"] > 0.5 * 8 * quiet_stats["ticks"]
+    assert quiet_digest == full_digest
