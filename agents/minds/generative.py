@@ -17,6 +17,7 @@ Everything a mind writes or plans is handed to the engine through :meth:`drain_r
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -69,6 +70,18 @@ class Tuning(BaseModel):
     reflection_threshold: float = Field(default=150.0, gt=0)
     window_min: int = Field(default=120, ge=15, description="decomposition window (just in time)")
     seen_window_min: int = Field(default=60, ge=0, description="an identical observation is skipped")
+
+
+@lru_cache(maxsize=4)
+def _sectors(town: tuple[str, ...]) -> list[tuple[str, str, bool]]:
+    """(sector, its lower case, public) per address of the town, read once for all its residents
+    (per resident it was the town's size again: a quarter of a 1,000-resident town's set-up)."""
+    rows = []
+    for address in town:
+        sector = split_address(address)[0]
+        lower = sector.lower()
+        rows.append((sector, lower, any(word in lower for word in _PUBLIC)))
+    return rows
 
 
 class Resident:
@@ -125,11 +138,7 @@ class Resident:
             return [p.home, p.workplace]
         known = [split_address(p.home)[0], split_address(p.workplace)[0]]
         blob = " ".join([p.lifestyle, *p.seed_memories]).lower()
-        for address in town:
-            sector = split_address(address)[0]
-            lower = sector.lower()
-            if any(word in lower for word in _PUBLIC) or (lower and lower in blob):
-                known.append(sector)
+        known += [sector for sector, lower, public in _sectors(tuple(town)) if public or (lower and lower in blob)]
         return known
 
     def home_arena(self) -> str:
