@@ -59,7 +59,7 @@ class Body:
         # engine state, never stored: until when the mind said it would only 'continue' if it
         # perceived nothing new (Engine._perceive_all skips it meanwhile); None: ask every tick
         self.quiet_until: datetime | None = None
-        self.bell: set[str] | None = None  # where a dormant resident is stirred (world/quiet.py)
+        self.bell: set[str] | None = None  # where a dormant resident is rung awake (world/quiet.py)
 
     @property
     def walking(self) -> bool:

@@ -335,7 +335,7 @@ class Engine:
         else:
             if given:
                 dormancy.wake_names(given)
-            dormancy.wake_due(now, unchanged)
+            dormancy.wake_due(now, self.perceiver)
         out: list[tuple[Body, Perception]] = []
         perceive = self.perceiver.perceive
         order = self._order
@@ -344,12 +344,13 @@ class Engine:
             r = order[i]
             until = r.quiet_until
             if until is not None:
-                if now < until and not commands and r.name not in given and unchanged(r):
+                if now < until and not commands and r.name not in given and (
+                        unchanged(r) or dormancy.sees_nothing_new(i, r, self.perceiver)):
                     if not dormancy.doze(i, r):
                         skipped += 1  # its view cannot be watched: checked again next tick
                     continue
                 r.quiet_until = None
-            out.append((r, perceive(r, tick, now)))
+            out.append((r, perceive(r, tick, now, dormancy.take_look(i))))
         self.stats["quiet_skips"] += skipped + dormancy.count
         return out
 

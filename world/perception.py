@@ -93,16 +93,19 @@ class SpatialIndex:
             addr: tuple(sorted({_bucket(t) for t in obj.tiles})) for addr, obj in town.objects.items()
         }
         # dormant residents (world/quiet.py): window (its top-left bucket) -> names waiting for a
-        # change in it, and the names stirred since the engine last looked (also each body's bell);
-        # both are emptied in place, never replaced, because they are shared
+        # change in it; the names whose window changed since the engine last looked; the names
+        # something reached directly (each body's bell). All are emptied in place, never
+        # replaced, because they are shared
         self.watchers: dict[tuple[int, int], list[str]] = {}
         self.stirred: set[str] = set()
+        self.rung: set[str] = set()
         self.clear()
 
     def clear(self) -> None:
         """Empty, as new (a restore re-adds everyone; the shared index object stays the same)."""
         self.watchers.clear()
         self.stirred.clear()
+        self.rung.clear()
         self.buckets: dict[tuple[int, int], set[str]] = {}
         self.where: dict[str, Tile] = {}
         self.version = 0
@@ -290,31 +293,41 @@ class Perceiver:
         self.sight = sight
         self.perception_cache = cache
 
-    def perceive(self, r: "Body", tick: int, now: datetime) -> Perception:
+    def look(self, r: "Body") -> tuple[list[Sight], list[str]]:
+        """What an awake ``r`` sees this tick (the chosen new events and who is nearby), its
+        attention updated as seen; :meth:`perceive` makes the Perception of it."""
+        att = r.attention
+        area = r.area
+        version = self.index.version
+        ck = att.cache_key
+        changed = None
+        if ck is not None and ck[0] == r.tile:
+            window = ck[3]
+            if self.perception_cache and ck[1] == area and not att.truncated:
+                changed = self.index.changed_in(window, ck[2])
+        else:
+            window = _window(r.tile)
+        if changed is None:
+            chosen, nearby = self._look(r)
+        elif changed or att.blocked:
+            chosen, nearby = self._look_again(r, changed)
+        else:
+            chosen, nearby = [], att.nearby
+        att.cache_key = (r.tile, area, version, window)
+        att.nearby = nearby
+        return chosen, nearby
+
+    def perceive(self, r: "Body", tick: int, now: datetime,
+                 looked: tuple[list[Sight], list[str]] | None = None) -> Perception:
+        """``looked``: this tick's :meth:`look`, when it was taken already (a dormant resident
+        stirred by a change in view, world/quiet.py)."""
         att = r.attention
         if r.asleep:  # a sleeper sees nothing (they still hear what is said to them)
             chosen: list[Sight] = []
             nearby: list[str] = []
             att.cache_key = None
         else:
-            area = r.area
-            version = self.index.version
-            ck = att.cache_key
-            changed = None
-            if ck is not None and ck[0] == r.tile:
-                window = ck[3]
-                if self.perception_cache and ck[1] == area and not att.truncated:
-                    changed = self.index.changed_in(window, ck[2])
-            else:
-                window = _window(r.tile)
-            if changed is None:
-                chosen, nearby = self._look(r)
-            elif changed or att.blocked:
-                chosen, nearby = self._look_again(r, changed)
-            else:
-                chosen, nearby = [], att.nearby
-            att.cache_key = (r.tile, area, version, window)
-            att.nearby = nearby
+            chosen, nearby = looked if looked is not None else self.look(r)
         events = [
             build(PerceivedEvent, {"subject": s.subject, "predicate": s.predicate, "object": s.object,
                                    "description": s.description, "address": s.address, "distance": s.distance,
@@ -345,17 +358,25 @@ class Perceiver:
         """Whether ``r``'s Perception this tick would be its last one again (the same nearby, no
         new event, nothing heard or arrived): asleep, or standing where it stood with nothing
         changed in view since its last look (what :meth:`perceive`'s cache reuses)."""
-        if r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty:
-            return False
         if r.asleep:
-            return True
-        att = r.attention
-        ck = att.cache_key
-        if ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked or not self.perception_cache:
+            return not (r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty)
+        if not self.standing_still(r):
             return False
+        ck = r.attention.cache_key
         # the look's version stays the last real one: what changed since then is what a look
         # would read (nothing, or the resident is woken and reads it all)
-        return self.index.changed_in(ck[3], ck[2]) == []  # mostly one lookup (changed_in's window stamp)
+        return self.index.changed_in(ck[3], ck[2]) == []  # type: ignore[index]  # mostly one lookup
+
+    def standing_still(self, r: "Body") -> bool:
+        """Awake, not walking, where it stood at its last look, nothing reached it, and that look
+        left nothing out: if its Perception differs now, only what is in view can have changed."""
+        if (r.asleep or r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty
+                or r.path_i < len(r.path)):
+            return False
+        att = r.attention
+        ck = att.cache_key
+        return not (ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked
+                    or not self.perception_cache)
 
     def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
                   dist: float, description: str, address: str) -> None:

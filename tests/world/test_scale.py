@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agents.minds.routine import make_mind
-from maps.contracts import MindOptions
+from maps.contracts import Intent, MindOptions, Persona
 from maps.crowd import pick_residents
 from maps.town import load_town
 from world.cli.bench_scale import fit_exponent, sizes_of
@@ -71,8 +71,8 @@ def test_incremental_perception_is_exact_on_a_generated_town() -> None:
         seen: list = []
         original = engine.perceiver.perceive
 
-        def perceive(r, tick, now, original=original, seen=seen):
-            p = original(r, tick, now)
+        def perceive(r, tick, now, looked=None, original=original, seen=seen):
+            p = original(r, tick, now, looked)
             seen.append((p.resident, tick, [e.description for e in p.events], p.nearby))
             return p
 
@@ -221,3 +221,80 @@ def test_generative_residents_carrying_on_with_a_step_are_quiet_and_the_run_is_t
     assert full_stats["quiet_skips"] == 0
     assert quiet_stats["quiet_skips"] > 0.5 * 8 * quiet_stats["ticks"]
     assert quiet_digest == full_digest
+
+
+class Watcher:
+    """A mind that only watches: a bare continue, promised for an hour, and a log of who was
+    nearby each time it was asked."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.log = name, []
+
+    def decide_fast(self, p) -> Intent:
+        self.log.append((p.tick, tuple(p.nearby), len(p.events)))
+        return Intent()
+
+    def quiet_until(self, now: datetime) -> datetime:
+        return now + timedelta(hours=1)
+
+    async def decide(self, p) -> Intent:
+        return Intent()
+
+    def drain_records(self) -> list:
+        return []
+
+    def snapshot(self) -> dict:
+        return {}
+
+    def restore(self, state: dict) -> None:
+        pass
+
+
+class Leaver(Watcher):
+    """Walks out of the house on its first tick."""
+
+    def __init__(self, name: str, target: str) -> None:
+        super().__init__(name)
+        self.target = target
+
+    def decide_fast(self, p) -> Intent:
+        super().decide_fast(p)
+        if p.tick == 30:  # five minutes in: the watcher is dormant by then
+            return Intent(kind="go", target=self.target)
+        return Intent()
+
+    def quiet_until(self, now: datetime) -> None:
+        return None
+
+
+def _changes(log: list) -> list:
+    """(tick, nearby) each time what was nearby differed from the last time the mind was asked."""
+    out, last = [], None
+    for tick, nearby, _ in log:
+        if nearby != last:
+            out.append((tick, nearby))
+            last = nearby
+    return out
+
+
+def test_a_dormant_resident_wakes_when_someone_leaves_its_view_without_a_new_event() -> None:
+    """Someone walking off changes who is nearby without any new event: a dormant resident
+    that saw them go must be asked then, as it would be every tick, not at its promise's end."""
+    town = load_town("default", None)
+    people = [Persona(name=n, age=30, occupation="tester", workplace="Willow Cafe:kitchen", home="Oak House")
+              for n in ("Ada Watch", "Bo Leave")]
+    logs = {}
+    for quiet in (True, False):
+        minds = {"Ada Watch": Watcher("Ada Watch"), "Bo Leave": Leaver("Bo Leave", "Willow Cafe:kitchen")}
+        engine = Engine(town, people, minds, start=START, quiet=quiet)
+        ada = engine.residents["Ada Watch"].tile
+        beside = next((ada[0] + dx, ada[1] + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                      if town.walkable[ada[1] + dy, ada[0] + dx]
+                      and town.area_id((ada[0] + dx, ada[1] + dy)) == town.area_id(ada))
+        engine.place("Bo Leave", beside)  # in the same room, in view
+        asyncio.run(engine.run(START + timedelta(minutes=15)))
+        logs[quiet] = minds["Ada Watch"].log
+    assert len(logs[True]) < len(logs[False]) / 4  # dormant most of the time
+    seen = _changes(logs[False])
+    assert seen[0][1] == ("Bo Leave",) and seen[-1][1] == ()  # Bo was there, then left
+    assert _changes(logs[True]) == seen
