@@ -149,6 +149,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_CUT_OFF.search, "a line cut off"),
     (_DANGLING.search, "a phrase cut off before its end"),
     (_IDENTIFIER.fullmatch, "an identifier"),
+    (lambda t: _instruction_compound(t), "an identifier"),
 )
 
 
@@ -170,6 +171,18 @@ def not_a_summary(text: str) -> str | None:
 def _name_forms(names: tuple[str, ...]) -> frozenset[str]:
     """Each name and each word of it, lower case (once per town, not once per line)."""
     return frozenset(form for name in names for form in (name.lower(), *name.lower().split()))
+
+
+# one hyphenated token of two parts
+_COMPOUND = re.compile(r"([A-Za-z]+)-([A-Za-z]+)")
+
+
+def _instruction_compound(text: str) -> bool:
+    """One hyphenated token with a word of the instructions in it: 'notice-react', 'react-todos'
+    (SmolLM2's reactions in the 25-resident bench of 2026-11-27, remembered as 'I decided to
+    notice-react'); 'face-to-face' or 'follow-up' name no instruction."""
+    m = _COMPOUND.fullmatch(text)
+    return m is not None and any(part.lower() in _INSTRUCTION_WORDS for part in m.groups())
 
 
 def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> str | None:

@@ -506,6 +506,10 @@ def test_a_hyphenated_identifier_is_no_activity() -> None:
 
     assert not_an_action("last-talk-to") == "an identifier"  # SmolLM2, quickstart 2026-11-26
     assert not_an_action("catching up face-to-face with Tom") is None
+    for made_up in ("notice-react", "react-todos", "step-continue"):  # SmolLM2's reactions, bench of 2026-11-27
+        assert not_an_action(made_up) == "an identifier", made_up
+    for real in ("follow-up", "check-in at the clinic", "stock-taking"):
+        assert not_an_action(real) is None, real
 
 
 HOUSE = ("Oak House", "Oak House:bedroom", "Oak House:kitchen", "Oak House:living room", "Oak House:second bedroom")
