@@ -48,7 +48,8 @@ def test_a_tiny_scripted_bench_scores_what_the_run_holds(tmp_path: Path, capsys:
                                "--event", "I am running for mayor", "--host", "Lucy Alvarez",
                                "--out", str(out), "--png-dir", str(tmp_path / "png")))
     assert code == 0
-    result = last_json(capsys)
+    captured = capsys.readouterr()
+    result = json.loads(captured.out.strip().splitlines()[-1])
     row = result["runs"][0]
     assert row["residents"] == 3 and row["answers"] == 3 * 2 + 3 * 2  # two notions, two others each
     party, mayor = row["notions"]["event-1"], row["notions"]["event-2"]
@@ -69,6 +70,9 @@ def test_a_tiny_scripted_bench_scores_what_the_run_holds(tmp_path: Path, capsys:
     assert result["judge_model"] == "scripted"
     assert sorted(Path(p).name for p in row["pngs"]) == ["full-seed0-diffusion.png", "full-seed0-graph.png"]
     assert result["paper"].startswith("party_known 12 of 25")
+    err = captured.err  # hours on an embedded model: progress each game hour, then the interviews
+    assert "bench society: full seed 0: Sat 14 Feb 16:40 (tick 0" in err and "Sat 14 Feb 17:00" in err
+    assert "run done in" in err and "interviewing 3 residents (12 questions)" in err
 
 
 def test_unknown_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,8 +20,10 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from pydantic import ValidationError
 from agents.llm.gateway import make_llm
 from agents.minds.interview import interview_answer
 from agents.roles.society import judge_answer
-from maps.contracts import LIST_MAX, MEMORY_MAX, Persona
+from maps.contracts import LIST_MAX, MEMORY_MAX, Persona, TickRecords
 from maps.town import TownError, load_town, residents_files
 from memory.runfile import RunStore, StoreError
 from replays.notions import Notion, parse_notion
@@ -242,9 +244,12 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         engine = build_engine(options)
     except (ValidationError, RunError, TownError, StoreError) as exc:
         raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
-    asyncio.run(engine.run(engine.context.until))
+    asyncio.run(engine.run(engine.context.until, progress=hourly(f"{ablation} seed {seed}", t0)))
     engine.store.close()
     run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"bench society: {ablation} seed {seed}: run done in {run_s:.0f} s; interviewing "
+          f"{len(setup.names)} residents ({len(setup.names) * (len(setup.notions) + len(setup.names) - 1)} questions)",
+          file=sys.stderr, flush=True)
     store = RunStore.open(folder / "run")
     try:
         facts = collect(store.iter_ticks(0, None))
@@ -262,6 +267,21 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row,
          "scored_answers": [a.model_dump() for a in answers]}, indent=1, default=str))
     return row
+
+
+def hourly(label: str, started: float) -> Callable[[TickRecords], None]:
+    """A progress line on stderr each game hour: a bench on an embedded model runs for hours."""
+    last: list[int] = []
+
+    def progress(tr: TickRecords) -> None:
+        hour = tr.time.hour
+        if last and last[0] == hour:
+            return
+        last[:] = [hour]
+        print(f"bench society: {label}: {tr.time:%a %d %b %H:%M} (tick {tr.tick}, {time.perf_counter() - started:.0f} s)",
+              file=sys.stderr, flush=True)
+
+    return progress
 
 
 def check_planned_end(run_dir: Path, setup: Setup) -> None:
