@@ -124,7 +124,7 @@ class Engine:
         self.snapshots = Snapshots(town, self.clock, self.residents, self.objects, self.rules, self.index,
                                    self._plugins, check=lambda data: self.commands.check(data, self._facts())[0])
         self.quiet = quiet  # False asks every mind every tick (the reference quiet residents are tested against)
-        self.dormancy = Dormancy(self._order, self.index)
+        self.dormancy = Dormancy(self._order, self.index, self.perceiver)
         self._init_loop()
 
     def _init_loop(self) -> None:
@@ -329,13 +329,12 @@ class Engine:
         most ticks, stand at work or sleep. A tick that applied commands asks everyone (a
         command may reach a mind)."""
         dormancy = self.dormancy
-        unchanged = self.perceiver.unchanged
         if commands:
             dormancy.wake_all()
         else:
             if given:
                 dormancy.wake_names(given)
-            dormancy.wake_due(now, self.perceiver)
+            dormancy.wake_due(now)
         out: list[tuple[Body, Perception]] = []
         perceive = self.perceiver.perceive
         order = self._order
@@ -344,8 +343,7 @@ class Engine:
             r = order[i]
             until = r.quiet_until
             if until is not None:
-                if now < until and not commands and r.name not in given and (
-                        unchanged(r) or dormancy.sees_nothing_new(i, r, self.perceiver)):
+                if now < until and not commands and r.name not in given and dormancy.sees_nothing_new(i, r):
                     if not dormancy.doze(i, r):
                         skipped += 1  # its view cannot be watched: checked again next tick
                     continue

@@ -359,7 +359,7 @@ class Perceiver:
         new event, nothing heard or arrived): asleep, or standing where it stood with nothing
         changed in view since its last look (what :meth:`perceive`'s cache reuses)."""
         if r.asleep:
-            return not (r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty)
+            return not (r.has_inbox() or r.arrived or r.known_dirty)
         if not self.standing_still(r):
             return False
         ck = r.attention.cache_key
@@ -370,8 +370,7 @@ class Perceiver:
     def standing_still(self, r: "Body") -> bool:
         """Awake, not walking, where it stood at its last look, nothing reached it, and that look
         left nothing out: if its Perception differs now, only what is in view can have changed."""
-        if (r.asleep or r.heard or r.whispers or r.announcements or r.memories or r.arrived or r.known_dirty
-                or r.path_i < len(r.path)):
+        if r.asleep or r.has_inbox() or r.arrived or r.known_dirty or r.walking:
             return False
         att = r.attention
         ck = att.cache_key

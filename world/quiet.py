@@ -31,10 +31,11 @@ from world.perception import Perceiver, Sight, SpatialIndex
 class Dormancy:
     """The residents the engine may leave out of a tick; indices are positions in name order."""
 
-    def __init__(self, order: list[Body], index: SpatialIndex) -> None:
+    def __init__(self, order: list[Body], index: SpatialIndex, perceiver: Perceiver) -> None:
         self._order = order
         self._at = {r.name: i for i, r in enumerate(order)}
         self._index = index
+        self._perceiver = perceiver
         self._awake: set[int] = set(range(len(order)))
         self._dormant: set[int] = set()
         self._timers: list[tuple[datetime, int]] = []  # (quiet_until, index); stale entries skipped
@@ -87,7 +88,7 @@ class Dormancy:
             if i is not None and i in self._dormant:
                 self._wake(i)
 
-    def wake_due(self, now: datetime, perceiver: Perceiver) -> None:
+    def wake_due(self, now: datetime) -> None:
         """Wake those whose promise ran out by ``now``, then those stirred since the last tick
         whose Perception would now differ. A stirred one whose view changed looks now: if it sees
         nothing new and the same people nearby, its Perception would be its last one again, which
@@ -116,16 +117,20 @@ class Dormancy:
             if i is None or i not in self._dormant:
                 continue
             r = order[i]
-            if perceiver.unchanged(r) or self.sees_nothing_new(i, r, perceiver):
+            if self.sees_nothing_new(i, r):
                 if not r.asleep:
                     self._watch(r)
                 continue
             self._wake(i)
 
-    def sees_nothing_new(self, i: int, r: Body, perceiver: Perceiver) -> bool:
-        """For a resident standing still whose view changed: it looks now, and if it sees no new
-        event and the same people nearby, its Perception would be its last one again (which its
-        promise covers). Otherwise the look is kept for this tick's Perception (:meth:`take_look`)."""
+    def sees_nothing_new(self, i: int, r: Body) -> bool:
+        """Whether ``r``'s Perception this tick would be its last one again, which its promise
+        covers: unchanged, or, standing still with its view changed, a look now finds no new
+        event and the same people nearby. A look that finds more is kept for this tick's
+        Perception (:meth:`take_look`)."""
+        perceiver = self._perceiver
+        if perceiver.unchanged(r):
+            return True
         if not perceiver.standing_still(r):
             return False
         att = r.attention

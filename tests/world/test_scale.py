@@ -22,6 +22,7 @@ from maps.town import load_town
 from world.cli.bench_scale import fit_exponent, sizes_of
 from world.engine import Engine
 from world.pathfinding import PathFinder
+from tests.world.test_world_engine import Puppet
 
 ROOT = Path(__file__).resolve().parents[2]
 START = datetime(2026, 2, 13, 7, 0)
@@ -223,35 +224,16 @@ def test_generative_residents_carrying_on_with_a_step_are_quiet_and_the_run_is_t
     assert quiet_digest == full_digest
 
 
-class Watcher:
-    """A mind that only watches: a bare continue, promised for an hour, and a log of who was
-    nearby each time it was asked."""
-
-    def __init__(self, name: str) -> None:
-        self.name, self.log = name, []
-
-    def decide_fast(self, p) -> Intent:
-        self.log.append((p.tick, tuple(p.nearby), len(p.events)))
-        return Intent()
+class Watcher(Puppet):
+    """A mind that only watches (the engine tests' Puppet: a bare continue, and every Perception
+    it was given), promising to keep on for an hour."""
 
     def quiet_until(self, now: datetime) -> datetime:
         return now + timedelta(hours=1)
 
-    async def decide(self, p) -> Intent:
-        return Intent()
 
-    def drain_records(self) -> list:
-        return []
-
-    def snapshot(self) -> dict:
-        return {}
-
-    def restore(self, state: dict) -> None:
-        pass
-
-
-class Leaver(Watcher):
-    """Walks out of the house on its first tick."""
+class Leaver(Puppet):
+    """Walks out of the house five minutes in (the watcher is dormant by then); promises nothing."""
 
     def __init__(self, name: str, target: str) -> None:
         super().__init__(name)
@@ -259,21 +241,16 @@ class Leaver(Watcher):
 
     def decide_fast(self, p) -> Intent:
         super().decide_fast(p)
-        if p.tick == 30:  # five minutes in: the watcher is dormant by then
-            return Intent(kind="go", target=self.target)
-        return Intent()
-
-    def quiet_until(self, now: datetime) -> None:
-        return None
+        return Intent(kind="go", target=self.target) if p.tick == 30 else Intent()
 
 
-def _changes(log: list) -> list:
+def _changes(seen: list) -> list:
     """(tick, nearby) each time what was nearby differed from the last time the mind was asked."""
     out, last = [], None
-    for tick, nearby, _ in log:
-        if nearby != last:
-            out.append((tick, nearby))
-            last = nearby
+    for p in seen:
+        if tuple(p.nearby) != last:
+            last = tuple(p.nearby)
+            out.append((p.tick, last))
     return out
 
 
@@ -293,7 +270,7 @@ def test_a_dormant_resident_wakes_when_someone_leaves_its_view_without_a_new_eve
                       and town.area_id((ada[0] + dx, ada[1] + dy)) == town.area_id(ada))
         engine.place("Bo Leave", beside)  # in the same room, in view
         asyncio.run(engine.run(START + timedelta(minutes=15)))
-        logs[quiet] = minds["Ada Watch"].log
+        logs[quiet] = minds["Ada Watch"].seen
     assert len(logs[True]) < len(logs[False]) / 4  # dormant most of the time
     seen = _changes(logs[False])
     assert seen[0][1] == ("Bo Leave",) and seen[-1][1] == ()  # Bo was there, then left
