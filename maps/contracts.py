@@ -509,6 +509,9 @@ class MindOptions(BaseModel):
     start_time: datetime | None = None
     place_kinds: dict[str, str] = Field(
         default_factory=dict, description="each sector's kind ('Riverside Clinic': 'clinic'), for errands")
+    sector_centres: dict[str, tuple[int, int]] = Field(
+        default_factory=dict,
+        description="each sector's centre tile (x, y), so a mind can choose the nearest place of a kind")
 
 
 @runtime_checkable

@@ -146,6 +146,10 @@ class Rect:
     w: int
     h: int
 
+    def centre(self) -> Tile:
+        """The middle tile (the upper-left one of the middle four when a side is even)."""
+        return (self.x + (self.w - 1) // 2, self.y + (self.h - 1) // 2)
+
     def contains_tile(self, t: Tile) -> bool:
         return self.x <= t[0] < self.x + self.w and self.y <= t[1] < self.y + self.h
 

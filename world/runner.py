@@ -291,7 +291,8 @@ def _assemble(meta: dict[str, Any], store: RunStore, run_dir: Path, options: Run
         llm = make_model(meta["model"], kind, options.cache_dir, options.chaos, meta["seed"])
     start = datetime.fromisoformat(meta["start"])
     mind_opts = MindOptions(ablation=meta.get("ablation", "full"), seed=meta["seed"], places=town.addresses(), start_time=start,
-                            place_kinds={s.name: s.kind for s in town.sectors.values()})
+                            place_kinds={s.name: s.kind for s in town.sectors.values()},
+                            sector_centres={s.name: s.rect.centre() for s in town.sectors.values()})
     record_answers(llm, store, "town")
     db = run_dir / DB_NAME
     minds = {p.name: factory(p, llm, db, mind_opts) for p in people}

@@ -23,6 +23,33 @@ CONTINUE = Intent()
 STRANGER_GREETINGS = 6  # people without a relationship greeted per day, at most
 
 
+_VENUES: list = []  # [(the options' kinds dict, kind -> [(sector, centre)])]: shared like _PLACES
+
+
+def _venues(options: MindOptions) -> dict[str, list[tuple[str, tuple[int, int] | None]]]:
+    """Each kind of place -> its sectors with their centre tiles (None when not given), in
+    name order, built once per town."""
+    kinds = options.place_kinds
+    if _VENUES and _VENUES[0][0] is kinds:
+        return _VENUES[0][1]
+    out: dict[str, list[tuple[str, tuple[int, int] | None]]] = {}
+    for sector in sorted(kinds):
+        out.setdefault(kinds[sector], []).append((sector, options.sector_centres.get(sector)))
+    _VENUES[:] = [(kinds, out)]
+    return out
+
+
+def nearest(sectors: list[tuple[str, tuple[int, int] | None]], origin: tuple[int, int] | None) -> str:
+    """The sector whose centre is fewest tiles (Manhattan) from ``origin``; ties, and sectors or
+    an origin with no known centre, go by name."""
+    def distance(item: tuple[str, tuple[int, int] | None]) -> tuple[int, str]:
+        sector, centre = item
+        if origin is None or centre is None:
+            return (0, sector)
+        return (abs(centre[0] - origin[0]) + abs(centre[1] - origin[1]), sector)
+    return min(sectors, key=distance)[0]
+
+
 @dataclass(frozen=True)
 class Block:
     """One stretch of the day: where to be and what to do there."""
@@ -76,9 +103,11 @@ class RoutineMind:
         self.lounge = (self._find(persona.home, ("sofa", "armchair", "tv", "radio", "table"))
                        or self._find(self._home_sector, ("sofa", "armchair", "tv", "radio", "table")) or persona.home)
         self.work = self._find(persona.workplace, ()) or persona.workplace
-        self.lunch = self._first(("Willow Cafe:dining room", "Willow Cafe")) or persona.workplace
-        self.leisure = [a for a in (self._first(("Willow Park:lawn", "Willow Park")),
-                                    self._first(("The Crooked Pub:bar room", "The Crooked Pub"))) if a]
+        # lunch at the cafe nearest work, evenings at the park or pub nearest home: in a town of
+        # thousands everyone walking to one cafe is neither a town nor a linear cost
+        self.lunch = self._venue("cafe", persona.workplace, "dining room", "Willow Cafe") or persona.workplace
+        self.leisure = [a for a in (self._venue("park", persona.home, "lawn", "Willow Park"),
+                                    self._venue("pub", persona.home, "bar room", "The Crooked Pub")) if a]
         self.state = RoutineState()
         self._blocks: list[Block] = []
         self._friends = frozenset(rel.name for rel in persona.relationships)
@@ -97,6 +126,16 @@ class RoutineMind:
             if c in known:
                 return c
         return None
+
+    def _venue(self, kind: str, near: str, arena: str, by_name: str) -> str | None:
+        """The room ``arena`` (else the whole sector) of the sector of ``kind`` nearest to
+        ``near``'s sector; without the town's kinds, the sector called ``by_name``."""
+        sectors = _venues(self.options).get(kind)
+        if not sectors:
+            return self._first((f"{by_name}:{arena}", by_name))
+        origin = self.options.sector_centres.get(near.split(":")[0])
+        sector = nearest(sectors, origin)
+        return self._first((f"{sector}:{arena}", sector))
 
     def _find(self, base: str, names: tuple[str, ...]) -> str | None:
         """An object under ``base`` (by preferred names, else the first one)."""

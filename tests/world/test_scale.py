@@ -22,6 +22,7 @@ from maps.town import load_town
 from world.cli.bench_scale import fit_exponent, sizes_of
 from world.engine import Engine
 from world.pathfinding import PathFinder
+from world.runner import RunOptions, build_engine
 from tests.world.test_world_engine import Puppet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,3 +276,37 @@ def test_a_dormant_resident_wakes_when_someone_leaves_its_view_without_a_new_eve
     seen = _changes(logs[False])
     assert seen[0][1] == ("Bo Leave",) and seen[-1][1] == ()  # Bo was there, then left
     assert _changes(logs[True]) == seen
+
+
+def test_in_a_big_town_residents_lunch_at_the_cafe_nearest_work_not_all_at_one(tmp_path: Path) -> None:
+    """A generated town has a cafe per neighbourhood: routine residents lunch at the one
+    nearest their workplace (the whole town walking to one cafe made a crowd no town has, and
+    a cost that grew faster than the town)."""
+    start = datetime(2026, 2, 13, 12, 0)
+    engine = build_engine(RunOptions(town="generated:300:1", agents=300, mind="routine", model="scripted",
+                                     start=start, duration=timedelta(hours=1), seed=0, out=tmp_path / "r"))
+    town = engine.town
+    cafes = {name: s for name, s in town.sectors.items() if s.kind == "cafe"}
+    assert len(cafes) == 3
+
+    def centre(sector: str) -> tuple[int, int]:
+        return town.sectors[sector].rect.centre()
+
+    def distance(a: tuple[int, int], b: tuple[int, int]) -> int:
+        return abs(a[0] - b[0]) + abs(a[1] - b[1])
+
+    asyncio.run(engine.run(start + timedelta(minutes=50)))
+    engine.store.close()
+    at: dict[str, list[str]] = {}
+    for name, body in engine.residents.items():
+        for cafe, s in cafes.items():
+            if s.rect.contains_tile(body.tile):
+                at.setdefault(cafe, []).append(name)
+    assert len(at) == 3
+    for cafe, names in at.items():
+        guests = [n for n in names if engine.residents[n].persona.workplace.split(":")[0] != cafe]
+        assert len(guests) >= 30, (cafe, len(guests))  # every cafe has its lunch crowd, not only its staff
+        for name in guests:
+            work = engine.residents[name].persona.workplace.split(":")[0]
+            best = min(distance(centre(c), centre(work)) for c in cafes)
+            assert distance(centre(cafe), centre(work)) == best, (name, work, cafe)
