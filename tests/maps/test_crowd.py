@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from maps.crowd import GeneratedTownError, build_town, generated_town, parse_generated, pick_residents
+from maps.crowd import BAND, ROW_MAX, GeneratedTownError, build_town, generated_town, parse_generated, pick_residents
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +56,19 @@ def test_generated_alone_is_sized_by_the_residents_asked_for() -> None:
 def test_a_bad_generated_name_is_refused_with_what_was_expected(bad: str) -> None:
     with pytest.raises(GeneratedTownError, match="generated:N:SEED"):
         parse_generated(bad, None)
+
+
+def test_no_commute_crosses_the_town_when_it_has_several_columns() -> None:
+    """A town of thousands is laid out in columns of streets; a neighbourhood that goes on from
+    one column into the next must go on beside it, not at the far end of the map (where its
+    residents walked 1,000 tiles to work in a town of 10,000)."""
+    town, people, _ = pick_residents("generated:2500:0", None, None)
+    assert town.width > 2 * ROW_MAX  # more than one column
+
+    def centre(address: str) -> tuple[int, int]:
+        return town.sectors[address.split(":")[0]].rect.centre()
+
+    commutes = [abs(centre(p.home)[0] - centre(p.workplace)[0]) + abs(centre(p.home)[1] - centre(p.workplace)[1])
+                for p in people]
+    assert max(commutes) <= ROW_MAX + 2 * BAND, max(commutes)  # a row's length and a band or two
+    assert sum(commutes) / len(commutes) < 100
