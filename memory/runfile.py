@@ -28,6 +28,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from maps.contracts import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from maps.contracts import Record, TickRecords
 from maps.contracts import build  # stored data was valid when written: no re-validation
@@ -202,12 +204,27 @@ class AnswerReplay:
     next_no: int  # the number of the first live call once the re-run is over
 
 
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
 def _pack(obj: Any) -> bytes:
-    return zlib.compress(json.dumps(obj, separators=(",", ":"), default=str).encode(), 1)
+    """A snapshot's state as compressed JSON. orjson, told to hand datetimes and dataclasses to
+    ``str`` as the json module's ``default=str`` did, writes the values json wrote in a tenth
+    of the time (a float NaN, which no state holds, would come back as null); what it cannot
+    encode (an int past 64 bits) goes through json as before."""
+    try:
+        text = orjson.dumps(obj, default=str, option=_ORJSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        text = json.dumps(obj, separators=(",", ":"), default=str).encode()
+    return zlib.compress(text, 1)
 
 
 def _unpack(blob: bytes) -> Any:
-    return json.loads(zlib.decompress(blob).decode())
+    text = zlib.decompress(blob)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # json's NaN / Infinity, which orjson does not read
+        return json.loads(text)
 
 
 def scrub(meta: dict[str, Any]) -> dict[str, Any]:

@@ -64,12 +64,18 @@ class Attention:
     blocked: set[str] = field(default_factory=set)  # in view, unseen state, but held back by retention
 
     def snapshot(self) -> dict:
-        return {"seen": [[s, p, o] for s, (p, o) in self.seen.items()], "recent": [list(t) for t in self.recent]}
+        # the dict copied whole (subject -> [predicate, object] once encoded): a list of triples
+        # built per subject was a twentieth of a 1,000-resident day
+        return {"seen": dict(self.seen), "recent": [list(t) for t in self.recent]}
 
     @classmethod
     def restore(cls, state: dict) -> "Attention":
         a = cls()
-        a.seen = {s: (p, o) for s, p, o in state.get("seen", [])}
+        seen = state.get("seen", [])
+        if isinstance(seen, dict):
+            a.seen = {s: (po[0], po[1]) for s, po in seen.items()}
+        else:  # [[subject, predicate, object], ...]: snapshots written before 2026-11-27
+            a.seen = {s: (p, o) for s, p, o in seen}
         a.recent.extend(tuple(t) for t in state.get("recent", []))
         return a
 
