@@ -269,7 +269,15 @@ def day_plan_fallback(name: str, occupation: str, status: str, wake: int, sleep:
     for other in (f"{name} is a {occupation}".strip(), "Keeping to the usual routine today."):
         if status_problem(currently, name):  # a status that says nothing is no fallback either
             currently = fit_words(other, CURRENTLY_MAX, "Keeping to the usual routine today.")
-    return day_plan_schema(len(free), kinds, memories, options, resident=name)(currently=currently, parts=free)
+    # the skeleton's words are the engine's own: checked against the memories (a resident who
+    # thought 'I will go to work at the clinic' copies nothing), the fallback was refused too and
+    # the resident stood frozen, its plan failing every tick (SmolLM2 bench, 2026-11-27). The
+    # answer is the memory-checking schema's instance, built from the one that does not check
+    plain = day_plan_schema(len(free), kinds, (), options, resident=name)(currently=currently, parts=free)
+    checked = day_plan_schema(len(free), kinds, memories, options, resident=name)
+    answer = checked.model_construct(currently=plain.currently, parts=plain.parts)
+    answer._patches = plain.patches()
+    return answer
 
 
 def day_plan_prompt(

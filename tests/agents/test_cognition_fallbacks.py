@@ -118,3 +118,21 @@ def test_scripted_decomposition_of_a_long_block_is_valid() -> None:
                                      120, list(PLACES), LONG_ADDRESS, LONG_ADDRESS, [])
     answer = schema.model_validate_json(scripted_answer("decompose", msgs, schema))
     assert all(len(s.object_state) <= planning.OBJECT_STATE_MAX for s in answer.steps)
+
+
+def test_the_day_plan_fallback_stands_when_a_memory_holds_the_skeletons_own_words() -> None:
+    """The prompt's memories are checked against the model's parts (a part that copies a thought
+    is no activity); the skeleton's words are the engine's. A resident who had thought them
+    (SmolLM2's Kenji Mori, Sunday 06:00) got a fallback refused by its own schema, and his plan
+    failed every tick for the rest of the run."""
+    home, work = "Oak House:bedroom", "Willow Cafe:counter"
+    skeleton = planning.day_skeleton(7, 22, home, work)
+    free = [p.text for p in skeleton if not p.fixed]
+    memories = tuple(f"I thought: {text} and then some more" for text in free)
+    day = planning.day_plan_fallback("Kenji Mori", "student", "Kenji Mori is studying for exams", 7, 22, home, work,
+                                     memories=memories)
+    assert list(day.parts) == [planning.fit_activity(t, planning.PART_MAX, "keeping busy") for t in free]
+    schema = type(day)
+    assert schema.memories == memories  # the model's answer is still checked against them
+    with pytest.raises(ValueError, match="copies a memory"):
+        schema(currently="Kenji Mori is studying for exams", parts=list(day.parts))
