@@ -203,3 +203,27 @@ def test_residents_who_never_met_say_so_in_the_interviews(tmp_path: Path, capsys
     assert cli_main(bench_args("--residents", str(path), "--start", "2026-02-14 03:00", "--duration", "10m")) == 0
     row = last_json(capsys)["runs"][0]
     assert row["answers"] == 2 * 2 + 2 and row["hallucinated"] == 0 and row["density_after"] == 0.0
+
+
+def test_a_bench_whose_resident_could_not_act_says_so_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mind that fails stands its resident still: the figures are of a town with someone frozen
+    in it (SmolLM2's two days: 360 ticks of one resident's failing plan), so the seed's line
+    names it and the exit status is 1."""
+    from agents.minds.generative import Resident
+
+    real = Resident.decide
+
+    async def failing(self: Resident, perception):  # type: ignore[no-untyped-def]
+        if self.name == "Lucy Alvarez":
+            raise RuntimeError("a mind that cannot decide")
+        return await real(self, perception)
+
+    monkeypatch.setattr(Resident, "decide", failing)
+    code = cli_main(bench_args("--residents", str(three_residents(tmp_path)), "--start", "2026-02-14 16:40",
+                               "--duration", "20m", "--event", PARTY, "--host", "Maria Alvarez"))
+    result = last_json(capsys)
+    assert code == 1
+    row = result["runs"][0]
+    assert set(row["mind_errors"]) == {"Lucy Alvarez"} and row["mind_errors"]["Lucy Alvarez"] > 0
+    assert "MIND ERRORS" in result["full seed 0"] and "Lucy Alvarez" in result["failed"][0]

@@ -36,6 +36,7 @@ from agents.roles.society import judge_answer
 from maps.contracts import LIST_MAX, MEMORY_MAX, Persona, TickRecords
 from maps.town import TownError, load_town, residents_files
 from memory.runfile import RunStore, StoreError
+from replays.health import mind_errors
 from replays.notions import Notion, parse_notion
 from replays.society import (RunFacts, Scored, asked_together, collect, density, diffusion_edges, knowers,
                              memory_edges, pairs_of, persona_edges, presence, remembers, score_notion_answer,
@@ -253,6 +254,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     store = RunStore.open(folder / "run")
     try:
         facts = collect(store.iter_ticks(0, None))
+        health = mind_errors(store.mind_error_rows())
     finally:
         store.close()
     t1, c1 = time.perf_counter(), time.process_time()
@@ -260,6 +262,9 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     # belongs to the closed run file)
     answers = interview_all(folder / "run", setup, facts, make_llm(args.model, seed=seed), judge_llm)
     row = score_seed(setup, facts, answers)
+    # a resident whose mind failed stood still for those ticks: the figures are of a town with
+    # someone frozen in it, which the line and the exit code must say
+    row["mind_errors"] = {name: e["errors"] for name, e in health["by_resident"].items() if e["errors"]}
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "", resumed=resumed,
                run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1),
                run_cpu_s=round(run_cpu, 1), interviews_cpu_s=round(time.process_time() - c1, 1))  # CPU: a shared machine
@@ -447,6 +452,11 @@ def report(args: argparse.Namespace, setup: Setup, rows: list[dict[str, Any]]) -
         mine = [r for r in rows if r["ablation"] == ablation]
         if len(mine) > 1:
             out[f"{ablation} mean of {len(mine)}"] = mean_line(mine)
+    frozen = [f"{r['ablation']} seed {r['seed']}: mind errors in {len(r['mind_errors'])} residents "
+              f"({sum(r['mind_errors'].values())} ticks; {', '.join(sorted(r['mind_errors'])[:5])})"
+              for r in rows if r.get("mind_errors")]
+    if frozen:  # exit status 1: the bench measured a town where someone could not act
+        out["failed"] = frozen
     out["paper"] = ", ".join(f"{k} {v}" for k, v in PAPER.items())
     out["problems"] = setup.problems or "none"
     out["runs"] = rows
@@ -465,6 +475,8 @@ def summary_line(row: dict[str, Any]) -> str:
         bits.append(bit)
     bits.append(f"density {row['density_before']} -> {row['density_after']}")
     bits.append(f"hallucinated {row['hallucinated']}/{row['answers']}")
+    if row.get("mind_errors"):
+        bits.append(f"MIND ERRORS {sum(row['mind_errors'].values())} ({', '.join(sorted(row['mind_errors']))})")
     bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s"
                 + (f" (CPU {row['run_cpu_s']} + {row['interviews_cpu_s']} s)" if "run_cpu_s" in row else ""))
     return "; ".join(bits)
