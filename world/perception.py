@@ -102,7 +102,7 @@ class SpatialIndex:
         # change in it; the names whose window changed since the engine last looked; the names
         # something reached directly (each body's bell). All are emptied in place, never
         # replaced, because they are shared
-        self.watchers: dict[tuple[int, int], list[str]] = {}
+        self.watchers: dict[tuple[int, int], set[str]] = {}
         self.stirred: set[str] = set()
         self.rung: set[str] = set()
         self.clear()
@@ -134,20 +134,22 @@ class SpatialIndex:
         if ok != nk:
             self.buckets[ok].discard(name)
             self.buckets.setdefault(nk, set()).add(name)
-            self._log(ok, name)
-        self._log(nk, name)
+            self._log(ok, name, (old, new))
+        self._log(nk, name, (old, new))
 
     def touch(self, area: int, subject: str) -> None:
         """``subject`` (a resident or an object address) changed in a way others see. ``area``
         is where it is (kept for the callers; the buckets come from the subject itself)."""
         tile = self.where.get(subject)
         if tile is not None:
-            self._log((tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT), subject)
+            self._log((tile[0] >> BUCKET_SHIFT, tile[1] >> BUCKET_SHIFT), subject, (tile,))
             return
         for key in self._object_buckets.get(subject, ()):
             self._log(key, subject)
 
-    def _log(self, key: tuple[int, int], subject: str) -> None:
+    def _log(self, key: tuple[int, int], subject: str, tiles: tuple[Tile, ...] | None = None) -> None:
+        """``subject`` changed in bucket ``key``; ``tiles``: where a resident was and is (None for
+        an object: everyone watching the bucket is stirred)."""
         self.version += 1
         v = self.version
         bx, by = key
@@ -157,9 +159,9 @@ class SpatialIndex:
         watchers = self.watchers
         if watchers:  # the residents dozing with this bucket in view are stirred
             for k in (k1, k2, k3, key):
-                names = watchers.pop(k, None)
+                names = watchers.get(k)
                 if names:
-                    self.stirred.update(names)
+                    self._stir(k, names, tiles)
         subs = self._log_sub.get(key)
         if subs is None:
             self._log_sub[key] = [subject]
@@ -175,6 +177,32 @@ class SpatialIndex:
             cut = len(subs) // 2
             self._base[key] = vers[cut - 1]
             del subs[:cut], vers[:cut]
+
+    def _stir(self, window: tuple[int, int], names: set[str], tiles: tuple[Tile, ...] | None) -> None:
+        """Stir the watchers of ``window`` that could see the change: a window spans 16x16
+        tiles and a vision square 9x9, so a step at the far side of a crowded cafe stirred
+        everyone in it, and each looked for nothing (a third of a 1,000-resident day). Those
+        out of range keep watching; what changed stays in the log for their next look."""
+        if tiles is None:
+            del self.watchers[window]
+            self.stirred.update(names)
+            return
+        near = [n for n in names if self._in_view(n, tiles)]
+        if len(near) == len(names):
+            del self.watchers[window]
+        else:
+            names.difference_update(near)
+        self.stirred.update(near)
+
+    def _in_view(self, name: str, tiles: tuple[Tile, ...]) -> bool:
+        """Whether any of ``tiles`` lies in the vision square of ``name`` (one not in the index
+        is stirred: it looks and finds out)."""
+        at = self.where.get(name)
+        if at is None:
+            return True
+        x, y = at
+        r = VISION_RADIUS
+        return any(abs(x - tx) <= r and abs(y - ty) <= r for tx, ty in tiles)
 
     def changed_since(self, tile: Tile, version: int) -> list[str] | None:
         """Subjects touched after ``version`` in the buckets the vision square of ``tile``

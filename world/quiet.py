@@ -142,7 +142,7 @@ class Dormancy:
         return False
 
     def _watch(self, r: Body) -> None:
-        self._index.watchers.setdefault(r.attention.cache_key[3][0], []).append(r.name)  # type: ignore[index]
+        self._index.watchers.setdefault(r.attention.cache_key[3][0], set()).add(r.name)  # type: ignore[index]
 
     def take_look(self, i: int) -> tuple[list[Sight], list[str]] | None:
         """The look a resident woken this tick already took (its attention has seen it), if any."""

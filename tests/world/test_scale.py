@@ -22,6 +22,7 @@ from maps.town import load_town
 from world.cli.bench_scale import fit_exponent, sizes_of
 from world.engine import Engine
 from world.pathfinding import PathFinder
+from world.perception import SpatialIndex, _window
 from world.runner import RunOptions, build_engine
 from tests.world.test_world_engine import Puppet
 
@@ -310,3 +311,27 @@ def test_in_a_big_town_residents_lunch_at_the_cafe_nearest_work_not_all_at_one(t
             work = engine.residents[name].persona.workplace.split(":")[0]
             best = min(distance(centre(c), centre(work)) for c in cafes)
             assert distance(centre(cafe), centre(work)) == best, (name, work, cafe)
+
+
+def test_a_step_out_of_a_dozing_residents_sight_does_not_stir_it() -> None:
+    """A window of buckets spans 16x16 tiles, a vision square 9x9: a step at the far side of a
+    crowded room stirred everyone dozing in it, and each looked for nothing. A step in sight, or
+    one leaving it, still stirs; an object's change stirs the whole window."""
+    index = SpatialIndex(load_town("default", None))
+    index.add("Ada Doze", (16, 16))
+    index.add("Bo Walk", (23, 23))  # the same 2x2 window of buckets, 7 tiles away on each axis
+    window = _window((16, 16))[0]
+    index.watchers[window] = {"Ada Doze"}
+    index.move("Bo Walk", (23, 23), (23, 22))
+    assert not index.stirred and index.watchers[window] == {"Ada Doze"}  # out of sight: still watching
+    index.move("Bo Walk", (23, 22), (20, 20))
+    assert index.stirred == {"Ada Doze"} and window not in index.watchers  # came into sight
+    index.stirred.clear()
+    index.watchers[window] = {"Ada Doze"}
+    index.move("Bo Walk", (20, 20), (22, 20))  # walked out of sight: Ada's 'nearby' changes
+    assert index.stirred == {"Ada Doze"}
+    index.stirred.clear()
+    index.watchers[window] = {"Ada Doze"}
+    obj = next(a for a in index._object_buckets if any(k in _window((16, 16)) for k in index._object_buckets[a]))
+    index.touch(0, obj)
+    assert index.stirred == {"Ada Doze"}
