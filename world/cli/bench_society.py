@@ -251,12 +251,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     print(f"bench society: {ablation} seed {seed}: run done in {run_s:.0f} s; interviewing "
           f"{len(setup.names)} residents ({len(setup.names) * (len(setup.notions) + len(setup.names) - 1)} questions)",
           file=sys.stderr, flush=True)
-    store = RunStore.open(folder / "run")
-    try:
-        facts = collect(store.iter_ticks(0, None))
-        health = mind_errors(store.mind_error_rows())
-    finally:
-        store.close()
+    facts, health = read_run(folder / "run")
     t1, c1 = time.perf_counter(), time.process_time()
     # a gateway of its own, as `townsfolk interview` builds one (not the run's, whose answer log
     # belongs to the closed run file)
@@ -272,6 +267,15 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row,
          "scored_answers": [a.model_dump() for a in answers]}, indent=1, default=str))
     return row
+
+
+def read_run(run_dir: Path) -> tuple[RunFacts, dict[str, Any]]:
+    """The run's facts for the society measures, and its minds' errors and fallbacks."""
+    store = RunStore.open(run_dir)
+    try:
+        return collect(store.iter_ticks(0, None)), mind_errors(store.mind_error_rows())
+    finally:
+        store.close()
 
 
 def hourly(label: str, started: float) -> Callable[[TickRecords], None]:
