@@ -187,21 +187,25 @@ class SpatialIndex:
             del self.watchers[window]
             self.stirred.update(names)
             return
-        near = [n for n in names if self._in_view(n, tiles)]
+        near = [n for n in names if self._in_view(n, window, tiles)]
         if len(near) == len(names):
             del self.watchers[window]
         else:
             names.difference_update(near)
         self.stirred.update(near)
 
-    def _in_view(self, name: str, tiles: tuple[Tile, ...]) -> bool:
-        """Whether any of ``tiles`` lies in the vision square of ``name`` (one not in the index
-        is stirred: it looks and finds out)."""
+    def _in_view(self, name: str, window: tuple[int, int], tiles: tuple[Tile, ...]) -> bool:
+        """Whether any of ``tiles`` lies in the vision square of ``name``. One not in the index,
+        or no longer standing where it watched ``window`` from (woken and gone since), is
+        stirred and so dropped, as every watcher was before: kept, the names of everyone who
+        ever dozed in a cafe would be read at each step in it."""
         at = self.where.get(name)
         if at is None:
             return True
         x, y = at
         r = VISION_RADIUS
+        if ((x - r) >> BUCKET_SHIFT, (y - r) >> BUCKET_SHIFT) != window:
+            return True
         return any(abs(x - tx) <= r and abs(y - ty) <= r for tx, ty in tiles)
 
     def changed_since(self, tile: Tile, version: int) -> list[str] | None:

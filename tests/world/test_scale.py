@@ -335,3 +335,8 @@ def test_a_step_out_of_a_dozing_residents_sight_does_not_stir_it() -> None:
     obj = next(a for a in index._object_buckets if any(k in _window((16, 16)) for k in index._object_buckets[a]))
     index.touch(0, obj)
     assert index.stirred == {"Ada Doze"}
+    index.stirred.clear()
+    index.add("Cy Gone", (60, 40))  # watched this window once, woken and walked off since
+    index.watchers[window] = {"Ada Doze", "Cy Gone"}
+    index.move("Bo Walk", (22, 20), (23, 22))  # out of Ada's sight
+    assert index.stirred == {"Cy Gone"} and index.watchers[window] == {"Ada Doze"}  # the stale name is dropped
