@@ -235,6 +235,21 @@ ECHO_SHARE = 0.9  # share of them taken from the partner's previous line
 OPENS_WITH_WORDS = 8
 
 
+def mentions(text: str, keywords: frozenset[str] | tuple[str, ...]) -> bool:
+    """Whether ``text`` has one of ``keywords`` as a word (lower-case words, apostrophes kept)."""
+    return bool(set(words(text)) & set(keywords))
+
+
+def leaves_out(line: str, keywords: tuple[str, ...]) -> str | None:
+    """A problem when a line that is to bring news up (the talk's goal: an invitation, news passed
+    on) has none of its ``keywords``: SmolLM2's Lucy knew of Maria's party from 07:00 and, asked
+    to bring it up, told six people she was going to Italy; nobody she talked to heard of it
+    (society bench seed 0, 2026-11-27). No keywords: nothing to bring up, no problem."""
+    if not keywords or mentions(line, keywords):
+        return None
+    return f"does not bring up what this talk is for (say it with one of: {', '.join(sorted(keywords))})"
+
+
 def speaks_as(line: str, other: str) -> str | None:
     """A problem when a line is written as the partner's ('Lucy Alvarez: Hi Maria! ...' said by
     Maria): the model carrying on the transcript instead of answering."""

@@ -18,7 +18,7 @@ from agents.llm.schemas import OPENING
 from agents.llm.scripted import first_accepted
 from agents.llm.task import Prompt, Task
 from agents.roles.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
-                                   not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
+                                   leaves_out, not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
 from agents.roles.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity, shown
 from agents.roles.importance import heuristic_importance
@@ -121,18 +121,21 @@ def no_words(line: str) -> str | None:
 
 
 def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = (),
-                acquainted: bool = False) -> type[Line]:
+                acquainted: bool = False, bring_up: tuple[str, ...] = ()) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not a line
     ``said`` already in this talk, by either speaker (SmolLM2's Tom said 'I am pleased to report that
     Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the speaker's own
-    name told to a partner it is ``acquainted`` with, not the instruction copied back (checked
-    after parsing; the JSON shape is Line's). One class per set of lines, however they are passed
-    (the fallback is checked to be an instance of the call's schema)."""
-    return _line_schema(name, other, previous, tuple(said), acquainted)
+    name told to a partner it is ``acquainted`` with, not the instruction copied back, and, when
+    the talk is for news (``bring_up``: the words of the event the engine's goal is about), a
+    line that speaks of it (checked after parsing; the JSON shape is Line's). One class per set
+    of lines, however they are passed (the fallback is checked to be an instance of the call's
+    schema)."""
+    return _line_schema(name, other, previous, tuple(said), acquainted, tuple(sorted(set(bring_up))))
 
 
 @lru_cache(maxsize=512)
-def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], acquainted: bool) -> type[Line]:
+def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], acquainted: bool,
+                 bring_up: tuple[str, ...]) -> type[Line]:
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -151,7 +154,8 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], ac
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name)
                        or said_again(self.utterance, said, (name, other))
-                       or (introduces_itself(self.utterance, name) if acquainted else None))
+                       or (introduces_itself(self.utterance, name) if acquainted else None)
+                       or leaves_out(self.utterance, bring_up))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
@@ -179,7 +183,8 @@ def _answer_doing(previous: str, doing: str) -> list[str]:
 
 
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
-                  said: tuple[str, ...] = (), doing: str = "", acquainted: bool = False) -> Line:
+                  said: tuple[str, ...] = (), doing: str = "", acquainted: bool = False,
+                  bring_up: tuple[str, ...] = ()) -> Line:
     """The typed fallback of ``converse``: a question in ``previous`` answered with what the
     speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
     else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
@@ -191,19 +196,26 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous, said, acquainted)
+    schema = line_schema(name, other, previous, said, acquainted, bring_up)
     news = clip(topic, 300).rstrip(".")
     aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []
     closing = ["Well, I should get going.", "Bye for now.", f"See you later, {first}."]
     answer = _answer_doing(previous, clip(doing, 120))
-    for text in answer + told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"] + closing:
-        if text in said:
-            continue
-        try:  # refused when it repeats a line, or a topic copies the instruction: the next one then
-            return schema(utterance=text, end=text in closing or (end and not text.startswith(("Hi ", "By the way"))))
-        except ValueError:
-            continue
+    candidates = answer + told[lines_so_far > 0:] + [f"Nice to see you, {first}.", "Good to see you. Take care!"]
+    # the news first; when no line of it passes (said already, or the topic copies the
+    # instruction), the rest checked without the goal (a greeting, not a talk cut short), kept
+    # as an instance of the call's schema
+    plain = line_schema(name, other, previous, said, acquainted) if bring_up else schema
+    for checked in dict.fromkeys((schema, plain)):
+        for text in candidates + closing:
+            if text in said:
+                continue
+            try:  # refused when it repeats a line, or a topic copies the instruction: the next one then
+                line = checked(utterance=text, end=text in closing or (end and not text.startswith(("Hi ", "By the way"))))
+            except ValueError:
+                continue
+            return line if checked is schema else schema.model_construct(**line.model_dump())
     return schema.model_construct(utterance="Take care.", end=True)  # every line above said already
 
 

@@ -26,12 +26,13 @@ SEED = ("I am planning a Valentine's Day party at the Hobbs Cafe on February 14 
 START = datetime(2026, 2, 13, 9, 0)
 
 
-def town(names: list[str], seeds: dict[str, list[str]] | None = None, traits: dict[str, list[str]] | None = None):
+def town(names: list[str], seeds: dict[str, list[str]] | None = None, traits: dict[str, list[str]] | None = None,
+         llm=None):
     personas = [demo_persona(n, "Town Library:reading room", "student", seed_memories=(seeds or {}).get(n, []),
                              **({"traits": traits[n]} if traits and n in traits else {})) for n in names]
     places = DEMO_PLACES + [a for n in names for a in demo_home(n)]
     options = MindOptions(places=places, start_time=START)
-    llm = make_llm("scripted")
+    llm = llm or make_llm("scripted")
     minds = {p.name: make_mind(p, llm, None, options, embedder=get_embedder("hashing")) for p in personas}
     world = Sandbox(minds, places, START, spawn={n: "Town Library:reading room" for n in names})
     return minds, world

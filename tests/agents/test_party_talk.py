@@ -9,19 +9,22 @@ import asyncio
 import json
 import random
 
+import pytest
+
+from agents.llm.gateway import Completion, Gateway, Request, ScriptedBackend
 from agents.llm.scripted import scripted_answer
 from agents.minds.cognition.conversation import on_heard, pick_topic
 from agents.minds.state import Conversation
 from agents.roles.wording import in_third_person
 from agents.minds.cognition.gatherings import goal_topic, learn
 from agents.minds.cognition.reflection import known_names
-from agents.roles.conversation import (_reply_to, converse_prompt, line_schema, scripted_line, scripted_summary, summary_prompt,
+from agents.roles.conversation import (_reply_to, converse_prompt, line_fallback, line_schema, scripted_line, scripted_summary, summary_prompt,
                                        summary_schema)
 from agents.roles.interview import answer_schema, interview_prompt
 from agents.roles.reflection import Insights, insights_prompt
 from maps.contracts import ChatLine, Perception
 from memory.store import MemoryRecord
-from tests.agents.test_party import START, run_until, town
+from tests.agents.test_party import SEED, START, run_until, town
 
 
 def _memory(kind: str, text: str, importance: int, id_: int = 1) -> MemoryRecord:
@@ -156,3 +159,54 @@ def test_an_interview_answer_the_checks_refuse_falls_to_the_best_memory_alone():
     schema = answer_schema("Hannah Price", question, tuple(memories))
     answer = json.loads(scripted_answer("interview", prompt, schema))["answer"]
     assert answer == f"From what I remember: {memories[0]}"  # with the line naming Hannah: refused
+
+
+OFF_TOPIC = ["I am going to Italy with my family.", "The weather has been lovely for walks.",
+             "My garden needs a lot of water these days.", "I finished reading a long novel last night.",
+             "Work at the library keeps me busy.", "Someone painted the fence near the river green.",
+             "I want to learn to play the violin.", "The bus was late again this morning."]
+
+
+class OffTopicModel(ScriptedBackend):
+    """SmolLM2's Lucy: asked to bring a party up, says she is going to Italy, then something
+    else each time (no line repeats, so none is refused for that); every other purpose
+    answered as ``scripted``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines = 0
+
+    async def generate(self, request: Request) -> Completion:
+        if request.purpose == "converse":
+            self.lines += 1
+            text = OFF_TOPIC[(self.lines - 1) % len(OFF_TOPIC)]
+            return Completion(text=json.dumps({"utterance": text, "end": False}))
+        return await super().generate(request)
+
+
+def test_a_line_that_leaves_out_the_talks_news_is_refused_and_the_news_said_plainly():
+    schema = line_schema("Lucy Alvarez", "Mia Novak", "", bring_up=("party", "valentine's"))
+    with pytest.raises(ValueError, match="does not bring up"):
+        schema(utterance="I am going to Italy with my family.")
+    assert schema(utterance="Mom is throwing a party at the cafe tomorrow!").utterance
+    topic = "Maria Alvarez is hosting a Valentine's Day party at Willow Cafe. Maria Alvarez told me."
+    fallback = line_fallback("Mia Novak", 1, "Lucy Alvarez", "What are you up to today?", topic, doing="reading",
+                             bring_up=("party", "valentine's"))
+    asked = line_schema("Lucy Alvarez", "Mia Novak", "What are you up to today?", bring_up=("party", "valentine's"))
+    assert isinstance(fallback, asked) and "Valentine's Day party" in fallback.utterance  # not 'Right now I'm reading'
+    plain = line_fallback("Mia Novak", 1, "Lucy Alvarez", "", topic, said=(f"By the way, {topic}",),
+                          bring_up=("party", "valentine's"))  # the news was said already: a plain line, same schema
+    said = line_schema("Lucy Alvarez", "Mia Novak", "", (f"By the way, {topic}",), bring_up=("party", "valentine's"))
+    assert isinstance(plain, said) and "party" not in plain.utterance.lower()
+
+
+def test_news_reaches_the_listener_when_the_model_talks_of_something_else():
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]}, llm=Gateway(OffTopicModel()))
+    run_until(world, lambda: bool(minds["Klaus Mueller"].state.events))
+    (known,) = minds["Klaus Mueller"].state.events.values()
+    assert known.source == "Maria Lopez" and known.event.host == "Maria Lopez" and known.invited
+    said = [c.text for c in world.chat if c.speaker == "Maria Lopez"]
+    assert "Valentine's Day party" in said[0], said  # her first line, the model's refused, fell back to the news
+    assert any(c.text in OFF_TOPIC for c in world.chat)  # the other lines stay the model's
+    stats = minds["Maria Lopez"].caller.llm.stats()["by_purpose"]["converse"]
+    assert stats["fallbacks"] >= 1

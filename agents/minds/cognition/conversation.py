@@ -26,7 +26,7 @@ from agents.roles.conversation import (
     summary_schema,
     summary_prompt,
 )
-from agents.minds.cognition.events import describe, refers_to
+from agents.minds.cognition.events import describe, event_words, refers_to
 from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told, spoken_of
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
@@ -88,16 +88,29 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     # to her, word for word, two lines later (quickstart, 2026-11-26)
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if ": " in l)
     acquainted = mind.social.tie(other) is not None  # no 'I am Tom Alvarez' to one's wife
+    bring_up = goal_words(mind, convo)
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous, said, acquainted),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current, acquainted),
+        line_schema(mind.name, other, previous, said, acquainted, bring_up),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current, acquainted, bring_up),
         max_tokens=160,
     )
+
+
+def goal_words(mind: "Resident", convo: Conversation) -> tuple[str, ...]:
+    """What my first line of a talk must speak of when the talk has a goal (the engine's: invite,
+    pass news on), so that a model which words something else is asked again and then falls back
+    to the news said plainly: the news is the engine's structure, the model only words it. Later
+    lines are free (a talk is not a broadcast), and so is a talk with one line left."""
+    known = mind.state.events.get(convo.goal) if convo.goal else None
+    mine = any(line.startswith(mind.name + ": ") for line in convo.lines)
+    if known is None or mine or len(convo.lines) + 1 >= mind.tuning.max_chat_lines:
+        return ()
+    return tuple(event_words(known.event))
 
 
 def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Intent:

@@ -19,6 +19,7 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 from agents.minds.state import Gathering
+from agents.roles.checks import mentions
 
 # The gatherings a town has (nouns; a modifier before one is kept: 'Valentine's Day party').
 KINDS = ("party", "celebration", "festival", "meeting", "assembly", "funeral", "memorial", "vigil",
@@ -348,10 +349,15 @@ def refers_to(text: str, event: Gathering) -> bool:
     ('Valentine's', 'mayor')? A model's line passing news on words it its own way (SmolLM2's Tom
     told Ben of Maria's party as 'I'll have a Valentine's Day party tonight at Willow Cafe'): what
     it refers to is taken as the speaker knows it, not re-read from the words."""
-    words = {w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower()) if len(w) > 3 and w not in _STOP}
-    words.discard("candidacy")
-    said = set(re.findall(r"[a-z']+", text.lower()))
-    return bool(words & said)
+    return mentions(text, event_words(event))
+
+
+def event_words(event: Gathering) -> frozenset[str]:
+    """The words a line speaking of ``event`` has one of (:func:`refers_to`): its kind's and its
+    name's words of four letters or more, not 'candidacy' (nobody says it)."""
+    found = {w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower()) if len(w) > 3 and w not in _STOP}
+    found.discard("candidacy")
+    return frozenset(found)
 
 
 def describe(event: Gathering) -> str:
