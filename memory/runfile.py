@@ -225,6 +225,32 @@ def _pack(obj: Any) -> bytes:
     return zstandard.ZstdCompressor(level=1).compress(text)
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
+def _record_json(data: dict[str, Any]) -> str:
+    """A record's payload as stored: the text ``json.dumps(data, separators=(",", ":"),
+    default=str)`` writes, which the records digest hashes. A 1,000-resident day writes 400,000
+    records, nine in ten of them steps (a tile and an address); orjson writes the same text for
+    a payload of strings and integers (lists of them too) in ASCII, at a fraction of the cost.
+    Anything else (a float, which the two write differently past 1e16 or below 1e-4; NaN; a
+    nested object; an emoji, which json escapes) goes through json as before."""
+    for v in data.values():
+        if type(v) in (list, tuple):
+            if not all(type(e) in _PLAIN for e in v):
+                break
+        elif type(v) not in _PLAIN:
+            break
+    else:
+        try:
+            text = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # an int past 64 bits
+            text = b"\x80"
+        if text.isascii() and b"\x7f" not in text:  # json escapes DEL too
+            return text.decode()
+    return json.dumps(data, separators=(",", ":"), default=str)
+
+
 def _unpack(blob: bytes) -> Any:
     text = zstandard.ZstdDecompressor().decompress(blob) if blob[:4] == ZSTD_MAGIC else zlib.decompress(blob)
     try:
@@ -441,10 +467,7 @@ class RunStore:
         last = self.last_tick()
         if last is not None and tick != last + 1:
             raise StoreError(f"{self.path}: tick {tick} does not follow the last committed tick {last}")
-        rows = [
-            (tick, seq, r.kind, r.resident, json.dumps(r.data, separators=(",", ":"), default=str))
-            for seq, r in enumerate(tick_records.records)
-        ]
+        rows = [(tick, seq, r.kind, r.resident, _record_json(r.data)) for seq, r in enumerate(tick_records.records)]
         answers = [
             (tick, seq, log.source, a.call_no, a.call_id, a.purpose, a.request, a.answer, a.info)
             for seq, (log, a) in enumerate((log, a) for log in self._answer_logs for a in log.take())

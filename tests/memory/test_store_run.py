@@ -82,6 +82,19 @@ def test_snapshots_written_with_zlib_still_read_and_a_damaged_one_is_named(tmp_p
         store.snapshot_at_or_before(1)
 
 
+@pytest.mark.parametrize("data", [
+    {"tile": (3, 4), "address": "Willow Cafe:kitchen"}, {"x": 0.1, "tiny": 1e-05, "huge": 1e16, "nan": float("nan")},
+    {"when": datetime(2026, 2, 13, 7, 0)}, {"emoji": "💬 talking"}, {"big": 2 ** 70, "list": [1, "a", None, True]},
+    {"controls": "".join(chr(i) for i in range(128))}, {"nested": {"a": [1, 2]}}, {"s": [2 ** 64 - 1, -2 ** 63]},
+])
+def test_a_records_payload_is_stored_as_json_wrote_it(tmp_path: Path, data: dict) -> None:
+    """The records digest hashes the stored text: the fast encoder must write json's bytes."""
+    store = RunStore.create(tmp_path, {})
+    store.commit_tick(tick(0, Record(kind="note", resident="A", data=data)))
+    (text,) = sqlite3.connect(tmp_path / "run.db").execute("SELECT data FROM records").fetchone()
+    assert text == json.dumps(data, separators=(",", ":"), default=str)
+
+
 def test_readable_while_writing(tmp_path: Path) -> None:
     writer = RunStore.create(tmp_path, {"town": "x"})
     writer.commit_tick(tick(0))
