@@ -62,6 +62,7 @@ class Attention:
     truncated: bool = False  # the last look left new events out (bandwidth): look fully again
     nearby: list[str] = field(default_factory=list)
     blocked: set[str] = field(default_factory=set)  # in view, unseen state, but held back by retention
+    nearby_set: set[str] | None = None  # ``nearby`` as a set, kept by a look again (None: build it)
 
     def snapshot(self) -> dict:
         # the dict copied whole (subject -> [predicate, object] once encoded): a list of triples
@@ -451,6 +452,7 @@ class Perceiver:
             self._classify(att, addr, addr, "is", state, fresh, blocked, dist, f"{oname} is {state}", addr)
         nearby.sort()
         att.blocked = blocked
+        att.nearby_set = None
         chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
         return chosen, nearby
 
@@ -462,7 +464,10 @@ class Perceiver:
         area = r.area
         fresh: list[Sight] = []
         blocked: set[str] = set()
-        nearby_set = set(att.nearby)
+        # the set of who was nearby is kept between looks, and the sorted list rebuilt only when
+        # someone came into view or left it: in a cafe of eighty both were a fifth of the look
+        nearby_set = att.nearby_set if att.nearby_set is not None else set(att.nearby)
+        moved = False
         residents = self.residents
         objects = self.objects
         view = self.sight.visible_map(r.tile)
@@ -473,9 +478,13 @@ class Perceiver:
                     continue
                 ox, oy = o.tile
                 if o.area != area or abs(ox - x) > 4 or abs(oy - y) > 4:
-                    nearby_set.discard(key)
+                    if key in nearby_set:
+                        nearby_set.discard(key)
+                        moved = True
                     continue
-                nearby_set.add(key)
+                if key not in nearby_set:
+                    nearby_set.add(key)
+                    moved = True
                 s, p, ob = o.event
                 self._classify(att, key, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
                                f"{key} is {o.description or 'idle'}", o.action_address or o.address)
@@ -488,4 +497,5 @@ class Perceiver:
                 self._classify(att, key, key, "is", state, fresh, blocked, dist, f"{oname} is {state}", key)
         att.blocked = blocked
         chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
-        return chosen, sorted(nearby_set)
+        att.nearby_set = nearby_set
+        return chosen, sorted(nearby_set) if moved else att.nearby

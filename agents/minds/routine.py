@@ -241,13 +241,9 @@ class RoutineMind:
                 self.state.asleep = True
                 return Intent(kind="sleep", description="sleeping", emoji="😴")
             return CONTINUE
-        for other in p.nearby:
-            if other in self.state.greeted or other in self.state.sleepers:
-                continue
-            stranger = other not in self._friends
-            if stranger and self._strangers >= STRANGER_GREETINGS:
-                continue  # one does not greet every stranger in a crowd
-            self._strangers += stranger
+        other = self._to_greet(p.nearby) if p.nearby else None
+        if other is not None:
+            self._strangers += other not in self._friends
             self.state.greeted.add(other)
             self.state.said = True
             part = "morning" if p.time.hour < 12 else "afternoon" if p.time.hour < 18 else "evening"
@@ -257,6 +253,19 @@ class RoutineMind:
             self.state.said = False
             return Intent(kind="continue", description=block.description, emoji=block.emoji)
         return CONTINUE
+
+    def _to_greet(self, nearby: list[str]) -> str | None:
+        """The first one nearby I may greet: not greeted today, not asleep, and a stranger only
+        while today's strangers are under the cap (one does not greet every stranger in a
+        crowd). Past the cap only friends are looked for, by set: a name-by-name pass over a
+        cafe of eighty was a fifth of the mind's time."""
+        done, sleepers = self.state.greeted, self.state.sleepers
+        if self._strangers >= STRANGER_GREETINGS:
+            friends = self._friends.intersection(nearby)
+            friends -= done
+            friends -= sleepers
+            return next((o for o in nearby if o in friends), None) if friends else None
+        return next((o for o in nearby if o not in done and o not in sleepers), None)
 
     def quiet_until(self, now: datetime) -> datetime | None:
         """Until when :meth:`decide_fast`, given the same perception again (nothing new in view,
