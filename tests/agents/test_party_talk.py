@@ -213,10 +213,12 @@ def test_news_reaches_the_listener_when_the_model_talks_of_something_else():
 
 
 def test_the_words_a_talk_for_news_must_use_come_from_the_event_and_none_means_no_check():
+    """Four letters or more; three when the event has no longer word; none, no check."""
     from agents.minds.cognition.events import event_words
     from agents.minds.state import Gathering
 
     assert event_words(Gathering(kind="party", what="a Valentine's Day party")) == {"party", "valentine's"}
     assert event_words(Gathering(kind="candidacy", what="running for mayor")) == {"running", "mayor"}
-    assert event_words(Gathering(kind="gig", what="a gig")) == frozenset()  # no word long enough: no check
+    assert event_words(Gathering(kind="gig", what="a gig")) == {"gig"}  # no longer word: three letters do
+    assert event_words(Gathering(kind="do", what="a do")) == frozenset()  # nothing to look for: no check
     assert line_schema("Ada Jones", "Bo Smith", "", bring_up=())(utterance="Lovely weather today.").utterance

@@ -354,10 +354,11 @@ def refers_to(text: str, event: Gathering) -> bool:
 
 def event_words(event: Gathering) -> frozenset[str]:
     """The words a line speaking of ``event`` has one of (:func:`refers_to`): its kind's and its
-    name's words of four letters or more, not 'candidacy' (nobody says it)."""
-    found = {w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower()) if len(w) > 3 and w not in _STOP}
-    found.discard("candidacy")
-    return frozenset(found)
+    name's words of four letters or more, not 'candidacy' (nobody says it); of three letters
+    when it has no longer one ('a gig', 'the BBQ'), so that such an event is spoken of too."""
+    words = [w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower())
+             if w not in _STOP and w != "candidacy"]
+    return frozenset(w for w in words if len(w) > 3) or frozenset(w for w in words if len(w) == 3)
 
 
 def describe(event: Gathering) -> str:
