@@ -235,17 +235,20 @@ ECHO_SHARE = 0.9  # share of them taken from the partner's previous line
 OPENS_WITH_WORDS = 8
 
 
-def mentions(text: str, keywords: frozenset[str] | tuple[str, ...]) -> bool:
-    """Whether ``text`` has one of ``keywords`` as a word (lower-case words, apostrophes kept)."""
+def has_any_word(text: str, keywords: frozenset[str] | tuple[str, ...]) -> bool:
+    """Whether ``text`` has one of ``keywords`` as a whole word (lower-case words, apostrophes
+    kept: 'party's' is not 'party'). Stricter than roles/interview.mentions, which finds a term
+    inside a possessive; event matching has always been by whole words."""
     return bool(set(words(text)) & set(keywords))
 
 
 def leaves_out(line: str, keywords: tuple[str, ...]) -> str | None:
     """A problem when a line that is to bring news up (the talk's goal: an invitation, news passed
-    on) has none of its ``keywords``: SmolLM2's Lucy knew of Maria's party from 07:00 and, asked
-    to bring it up, told six people she was going to Italy; nobody she talked to heard of it
-    (society bench seed 0, 2026-11-27). No keywords: nothing to bring up, no problem."""
-    if not keywords or mentions(line, keywords):
+    on) has none of its ``keywords``: SmolLM2's Lucy knew of Maria's party from 07:00 on Friday
+    and, in the five talks she opened that day, spoke of a special day, a cup of coffee and a trip
+    to Italy; nobody learned of the party from her (society bench seed 0, 2026-11-27). No
+    keywords: nothing to bring up, no problem."""
+    if not keywords or has_any_word(line, keywords):
         return None
     return f"does not bring up what this talk is for (say it with one of: {', '.join(sorted(keywords))})"
 

@@ -19,7 +19,7 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 from agents.minds.state import Gathering
-from agents.roles.checks import mentions
+from agents.roles.checks import has_any_word
 
 # The gatherings a town has (nouns; a modifier before one is kept: 'Valentine's Day party').
 KINDS = ("party", "celebration", "festival", "meeting", "assembly", "funeral", "memorial", "vigil",
@@ -349,7 +349,7 @@ def refers_to(text: str, event: Gathering) -> bool:
     ('Valentine's', 'mayor')? A model's line passing news on words it its own way (SmolLM2's Tom
     told Ben of Maria's party as 'I'll have a Valentine's Day party tonight at Willow Cafe'): what
     it refers to is taken as the speaker knows it, not re-read from the words."""
-    return mentions(text, event_words(event))
+    return has_any_word(text, event_words(event))
 
 
 def event_words(event: Gathering) -> frozenset[str]:
