@@ -402,6 +402,11 @@ class Perception(BaseModel):
     )
     nearby: list[str] = Field(default_factory=list, description="other residents in view")
     heard: list[ChatLine] = Field(default_factory=list, description="lines addressed to me")
+    unsaid: list[ChatLine] = Field(
+        default_factory=list,
+        description="my lines of last tick that the world did not deliver (the listener spoke to me at the same "
+        "moment, was talking with someone else, or was out of view): not said, so nobody heard them",
+    )
     whispers: list[str] = Field(default_factory=list, description="injected inner voice")
     announcements: list[str] = Field(default_factory=list, description="town-wide events")
     arrived: bool = Field(default=False, description="reached the destination of the last move")

@@ -328,7 +328,7 @@ def _events_section(events: list[EventSeen], refused: list[tuple[datetime, str, 
         out += [f"### {n.what[:1].upper() + n.what[1:]} — {n.host or 'announced'}, {n.place or 'no place'}, {when}", ""]
         out += [f"> {_q(n.text, 300)}", ""] + [f"- ⚠️ {p}" for p in n.problems]
         came = sorted(seen.present, key=lambda who: seen.present[who][0])
-        out.append(f"- known by {len(seen.known)} residents; {len(seen.invited)} knew before it ended; "
+        out.append(f"- known by {len(seen.known)} resident{'s' * (len(seen.known) != 1)}; {len(seen.invited)} knew before it ended; "
                    f"{sum(1 for c in came if c in seen.invited)} of them came; {len(came)} at the place in all")
         out += ["", "| resident | knew from | how | told by | going | came |", "| --- | --- | --- | --- | --- | --- |"]
         for who, k in sorted(seen.known.items(), key=lambda kv: kv[1].time):

@@ -25,7 +25,7 @@ class Body:
     __slots__ = (
         "name", "persona", "mind", "tile", "area", "address", "path", "path_i", "dest", "pending_use",
         "holding", "description", "emoji", "event", "action_address", "asleep", "arrived",
-        "heard", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known", "public",
+        "heard", "unsaid", "whispers", "announcements", "memories", "attention", "known", "known_dirty", "base_known", "public",
         "quiet_until", "bell",
     )
 
@@ -48,6 +48,7 @@ class Body:
         self.asleep = False
         self.arrived = False
         self.heard: list[ChatLine] = []
+        self.unsaid: list[ChatLine] = []  # my lines the world did not deliver (Perception.unsaid)
         self.whispers: list[str] = []
         self.announcements: list[str] = []
         self.memories: list[str] = []
@@ -79,13 +80,18 @@ class Body:
         self.heard.append(line)
         self.stir()
 
+    def hold_back(self, line: ChatLine) -> None:
+        """A line of this resident's that was not said: its mind learns so next tick."""
+        self.unsaid.append(line)
+        self.stir()
+
     def deliver(self, kind: str, text: str) -> None:
         """A whisper, an announcement or a memory put into this resident's inbox."""
         {"whisper": self.whispers, "announcement": self.announcements, "memory": self.memories}[kind].append(text)
         self.stir()
 
     def has_inbox(self) -> bool:
-        return bool(self.heard or self.whispers or self.announcements or self.memories)
+        return bool(self.heard or self.unsaid or self.whispers or self.announcements or self.memories)
 
     def learn(self, town: Town) -> None:
         """Spatial memory: entering a room teaches its address and its objects."""
@@ -110,7 +116,8 @@ class Body:
             "asleep": self.asleep, "event": list(self.event), "action_address": self.action_address,
             "path": [list(t) for t in self.path[self.path_i:]], "dest": self.dest,
             "pending_use": list(self.pending_use) if self.pending_use else None, "holding": self.holding,
-            "arrived": self.arrived, "heard": [c.model_dump() for c in self.heard], "whispers": list(self.whispers),
+            "arrived": self.arrived, "heard": [c.model_dump() for c in self.heard],
+            "unsaid": [c.model_dump() for c in self.unsaid], "whispers": list(self.whispers),
             "announcements": list(self.announcements), "memories": list(self.memories),
             "attention": self.attention.snapshot(), "known_extra": sorted(self.known - self.base_known),
             "known_dirty": self.known_dirty,
@@ -129,6 +136,7 @@ class Body:
         self.holding = s["holding"]
         self.arrived = s["arrived"]
         self.heard = [ChatLine(**c) for c in s["heard"]]
+        self.unsaid = [ChatLine(**c) for c in s.get("unsaid", ())]  # none in a snapshot from before it
         self.whispers, self.announcements, self.memories = list(s["whispers"]), list(s["announcements"]), list(s["memories"])
         self.attention = Attention.restore(s["attention"])
         self.known = set(self.base_known) | set(s["known_extra"])

@@ -279,8 +279,10 @@ class Engine:
                 records.append(_rec("move", r.name, {"tile": r.tile, "address": r.address}))
         active = self._perceive_all(tick, now, given or {}, bool(queued))  # quiet residents left out
         intents = await self._decide(active, given or {}, records)
+        self.rules.speaking = {r.name: i.to for (r, _p), i in zip(active, intents) if i.kind == "say" and i.to}
         for (r, p), intent in zip(active, intents):
             self.rules.apply(r, intent, p, tick, records)
+        self.rules.speaking = {}
         if tick % FORGET_TALKS_EVERY == 0:  # by tick number, so a resumed run sweeps when the original did
             self.rules.forget_ended_talks(tick)
         for plugin in self._plugins:
@@ -359,7 +361,7 @@ class Engine:
         # a 'continue' whose description is the body's own changes nothing (Rules.apply ignores
         # its emoji and event then): a generative mind carries on with its step that way
         if (not self.quiet or intent.kind != "continue" or intent.description not in ("", r.description)
-                or p.events or p.heard or p.whispers or p.announcements
+                or p.events or p.heard or p.unsaid or p.whispers or p.announcements
                 or p.memories or p.arrived or p.known_places or r.walking):
             return
         ask = getattr(r.mind, "quiet_until", None)

@@ -379,11 +379,13 @@ class Perceiver:
             r.known_dirty = False
         p = build(Perception, {
             "resident": r.name, "tick": tick, "time": now, "tile": r.tile, "address": r.address, "events": events,
-            "nearby": list(nearby), "heard": r.heard, "whispers": r.whispers, "announcements": r.announcements,
+            "nearby": list(nearby), "heard": r.heard, "unsaid": r.unsaid, "whispers": r.whispers, "announcements": r.announcements,
             "arrived": r.arrived, "known_places": known, "memories": r.memories,
         })
         if r.heard:
             r.heard = []
+        if r.unsaid:
+            r.unsaid = []
         if r.whispers:
             r.whispers = []
         if r.announcements:

@@ -48,6 +48,8 @@ class Rules:
         self.conversations: dict[str, list] = {}  # "a|b" -> [conversation_id, last_tick]
         self._talks_of: dict[str, dict[str, None]] = {}  # name -> its keys in self.conversations, in that order
         self._mind_errors_logged: set[str] = set()
+        # this tick's speakers -> whom they speak to (Engine, before applying): who is mid-sentence
+        self.speaking: dict[str, str] = {}
 
     def restore(self, holders: Mapping[str, str], conversations: Mapping[str, list]) -> None:
         """Back to the holders and conversations of a snapshot."""
@@ -177,12 +179,22 @@ class Rules:
             self._refuse(r, intent, "cannot talk to oneself", records)
         elif intent.to not in p.nearby:
             self._refuse(r, intent, f"{intent.to} is not in view", records)
+            self._hold_back(r, intent)
         elif not (intent.utterance or "").strip():
             self._refuse(r, intent, "nothing to say (empty utterance)", records)
         elif busy := self.talking_with(intent.to, r.name, tick):
             # a line said to someone in another talk would be recorded as said to them and never
-            # answered (issue 26): it is not said; the speaker's talk times out
+            # answered (issue 26): it is not said, and its speaker learns so
             self._refuse(r, intent, f"{intent.to} is talking with {busy}", records)
+            self._hold_back(r, intent)
+        elif (theirs := self.speaking.get(intent.to)) is not None and (theirs != r.name or intent.to < r.name):
+            # they speak in this same tick: to me, and first in name order (we both spoke at once:
+            # theirs is said, mine is not, and I answer theirs next tick; two openers in a row,
+            # one of them never answered, began 38 of the 139 talks of a scripted bench: 'Hi Owen!
+            # I'm hosting a football match ... Would you like to come?' / 'Hi Mateo! How are you
+            # today?'), or to someone else (one does not address a person mid-sentence). A turn
+            # taken, not a mistake: no refusal counted, and the speaker learns it (unsaid).
+            self._hold_back(r, intent)
         else:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
@@ -194,6 +206,12 @@ class Rules:
             desc = intent.description or f"talking to {intent.to}"
             self.set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
                              r.address, records)
+
+    @staticmethod
+    def _hold_back(r: Body, intent: Intent) -> None:
+        """The line was not said: its speaker's next Perception says so (Perception.unsaid)."""
+        r.hold_back(ChatLine(speaker=r.name, listener=intent.to or "", text=(intent.utterance or "").strip(),
+                             news=(intent.news or "").strip()))
 
     def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
         """wait / sleep: stop walking; a waiter lets go of what it holds, a sleeper keeps its bed."""

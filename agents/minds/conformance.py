@@ -43,6 +43,7 @@ class Body:
     asleep: bool = False
     arrived: bool = False
     heard: list[ChatLine] = field(default_factory=list)
+    unsaid: list[ChatLine] = field(default_factory=list)
     whispers: list[str] = field(default_factory=list)
     announcements: list[str] = field(default_factory=list)
     seen: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -77,14 +78,14 @@ class Sandbox:
                                              address=body.arena, resting=subject in self.objects and obj == "idle"))
         p = Perception(
             resident=body.name, tick=self.tick, time=self.time, tile=(0, 0), address=body.arena,
-            events=events[:3], nearby=sorted(b.name for b in here), heard=body.heard,
+            events=events[:3], nearby=sorted(b.name for b in here), heard=body.heard, unsaid=body.unsaid,
             whispers=body.whispers, announcements=body.announcements, arrived=body.arrived,
             known_places=self.places if self.tick == 0 else [],
         )
-        body.heard, body.whispers, body.announcements, body.arrived = [], [], [], False
+        body.heard, body.unsaid, body.whispers, body.announcements, body.arrived = [], [], [], [], False
         return p
 
-    def _apply(self, body: Body, intent: Intent, nearby: list[str]) -> None:
+    def _apply(self, body: Body, intent: Intent, nearby: list[str], speaking: dict[str, str]) -> None:
         if intent.description:
             body.description = intent.description
             body.event = tuple(intent.event) if intent.event else (body.name, "is", intent.description)
@@ -101,12 +102,17 @@ class Sandbox:
             else:
                 body.dest, body.eta = arena_of(target), self.tick + self.walk_ticks
         elif intent.kind == "say":
-            if intent.to in nearby and intent.utterance:
-                line = ChatLine(speaker=body.name, listener=intent.to, text=intent.utterance, news=intent.news or "")
-                self.bodies[intent.to].heard.append(line)
-                self.chat.append(line)
-            else:
+            line = ChatLine(speaker=body.name, listener=intent.to or "", text=(intent.utterance or "").strip(),
+                            news=intent.news or "")
+            theirs = speaking.get(intent.to or "")
+            if intent.to not in nearby or not intent.utterance:
                 self.refused.append(f"{body.name}: {intent.to} not in view")
+                body.unsaid.append(line)
+            elif theirs is not None and (theirs != body.name or (intent.to or "") < body.name):
+                body.unsaid.append(line)  # they speak this tick: my turn waits (world/rules.py, Rules._say)
+            else:
+                self.bodies[line.listener].heard.append(line)
+                self.chat.append(line)
         elif intent.kind == "sleep":
             body.asleep = True
 
@@ -129,8 +135,9 @@ class Sandbox:
                 self._arrive(body)
         perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
         intents = await self._decide(perceptions)
+        speaking = {n: i.to for n, i in intents.items() if i is not None and i.kind == "say" and i.to}
         for name, body in self.bodies.items():
-            self._apply(body, intents[name] or Intent(), perceptions[name].nearby)
+            self._apply(body, intents[name] or Intent(), perceptions[name].nearby, speaking)
         for name, mind in self.minds.items():
             self.records.extend(self._drain(name, mind))
 

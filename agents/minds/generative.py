@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
-from agents.minds.cognition.conversation import close_conversation, on_heard, timed_out
+from agents.minds.cognition.conversation import close_conversation, on_heard, take_back, timed_out
 from agents.minds.cognition.gatherings import event_steps, learn, settle, slots, undecided, with_events
 from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater
 from agents.minds.state import MindSnapshot, MindState, PendingMemory, dump_snapshot, load_snapshot
@@ -277,6 +277,8 @@ class Resident:
             return
         self._absorbed_tick = p.tick
         self.state.now, self.state.tick = p.time, p.tick
+        if p.unsaid:
+            take_back(self, p.unsaid)
         if not self.state.started:
             self.state.started = True
             self.social.record_start(p.tick)

@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from maps.contracts import Intent, LanguageModel, MindOptions, Perception, Persona
+from maps.contracts import ChatLine, Intent, LanguageModel, MindOptions, Perception, Persona
 from maps.contracts import Record
 from agents.minds.state import RoutineState
 from maps.contracts import stable_hash as _h
@@ -224,6 +224,8 @@ class RoutineMind:
     # -- Mind protocol ---------------------------------------------------------
 
     def decide_fast(self, p: Perception) -> Intent | None:
+        if p.unsaid:
+            self._take_back(p.unsaid)
         for ev in p.events:
             if ev.subject != self.name and "sleep" in ev.description:
                 self.state.sleepers.add(ev.subject)
@@ -253,6 +255,14 @@ class RoutineMind:
             self.state.said = False
             return Intent(kind="continue", description=block.description, emoji=block.emoji)
         return CONTINUE
+
+    def _take_back(self, unsaid: list[ChatLine]) -> None:
+        """A greeting the world did not say (the other greeted me at the same moment): not
+        greeted yet, so I answer theirs instead."""
+        for line in unsaid:
+            if line.listener in self.state.greeted:
+                self.state.greeted.discard(line.listener)
+                self._strangers = max(0, self._strangers - (line.listener not in self._friends))
 
     def _to_greet(self, nearby: list[str]) -> str | None:
         """The first one nearby I may greet: not greeted today, not asleep, and a stranger only

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 class Gathering(BaseModel):
     """A gathering (or a candidacy) resolved against the town and the clock."""
 
-    kind: str = Field(description="the noun: party, meeting, funeral, ..., or 'candidacy'")
+    kind: str = Field(description="the noun: party, meeting, funeral, ..., or 'candidacy' or 'news'")
     what: str = Field(description="its name in words, e.g. \"Valentine's Day party\"")
     host: str = ""
-    place: str = Field(default="", description="'sector:arena' of the town ('' for a candidacy)")
+    place: str = Field(default="", description="'sector:arena' of the town ('' for a candidacy or news)")
     start: datetime | None = None
     end: datetime | None = None
     invitees: list[str] = Field(default_factory=list, description="names, or 'everyone'")
@@ -38,10 +38,15 @@ class Gathering(BaseModel):
     def candidacy(self) -> bool:
         return self.kind == "candidacy"
 
+    @property
+    def news(self) -> bool:
+        """A notion with no place or time, passed on as the fact: a candidacy, or news of someone's life."""
+        return self.kind in ("candidacy", "news")
+
     def key(self) -> str:
         """The same event however it was worded: its kind, host or place, and day."""
-        if self.candidacy:
-            return f"candidacy|{self.host.lower()}|{self.what.lower()}"
+        if self.news:
+            return f"{self.kind}|{self.host.lower()}|{self.what.lower()}"
         day = f"{self.start:%Y-%m-%d %H:%M}" if self.start else ""
         return f"{self.kind}|{self.place.split(':')[0].lower()}|{day}"
 

@@ -19,12 +19,18 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def copied_from(answer: str, source: str, run: int = 7) -> str | None:
-    """A problem when ``answer`` repeats ``run`` consecutive words of ``source`` (an instruction)."""
+def copied_from(answer: str, source: str, run: int = 7, allowed: tuple[str, ...] = ()) -> str | None:
+    """A problem when ``answer`` repeats ``run`` consecutive words of ``source`` (an instruction)
+    that none of ``allowed`` has: words the answer may repeat because it draws on them (asked
+    'Do you know who is opening a bakery on Main Street next month?', a resident who remembers
+    'Pip told me that Pip is opening a bakery on Main Street next month' says it, no echo)."""
     a, s = words(answer), words(source)
     if len(a) < run or len(s) < run:
         return None
     grams = {tuple(s[i : i + run]) for i in range(len(s) - run + 1)}
+    for text in allowed:
+        w = words(text)
+        grams -= {tuple(w[i : i + run]) for i in range(len(w) - run + 1)}
     for i in range(len(a) - run + 1):
         if tuple(a[i : i + run]) in grams:
             return "copies the instruction instead of answering it"

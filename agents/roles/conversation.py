@@ -329,7 +329,7 @@ def _reply_to(line: str, other: str, fresh: list[str]) -> str:
         return f"I'm well, thank you, {other}." + (f" {_telling(_news(fresh[0]))}" if fresh else " Busy day ahead.")
     told = _TOLD.search(line)
     if told and not fresh:
-        news = told.group(1).strip()
+        news = _ATTRIBUTED.sub("", told.group(1).strip()).strip().rstrip(".")  # not '... Pip told me.' said back
         if re.match(r"(I|I'm|I've|My|We|We're|Our)\b", news):  # their own news is not mine to say as mine
             return f"Really? That's news to me. Thanks for telling me, {other}."
         return f"Really? I had not heard that {_lower_first(news)}. Thanks for telling me, {other}."
@@ -339,12 +339,22 @@ def _reply_to(line: str, other: str, fresh: list[str]) -> str:
 _NOT_NAMES = {"There's", "That's", "It's", "Here's", "What's", "Who's", "Where's", "Let's", "He's", "She's"}
 
 
+# capitalised only because they open a sentence
+_COMMON_OPENERS = {"The", "A", "An", "My", "Our", "It", "This", "That", "There", "Tomorrow", "Today", "Tonight",
+                   "Everyone", "Everybody", "Nobody", "Someone", "Somebody", "Business", "Work", "Life", "What", "Who",
+                   "Which", "He", "She", "They", "We", "You", "Dinner", "Lunch", "Breakfast", "Nothing", "Something",
+                   "Patient", "Patients", "People", "Customers", "Prices", "Rent", "Sales", "School", "Town"}
+
+
 def _lower_first(news: str) -> str:
     """News said mid-sentence: 'Business at the cafe ...' -> 'business at the cafe ...', but a
     name stays a name ('Priya Shah is ...' was 'priya Shah is ...')."""
     first = news.split()[:2]
     if len(first) == 2 and all(w[:1].isupper() for w in first) and first[0] not in ("The", "A", "An", "My", "Our"):
         return news
+    if len(first) == 2 and first[1][:1].islower() and re.fullmatch(r"[A-Z][a-z]+|Mr\.|Mrs\.|Ms\.|Dr\.", first[0]) \
+            and first[0] not in _COMMON_OPENERS:
+        return news  # a first name as the subject: 'Rosalind is married to Owen' (was 'rosalind is ...')
     if first and (first[0] == "I" or first[0].startswith("I'") or (re.fullmatch(r"[A-Z][a-z]+'s", first[0])
                                                                and first[0] not in _NOT_NAMES)):
         return news  # 'I ...', or a name's ('Grace's sister ...')
@@ -395,7 +405,9 @@ def scripted_line(fields: Mapping[str, Any], schema: type[BaseModel], rng: rando
     if left <= 1 or len(transcript) >= 5 or not fresh:
         return _first_accepted(schema, [(reply, False)] * bool(reply) + closing)
     opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
-    lines = [(reply, False)] * bool(reply) + [(f"{opener} Also, {_sentence(_news(m))}", False) for m in fresh]
+    # an answer that must also bring my news up (the talk's goal, line_schema's bring_up) says both
+    answered = [(f"{reply} Also, {_sentence(_news(m))}", False) for m in fresh[:1]] if reply else []
+    lines = [(reply, False)] * bool(reply) + answered + [(f"{opener} Also, {_sentence(_news(m))}", False) for m in fresh]
     return _first_accepted(schema, lines + closing)
 
 

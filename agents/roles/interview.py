@@ -126,7 +126,7 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
         def _answers(self) -> "CheckedAnswer":
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
-                       or copied_from(text, question, 6) or addresses_itself(text, name) or help_desk(text)
+                       or copied_from(text, question, 6, memories) or addresses_itself(text, name) or help_desk(text)
                        or repeats_itself(text))
             if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
                 problem = "mentions less than two things the resident remembers"

@@ -64,6 +64,9 @@ def test_the_host_speaking_invites_the_listener_and_names_are_resolved():
     assert event.host == "Maria Alvarez" and event.place == "Willow Cafe:dining room"
     assert parse("I want to invite everyone I know to a party at Oak House kitchen on Feb 14 at 6pm").event.invitees \
         == ["everyone"]
+    for open_to_all in ("and anyone can join", "everybody is welcome", "it is open to the public"):
+        assert parse(f"I'm organising a match at Willow Park on Saturday at 2pm, {open_to_all}.").event.invitees \
+            == ["everyone"], open_to_all  # its host goes out to tell people (visits), as for a party for everyone
 
 
 def test_a_candidacy_is_news_with_no_place_or_time():
@@ -71,6 +74,26 @@ def test_a_candidacy_is_news_with_no_place_or_time():
     assert (event.kind, event.host, event.place, event.start) == ("candidacy", "Sam Moore", "", None)
     assert parse("I am running for mayor", speaker="Arthur Bell").event.host == "Arthur Bell"
     assert describe(event) == "Sam Moore is running for mayor"
+
+
+def test_news_of_someones_life_with_a_time_ahead_is_a_notion_like_a_candidacy():
+    """'I am opening a bakery on Main Street next month' (a bench's --event on the Smallville
+    residents, 2026-11-27) was no event at all: its holder never told it, and 0 of 5 knew."""
+    mine = parse("I am opening a bakery on Main Street next month.", speaker="Arthur Bell").event
+    assert (mine.kind, mine.host, mine.what, mine.place, mine.start) == (
+        "news", "Arthur Bell", "opening a bakery on Main Street next month", "", None)
+    assert describe(mine) == "Arthur Bell is opening a bakery on Main Street next month"
+    retold = parse("Did you hear? Arthur Bell is opening a bakery on Main Street next month. Tom told me.",
+                   speaker="Lucy Alvarez").event
+    assert retold.key() == mine.key() and retold.host == "Arthur Bell"  # the same news, however it travelled
+    assert parse("I'm getting married in the spring, and I want you there!", speaker="Sam Moore").event.what \
+        == "getting married in the spring"
+    # an election named with no time: Eleanor's seed in the default town
+    assert parse("I am running for re-election this autumn.", speaker="Tom Alvarez").event.kind == "news"
+    for state in ("I am preparing for a science fair about pond life.",  # no time ahead: a state, not news
+                  "I'm going to the cafe tomorrow.", "I'm getting ready for work tomorrow.",  # what one does
+                  "There is something happening next week.", "Grace is retiring next year."):  # no one known
+        assert parse(state, speaker="Sam Moore") is None, state
 
 
 @pytest.mark.parametrize("text, problem", [

@@ -222,3 +222,32 @@ def test_the_words_a_talk_for_news_must_use_come_from_the_event_and_none_means_n
     assert event_words(Gathering(kind="gig", what="a gig")) == {"gig"}  # no longer word: three letters do
     assert event_words(Gathering(kind="do", what="a do")) == frozenset()  # nothing to look for: no check
     assert line_schema("Ada Jones", "Bo Smith", "", bring_up=())(utterance="Lovely weather today.").utterance
+
+
+def test_two_who_open_at_once_take_turns_and_both_news_travel():
+    """Both have news and see each other at 09:00: the first in name order speaks, the other's
+    opener is not said (world rule, Perception.unsaid): it answers and brings its own news up
+    in that line, so the talk reads as one, and nobody is marked told by a line never said."""
+    minds, world = town(["Maria Lopez", "Sam Moore"], {"Maria Lopez": [SEED], "Sam Moore": ["I am running for mayor."]})
+    maria, sam = minds["Maria Lopez"], minds["Sam Moore"]
+    run_until(world, lambda: len(maria.state.events) == 2 and len(sam.state.events) == 2, hours=1)
+    first, second = world.chat[0], world.chat[1]
+    assert (first.speaker, first.listener) == ("Maria Lopez", "Sam Moore"), world.chat[:3]
+    assert second.speaker == "Sam Moore" and not second.text.startswith("Hi Maria"), second.text
+    assert "mayor" in second.text  # his news, in his first line said
+    heard_by_sam = {k.event.host: k.source for k in sam.state.events.values()}
+    heard_by_maria = {k.event.host: k.source for k in maria.state.events.values()}
+    assert heard_by_sam.get("Maria Lopez") == "Maria Lopez" and heard_by_maria.get("Sam Moore") == "Sam Moore"
+    told = {k.event.host: list(k.told) for k in sam.state.events.values()}
+    assert told["Sam Moore"] == ["Maria Lopez"]
+
+
+def test_news_of_ones_life_is_told_in_the_first_person_and_heard_as_the_fact():
+    minds, world = town(["Sam Moore", "Klaus Mueller"], {"Sam Moore": ["I am opening a bakery on Main Street next month."]})
+    run_until(world, lambda: len(minds["Klaus Mueller"].state.events) == 1, hours=2)
+    said = [c.text for c in world.chat if c.speaker == "Sam Moore"]
+    assert any("I'm opening a bakery on Main Street next month" in s for s in said), said
+    (known,) = minds["Klaus Mueller"].state.events.values()
+    assert (known.event.kind, known.event.host, known.source) == ("news", "Sam Moore", "Sam Moore")
+    told = [m.text for m in minds["Klaus Mueller"].memory.all() if m.text.startswith("Sam Moore told me that")]
+    assert told == ["Sam Moore told me that Sam Moore is opening a bakery on Main Street next month."], told

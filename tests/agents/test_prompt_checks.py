@@ -429,6 +429,21 @@ def test_an_interview_answer_names_two_things_the_resident_remembers() -> None:
     schema(answer="I saw patients at the clinic, and Lucy invited me to her party.")
 
 
+def test_an_answer_may_say_what_it_remembers_in_the_questions_words() -> None:
+    """Asked 'Do you know who is opening a bakery on Main Street next month?', the news as
+    remembered repeats nine of the question's words: that is the answer, not an echo (the
+    scripted bench answered 'I only remember something about almost, around, bakery')."""
+    from agents.roles.interview import answer_schema
+
+    question = "Do you know who is opening a bakery on Main Street next month?"
+    memories = ("Pip Harbor told me that Pip Harbor is opening a bakery on Main Street next month.",)
+    schema = answer_schema("Owen Harbor", question, memories, ("bakery", "street"))
+    schema(answer="Yes, Pip Harbor told me that Pip Harbor is opening a bakery on Main Street next month.")
+    with pytest.raises(ValidationError, match="copies"):  # what nobody remembers is still the question said back
+        answer_schema("Owen Harbor", question, ("Pip Harbor told me about a new bakery.",), ("bakery",))(
+            answer="Yes, someone is opening a bakery on Main Street next month, Pip Harbor told me about it.")
+
+
 def test_a_fallback_counts_as_a_failure_in_the_bench() -> None:
     from agents.believability import Check, with_fallbacks
 

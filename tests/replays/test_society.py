@@ -10,7 +10,7 @@ import pytest
 
 from maps.contracts import Persona, Record, Relationship, TickRecords
 from replays.notions import mentions, names_in, parse_notion
-from replays.society import (RunFacts, asked_together, collect, density, events_seen, knowers, memory_edges, pairs_of,
+from replays.society import (RunFacts, asked_together, collect, denies, density, events_seen, knowers, memory_edges, pairs_of,
                              presence, refused_events, run_notions, score_notion_answer, score_person_answer,
                              society_summary, went_together, wrong_time)
 from replays.timeline import build_timeline
@@ -91,6 +91,21 @@ def test_a_denial_claims_nothing_and_a_vague_yes_does_not_know() -> None:
     assert not vague.knows  # the information was not shown
     judged_no = score_notion_answer("Grace Kim", "The party at the cafe, yes.", party(), memory, NAMES, verdict=False)
     assert not judged_no.claims and not judged_no.knows
+
+
+def test_a_denial_is_the_residents_own_not_one_it_retells() -> None:
+    """'I had not heard' denies; 'Grace told me that she had not heard that Ben ...' retells
+    someone else's surprise while showing the news (a scripted bench counted Tom Alvarez's
+    answer as not knowing who runs for mayor on those words, 2026-11-27)."""
+    retold = ("From what I remember: I talked with Grace Kim, who told me that grace had not heard that Ana "
+              "Martins is attending a Valentine's Day party, and I told Grace that Ben Okafor is running for mayor.")
+    assert not denies(retold)
+    assert not denies("Tom said he had never met Hugo, but I know him well.")
+    for own in ("No, I haven't heard of any party.", "I have never met Hugo.", "I've never heard of it.",
+                "I'm not aware of any party.", "I am not sure who that is.", "Never heard of him.",
+                "We haven't met.", "I know nothing about that.", "Sorry, I do not know.", "I really don't know.",
+                "I have no idea.", "Who's that?", "Oh. Not heard of it, sorry."):
+        assert denies(own), own
 
 
 def test_knowing_a_person_needs_a_memory_or_the_residents_file() -> None:

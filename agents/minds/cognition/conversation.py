@@ -27,7 +27,8 @@ from agents.roles.conversation import (
     summary_prompt,
 )
 from agents.minds.cognition.events import describe, event_words, refers_to
-from agents.minds.cognition.gatherings import goal_topic, hear_of_people, heard_event, learn, mark_told, spoken_of
+from agents.minds.cognition.gatherings import (goal_topic, hear_of_people, heard_event, learn, mark_told, spoken_of,
+                                               unmark_told)
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
 from agents.minds.state import Conversation
@@ -126,14 +127,39 @@ def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Int
         news = describe(known.event)
         mark_told(mind, convo.goal, convo.partner)
         if known.source != convo.partner:
-            fact = "I am " + news.removeprefix(f"{mind.name} is ") if news.startswith(f"{mind.name} is ") else news
-            convo.told += [fact] if fact not in convo.told else []  # mine in my words: 'I am running for mayor'
+            fact = _told_fact(mind, news)
+            convo.told += [fact] if fact not in convo.told else []
     elif (spoken := spoken_of(mind, text)) is not None:
         news = describe(spoken.event)  # another event I know, spoken of: as I know it, not as worded
     return Intent(
         kind="say", to=convo.partner, utterance=text, news=news, description=f"talking with {convo.partner}",
         emoji="💬", event=(mind.name, "talking with", convo.partner),
     )
+
+
+def _told_fact(mind: "Resident", news: str) -> str:
+    """What a talk's summary says I told: mine in my words ('I am running for mayor')."""
+    return "I am " + news.removeprefix(f"{mind.name} is ") if news.startswith(f"{mind.name} is ") else news
+
+
+def take_back(mind: "Resident", unsaid: list[ChatLine]) -> None:
+    """My lines the world did not say (Perception.unsaid: my partner spoke to me at the same
+    moment, or was talking with someone else): out of my talk's transcript, and nobody was told
+    by them. A talk left without a line never happened (no summary, no tie): I answer the line
+    that crossed mine as a talk of theirs."""
+    convo = mind.state.convo
+    for line in unsaid:
+        if convo is None or line.listener != convo.partner:
+            continue
+        mine = f"{mind.name}: {line.text}"
+        if mine in convo.lines:
+            del convo.lines[len(convo.lines) - 1 - convo.lines[::-1].index(mine)]
+        if line.news:
+            unmark_told(mind, line.news, convo.partner)
+            fact = _told_fact(mind, line.news)
+            convo.told = [t for t in convo.told if t != fact]
+        if not convo.lines:
+            mind.state.convo = convo = None
 
 
 async def open_conversation(mind: "Resident", partner: str, p: Perception) -> Intent:
@@ -162,8 +188,9 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         return None
     partner = mind.state.convo.partner if mind.state.convo is not None else speakers[0]
     if mind.state.convo is None:
-        recent = mind.state.last_talk.get(partner)
-        if recent is not None and mind.state.recently_closed.get(partner, -1) >= p.tick - mind.tuning.reply_timeout_ticks:
+        closed = mind.state.recently_closed.get(partner)
+        # (a default of -1 read every line of a run's first ticks as said after a close)
+        if closed is not None and closed >= p.tick - mind.tuning.reply_timeout_ticks:
             for h in heard:  # a parting line after I closed: nothing to answer, but news in it is heard
                 if learn(mind, h.news or h.text, h.speaker, h.speaker, tuple(p.nearby), h.text) is not None or len(h.text.split()) >= 12:
                     mind.remember_pending("chat", f"{h.speaker} said to me as we parted: {h.text}")

@@ -6,7 +6,8 @@ against the town (its sector and arena names) and the clock, and validates it: a
 is not in the town, a time already past, an end before the start, a gathering with no time
 at all is refused with the reason — never guessed. Nothing is special-cased on one kind: a
 party, a town meeting, a funeral, a concert, a match and an election go through the same
-path. A candidacy ('Sam is running for mayor') is a notion with no place or time.
+path. A candidacy ('Sam is running for mayor') and news ('Pip is opening a bakery next month')
+are notions with no place or time.
 
 :func:`describe` writes an event back as one plain sentence that :func:`parse_event` reads
 again to the same event, so news told in those words keeps its meaning as it travels.
@@ -98,6 +99,43 @@ def find_candidacy(text: str, speaker: str, names: list[str]) -> Gathering | Non
     return Gathering(kind="candidacy", what=f"running for {match.group(2).lower()}", host=who)
 
 
+# news that is no gathering: a subject, something under way, and a time ahead ('I am opening a
+# bakery on Main Street next month', 'Pip Harbor is getting married in the spring'); the time
+# ahead is what tells news from a state ('I am preparing for a science fair')
+_AHEAD = re.compile(r"\b(?:next (?:week|weekend|month|year|spring|summer|autumn|fall|winter|season)|"
+                    r"this (?:week|weekend|month|year|spring|summer|autumn|fall|winter)|later this (?:week|month|year)|"
+                    r"soon|tomorrow|in (?:the )?(?:spring|summer|autumn|fall|winter)|"
+                    r"in (?:a|one|two|three|four|five|six|a few|\d+) (?:days?|weeks?|months?|years?)|"
+                    rf"in (?:{'|'.join(_MONTHS)}))\b", re.IGNORECASE)
+_NEWS = re.compile(rf"(\bI(?: am|'m)|{_NAME} is)\s+([a-z]+ing\b[^.!?;]*)")
+# what one is doing, not news of one's life ('I am going to the cafe tomorrow')
+_NOT_NEWS = {"going", "heading", "walking", "working", "thinking", "wondering", "feeling", "looking", "trying",
+             "hoping", "doing", "sleeping", "eating", "having", "waiting", "staying", "reading", "talking",
+             "coming", "meeting", "visiting", "seeing"}
+_ROUTINE = re.compile(r"^getting (?:ready|up|dressed|some|lunch|dinner|breakfast|coffee)", re.IGNORECASE)
+_NOT_NAMES = {"There", "It", "This", "That", "He", "She", "What", "Who", "Everyone", "Nobody", "Someone"}
+
+
+def find_news(text: str, speaker: str, names: list[str]) -> Gathering | None:
+    """'I am opening a bakery on Main Street next month' / 'Pip Harbor is opening a bakery ...'
+    as a piece of news (kind 'news', ``what`` its predicate, ``host`` whose news it is): a notion
+    with no place or time, passed on as the fact like a candidacy."""
+    for match in _NEWS.finditer(text):
+        phrase = re.split(r",\s*(?:and|but|so)\b|\s+(?:and|but|so) (?:I|we)\b", match.group(2))[0].strip(" ,")
+        if phrase.split()[0].lower() in _NOT_NEWS or _ROUTINE.match(phrase) or not _AHEAD.search(phrase):
+            continue
+        subject = match.group(1)
+        if subject.startswith("I") and subject[1:2] in (" ", "'"):
+            who = speaker
+        else:
+            said = subject.removesuffix(" is")
+            who = resolve_name(said, names) if said.split()[0] not in _NOT_NAMES else ""
+            who = who if who in names or len(who.split()) == 2 else ""  # a name, not 'Grace' unknown
+        if who:
+            return Gathering(kind="news", what=" ".join(phrase.split()[:16]).rstrip(".,"), host=who)
+    return None
+
+
 def resolve_name(word: str, names: list[str]) -> str:
     """A full resident name for 'Maria' or 'Maria Alvarez' when exactly one known name fits,
     else the words as said (a name the hearer does not know is still a name)."""
@@ -123,7 +161,9 @@ def find_invitees(text: str, speaker: str, listener: str, names: list[str]) -> l
     """Who is invited: 'everyone', names after 'invite', or the listener addressed ('you are invited',
     'would you like to come')."""
     lower = text.lower()
-    if re.search(r"\binvite (?:everyone|everybody|all)\b|\beveryone is (?:welcome|invited)\b|\ball welcome\b", lower):
+    if re.search(r"\binvite (?:everyone|everybody|all)\b|\b(?:everyone|everybody|anyone|anybody|all) (?:is |are )?"
+                 r"(?:welcome|invited)\b|\b(?:anyone|anybody|everyone|everybody) (?:can|may|could) (?:join|come)\b|"
+                 r"\bopen to (?:all|everyone|the public)\b", lower):
         return ["everyone"]
     found: list[str] = []
     match = re.search(r"\binvit(?:e|ing)\s+(.+?)(?:[.!?]|$)", text)
@@ -311,14 +351,15 @@ def parse_event(text: str, now: datetime, places: dict[str, list[str]], *, speak
     names = list(names or [])
     found = find_kind(text)
     if found is None:
-        candidacy = find_candidacy(text, speaker, names)
-        return Parsed(event=candidacy, what=candidacy.what) if candidacy else None
+        notion = find_candidacy(text, speaker, names) or find_news(text, speaker, names)
+        return Parsed(event=notion, what=notion.what) if notion else None
     kind, what = found
     start, end, time_problem = find_times(text, now)
     if time_problem == "no time given":
-        candidacy = find_candidacy(text, speaker, names)
-        if candidacy:
-            return Parsed(event=candidacy, what=candidacy.what)
+        # ('I am running for re-election this autumn' names an election, at no time: news)
+        notion = find_candidacy(text, speaker, names) or find_news(text, speaker, names)
+        if notion:
+            return Parsed(event=notion, what=notion.what)
         return None  # a gathering talked about with no time is no announcement ('the meeting went well')
     place, place_problem = find_place(text, places)
     problem = time_problem or place_problem or ("" if place else "no place given")
@@ -352,12 +393,17 @@ def refers_to(text: str, event: Gathering) -> bool:
     return has_any_word(text, event_words(event))
 
 
+# words no line speaking of a notion needs: its kind's name, and a time ahead ('next month')
+_NOTION_WORDS = {"candidacy", "news", "next", "this", "later", "soon", "tomorrow", "week", "weekend", "month",
+                 "year", "season", "spring", "summer", "autumn", "fall", "winter", "days", "weeks", "months", "years"}
+
+
 def event_words(event: Gathering) -> frozenset[str]:
     """The words a line speaking of ``event`` has one of (:func:`refers_to`): its kind's and its
     name's words of four letters or more, not 'candidacy' (nobody says it); of three letters
     when it has no longer one ('a gig', 'the BBQ'), so that such an event is spoken of too."""
     words = [w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower())
-             if w not in _STOP and w != "candidacy"]
+             if w not in _STOP and w not in _NOTION_WORDS]
     return frozenset(w for w in words if len(w) > 3) or frozenset(w for w in words if len(w) == 3)
 
 
@@ -365,6 +411,8 @@ def describe(event: Gathering) -> str:
     """One plain sentence with everything needed to be there (read back by :func:`parse_event`)."""
     if event.candidacy:
         return f"{event.host} is running for {event.what.removeprefix('running for ')}"
+    if event.news:
+        return f"{event.host} is {event.what}"
     where = event.place.replace(":", " ")
     when = f"on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
         f"{spoken_time(event.end)}" if event.start and event.end else ""

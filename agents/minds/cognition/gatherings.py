@@ -135,7 +135,7 @@ async def settle(mind: "Resident") -> None:
         if known.going is not None:
             continue
         event = known.event
-        if event.candidacy or event.end is None or event.end <= mind.state.now:
+        if event.news or event.end is None or event.end <= mind.state.now:
             known.going = False
             continue
         tie = mind.social.tie(event.host) if event.host else None
@@ -255,7 +255,7 @@ def _prop(mind: "Resident", arena: str) -> str:
 def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
     """(what to bring up, event key): this conversation's goal with ``partner``. The host invites;
     one who knows of a gathering passes it on, attributed, and asks them along when going; a
-    candidacy is passed on too. ('', '') when there is nothing they do not know from me."""
+    candidacy or other news is passed on too. ('', '') when there is nothing they do not know from me."""
     best: tuple[int, str, str] | None = None
     here_for = at_gathering(mind)
     for key, known in mind.state.events.items():
@@ -266,14 +266,14 @@ def goal_topic(mind: "Resident", partner: str) -> tuple[str, str]:
             continue  # no news to someone at the gathering itself
         when = f" on {event.start:%A} {event.start:%B} {event.start.day} from {spoken_time(event.start)} to " \
                f"{spoken_time(event.end)}" if event.start and event.end else ""
-        if event.host == mind.name and event.candidacy:  # my own news, in my words: no 'Did you hear? <me> is ...'
-            rank, text = 2, f"I'm running for {event.what.removeprefix('running for ')}."
+        if event.host == mind.name and event.news:  # my own news, in my words: no 'Did you hear? <me> is ...'
+            rank, text = 2, f"I'm {event.what}."
         elif event.host == mind.name:
             rank, text = 0, f"I'm hosting {event.what} at {event.place.replace(':', ' ')}{when}. Would you like to come?"
         else:
             told = f" {known.source} told me." if known.source and known.source not in ("whisper", "announcement") else ""
-            along = " Would you like to go together?" if known.going and not event.candidacy else ""
-            rank, text = (2 if event.candidacy else 1), f"{describe(event)}.{told}{along}"
+            along = " Would you like to go together?" if known.going and not event.news else ""
+            rank, text = (2 if event.news else 1), f"{describe(event)}.{told}{along}"
         if best is None or rank < best[0]:
             best = (rank, text, key)
     return (best[1], best[2]) if best else ("", "")
@@ -302,3 +302,11 @@ def mark_told(mind: "Resident", key: str, partner: str) -> None:
     known = mind.state.events.get(key)
     if known is not None and partner not in known.told:
         known.told.append(partner)
+
+
+def unmark_told(mind: "Resident", news: str, partner: str) -> None:
+    """The line that told the partner ``news`` was not said (Perception.unsaid): they do not
+    know it from me, and I will tell them again."""
+    for known in mind.state.events.values():
+        if partner in known.told and describe(known.event) == news:
+            known.told.remove(partner)

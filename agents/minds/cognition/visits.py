@@ -59,7 +59,7 @@ def spreads(mind: "Resident", known: KnownEvent) -> bool:
     event = known.event
     if event.host != mind.name or (event.end is not None and event.end <= mind.state.now):
         return False
-    public = event.candidacy or any(i.lower() == "everyone" for i in event.invitees)
+    public = event.news or any(i.lower() == "everyone" for i in event.invitees)
     return public or bool(to_tell(mind, known))
 
 
@@ -105,7 +105,7 @@ async def plan_visit(mind: "Resident", blocks: list[Block]) -> list[Block]:
     place = visit_place(mind) if blocks and mind.state.events else ""
     if not place:
         return blocks
-    for known in sorted(mind.state.events.values(), key=lambda k: (k.event.candidacy, k.event.start or blocks[0].start)):
+    for known in sorted(mind.state.events.values(), key=lambda k: (k.event.news, k.event.start or blocks[0].start)):
         at = visit_slot(mind, blocks, known) if spreads(mind, known) else None
         if at is None:
             continue
