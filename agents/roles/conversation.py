@@ -302,6 +302,14 @@ _STATE = re.compile(r"^[\w' .-]{1,40} is (?:(?:almost|just|still|now|already|abo
                     r"(\w+$|(off|on|idle|open|closed|full|empty|done|finished|\w+ing)\b)", re.IGNORECASE)
 
 
+def _said_already(news: str, said: str) -> bool:
+    """Most of ``news``'s words are in the talk already: its own news said once in other words
+    ('I'm running for re-election this autumn', then the seed memory 'I am running for
+    re-election this autumn' as more news, in the same talk)."""
+    words = {w for w in re.findall(r"[a-z']{4,}", news.lower())}
+    return len(words) >= 3 and len(words & set(re.findall(r"[a-z']{4,}", said))) >= 0.5 * len(words)
+
+
 def _news(memory: str) -> str:
     """A remembered sentence as something to tell (no memory prefixes or chat filler)."""
     return _FILLER.sub("", memory.strip()).strip().rstrip(".")
@@ -316,8 +324,9 @@ def _sentence(text: str) -> str:
     return text if text.endswith(("?", "!", ".")) else text + "."
 
 
-# news told: 'Did you hear? ...', '... Also, ...', or one's own opening a talk ('Hi Sophie! I'm running for mayor.')
-_TOLD = re.compile(r"(?:did you hear\?|also,|^hi \w+!(?= (?:I|I'm|My|We|We're|Our)\b))\s*(.+?)\.?$", re.IGNORECASE)
+# news told: 'Did you hear? ...', '... Also, ...', or what opens a talk ('Hi Sophie! I'm running for mayor.',
+# 'Hi Kenji! Maria taught me to make her famous pies.': Kenji said goodbye to it, 2026-11-27)
+_TOLD = re.compile(r"(?:did you hear\?|also,|^hi \w+!)\s*([^?]+?)\.?$", re.IGNORECASE)
 
 
 def _reply_to(line: str, other: str, fresh: list[str]) -> str:
@@ -330,7 +339,7 @@ def _reply_to(line: str, other: str, fresh: list[str]) -> str:
     told = _TOLD.search(line)
     if told and not fresh:
         news = _ATTRIBUTED.sub("", told.group(1).strip()).strip().rstrip(".")  # not '... Pip told me.' said back
-        if re.match(r"(I|I'm|I've|My|We|We're|Our)\b", news):  # their own news is not mine to say as mine
+        if re.search(_FIRST_PERSON, news):  # theirs ('Ben gave me my first job') is not mine to say as mine
             return f"Really? That's news to me. Thanks for telling me, {other}."
         return f"Really? I had not heard that {_lower_first(news)}. Thanks for telling me, {other}."
     return ""
@@ -340,7 +349,7 @@ _NOT_NAMES = {"There's", "That's", "It's", "Here's", "What's", "Who's", "Where's
 
 
 # capitalised only because they open a sentence
-_COMMON_OPENERS = {"The", "A", "An", "My", "Our", "It", "This", "That", "There", "Tomorrow", "Today", "Tonight",
+_COMMON_OPENERS = {"The", "A", "An", "My", "Our", "His", "Her", "Their", "Your", "Its", "It", "This", "That", "There", "Tomorrow", "Today", "Tonight",
                    "Everyone", "Everybody", "Nobody", "Someone", "Somebody", "Business", "Work", "Life", "What", "Who",
                    "Which", "He", "She", "They", "We", "You", "Dinner", "Lunch", "Breakfast", "Nothing", "Something",
                    "Patient", "Patients", "People", "Customers", "Prices", "Rent", "Sales", "School", "Town"}
@@ -383,7 +392,7 @@ def scripted_line(fields: Mapping[str, Any], schema: type[BaseModel], rng: rando
     me = shown(fields["name"])
     fresh = [
         m for m in memories
-        if _news(m).lower()[:40] not in said and m != "(none)" and not m.startswith(("My plan", "Currently:"))
+        if _news(m).lower()[:40] not in said and m != "(none)" and not _said_already(_news(m), said) and not m.startswith(("My plan", "Currently:"))
         and not about_partner(_news(m), partner) and " is talking with " not in m and not m.startswith(("I decided", "I should"))
         and heuristic_importance(m) >= (5 if _STATE.match(_news(m)) else 3) and not _HEARSAY.search(m)
         and not (me and me in m)  # 'Hannah Price has had a busy stretch' is no news for Hannah to tell
@@ -406,8 +415,9 @@ def scripted_line(fields: Mapping[str, Any], schema: type[BaseModel], rng: rando
         return _first_accepted(schema, [(reply, False)] * bool(reply) + closing)
     opener = rng.choice(("Oh really?", "Interesting.", "I see.", "Good to know."))
     # an answer that must also bring my news up (the talk's goal, line_schema's bring_up) says both
-    answered = [(f"{reply} Also, {_sentence(_news(m))}", False) for m in fresh[:1]] if reply else []
-    lines = [(reply, False)] * bool(reply) + answered + [(f"{opener} Also, {_sentence(_news(m))}", False) for m in fresh]
+    answered = [(f"{reply} Also, {_sentence(_lower_first(_news(m)))}", False) for m in fresh[:1]] if reply else []
+    lines = [(reply, False)] * bool(reply) + answered + [(f"{opener} Also, {_sentence(_lower_first(_news(m)))}", False)
+                                                         for m in fresh]
     return _first_accepted(schema, lines + closing)
 
 

@@ -117,13 +117,16 @@ def test_the_scripted_partner_answers_a_greeting() -> None:
 
 
 def test_the_scripted_partner_keeps_a_name_a_name_when_it_repeats_the_news() -> None:
-    for news, heard in (("Priya Shah is the most careful teller I have ever hired", "that Priya Shah is"),
-                        ("Business at the cafe has been slow", "that business at the cafe")):
+    for news, heard in (("Priya Shah is the most careful teller in town", "that Priya Shah is"),
+                        ("Rosalind is married to Owen Harbor", "that Rosalind is married"),
+                        ("Business at the cafe has been slow", "that business at the cafe"),
+                        # George's 'I' is not Hannah's: his news about himself is not retold as hers
+                        ("Priya Shah is the most careful teller I have ever hired", "")):
         messages = converse_prompt("Hannah Price (41) is a doctor.", "Hannah Price", "George Price", "husband",
                                    "07:00", "having breakfast", "Maple House:kitchen", ["sink is clean"],
                                    [f"George Price: I see. Also, {news}."], 8, "")
         line = json.loads(scripted_answer("converse", messages, line_schema("Hannah Price", "George Price", "")))
-        assert line["utterance"].startswith(f"Really? I had not heard {heard}")
+        assert line["utterance"].startswith(f"Really? I had not heard {heard}" if heard else "Really? That's news to me.")
 
 
 def test_an_activity_emoji_comes_from_the_activity_not_its_place() -> None:
