@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from maps.contracts import Persona
 from agents.llm.gateway import make_llm
-from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, never_met, question_subject,
-                                   worth_telling)
+from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, mentions, never_met,
+                                   question_subject, worth_telling)
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -118,13 +118,18 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         memory.close()
     residents = list(registered_residents(db))
     unknown = strangers(question, name, persona, [m.text for m in rows], residents)
+    subject = question_subject(question.strip(), tuple(residents))
     # asked about someone by name: what memory holds of them comes first (a lookup by name is the
-    # most relevant retrieval there is; by embedding alone a day-old talk with them fell out of k)
+    # most relevant retrieval there is; by embedding alone a day-old talk with them fell out of k);
+    # asked whether one knows of something, the memories naming all its words do (asked who runs
+    # for mayor, a scripted bench's Grace Kim recalled nine memories of Eleanor's re-election,
+    # closer by embedding and newer, and not Ben's candidacy, which she had been told)
     about = [m.text for m in reversed(rows) for r in residents
              if r != name and r in question and names_person(m.text, r)][: k // 2]
+    if subject and not about:
+        about = [m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)][: k // 2]
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
-    subject = question_subject(question.strip(), tuple(residents))
     fallback = (answer_schema(name, question.strip(), (), subject)(answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip(), subject))
     before = _fallbacks(llm)

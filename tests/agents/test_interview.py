@@ -110,3 +110,32 @@ def test_a_knowledge_question_of_news_heard_is_answered_about_it(run_dir):
 
     party = interview_answer(run_dir, "Klaus Mueller", "Did you know there is a Valentine's Day party?", model="scripted")
     assert "party" in party.text.lower() and not party.from_fallback
+
+
+def test_asked_whether_one_knows_something_the_memories_naming_all_of_it_are_recalled(tmp_path):
+    """Asked who runs for mayor, a scripted bench's Grace Kim recalled nine newer memories of
+    Eleanor's re-election (one word of the question, 'running', closer by embedding) and not
+    the candidacy she had been told: memories naming every word asked about come first."""
+    from agents.minds.interview import interview_answer
+
+    persona = demo_persona("Klaus Mueller", "Town Library:reading room", "student")
+    places = DEMO_PLACES + demo_home(persona.name)
+    start = datetime(2023, 2, 13, 9, 0)
+    mind = make_mind(persona, make_llm("scripted"), tmp_path / "run.db", MindOptions(places=places, start_time=start),
+                     embedder=get_embedder("hashing"))
+    world = Sandbox({persona.name: mind}, places, start, spawn={persona.name: "Town Library:reading room"})
+    later = [f"Neighbour {n} told me Eleanor Ross is running again this autumn." if n % 2 else
+             f"Neighbour {n} told me the mayor opened the new library." for n in range(40)]
+
+    async def run() -> None:
+        while world.time < start + timedelta(hours=3):
+            if world.tick == 30:
+                world.bodies[persona.name].whispers.append("Sam Moore is running for mayor.")
+            elif world.tick > 120 and world.tick % 15 == 0 and later:
+                world.bodies[persona.name].whispers.append(later.pop(0))
+            await world.step()
+
+    asyncio.run(run())
+    mind.memory.close()
+    answer = interview_answer(tmp_path, "Klaus Mueller", "Do you know who is running for mayor?", model="scripted")
+    assert "Sam Moore" in answer.text, answer.text
