@@ -63,7 +63,8 @@ class BenchInputError(ValueError):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--event", action="append", default=[], metavar="TEXT",
                         help="a notion to seed, in its host's words ('I am planning a town meeting at the Town Hall "
-                             "on February 14 at 6pm', 'I am running for mayor'); repeatable, each with a --host; "
+                             "on February 14 at 6pm', 'I am running for mayor', 'I am opening a bakery next "
+                             "month'); repeatable, each with a --host; "
                              "replaces the default party and candidacy")
     parser.add_argument("--host", action="append", default=[], metavar="NAME",
                         help="the resident who holds the matching --event (in the same order)")
