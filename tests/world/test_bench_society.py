@@ -108,6 +108,12 @@ def test_bad_events_are_named(tmp_path: Path) -> None:
         make_notions(Args([PARTY], []), people, places, start)
     with pytest.raises(BenchInputError, match="--event 'Hello there': cannot tell what the notion is"):
         make_notions(Args(["Hello there"], ["Maria Alvarez"]), people, places, start)
+    # news the residents would never pass on is seeded and scored, and said to be so
+    notions, problems = make_notions(Args(["I am fond of cheese.", "I am opening a bakery next month."],
+                                          ["Maria Alvarez", "Lucy Alvarez"]), people, places, start)
+    assert [n.key for n in notions] == ["event-1", "event-2"]
+    assert problems == ["event-1: the residents will not pass it on: news is something under way with a time ahead "
+                        "('I am opening a bakery next month') or a candidacy ('I am running for mayor')"]
 
 
 def test_the_default_notions_are_the_papers_two(tmp_path: Path) -> None:

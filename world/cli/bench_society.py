@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agents.llm.gateway import make_llm
+from agents.minds.cognition.events import parse_event
 from agents.minds.interview import interview_answer
 from agents.roles.society import judge_answer
 from maps.contracts import LIST_MAX, MEMORY_MAX, Persona, TickRecords
@@ -167,8 +168,19 @@ def make_notions(args: argparse.Namespace, personas: list[Persona], places: list
             problems.append(f"--host {host!r} of {key}: not a resident of the residents file; not seeded")
             continue
         problems += [f"{key}: {p}" for p in notion.problems]
+        if notion.kind == "news" and not passed_on(text, host, sorted(names), start):
+            problems.append(f"{key}: the residents will not pass it on: news is something under way with a time "
+                            "ahead ('I am opening a bakery next month') or a candidacy ('I am running for mayor')")
         notions.append(notion)
     return notions, problems
+
+
+def passed_on(text: str, host: str, names: list[str], start: datetime) -> bool:
+    """Whether the host's mind reads ``text`` as news of its own to tell (agents' events.py; the
+    bench's own reading, replays/notions.py, takes any first-person sentence as news): 'I like
+    cheese' is seeded and scored, and nobody is ever told."""
+    parsed = parse_event(text, start, {}, speaker=host, names=names)
+    return parsed is not None and parsed.event is not None and parsed.event.news
 
 
 def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path, resume: bool = False) -> Path:
