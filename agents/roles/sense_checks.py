@@ -223,7 +223,9 @@ _KIND_WORDS: dict[str, re.Pattern[str]] = {kind: re.compile(rf"\b({words})", re.
                r"lesson",
     "teaching": r"teach|lectur|class|tutor|lesson|school|college|mark|grad",
     "walk": r"walk|go\b|going|head|stroll|commut|jog|run|leav|return|errand|park|way to",
-    "party": r"party|celebrat|birthday|festiv|danc|gather|event|wedding",
+    "party": r"party|celebrat|birthday|festiv|danc|gather|event|wedding|concert|recital|perform|match|game\b|"
+             r"tournament|picnic|fair\b|funeral|memorial|vigil|ceremon|reunion|barbecue|potluck|screening|quiz|"
+             r"hosting|attending",
     "medical": r"patient|clinic|doctor|nurs|exam|medic|health|pharm|ward|consult|surgery|prescri",
     "bank": r"bank|deposit|withdraw|loan|teller|money|cash|vault|financ|mortgage|saving|accounts?\b",
     "relax": r"relax|rest\b|sofa|tv\b|television|watch|lounge|unwind|music|radio|living room|armchair|nap",
