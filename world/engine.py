@@ -279,10 +279,9 @@ class Engine:
                 records.append(_rec("move", r.name, {"tile": r.tile, "address": r.address}))
         active = self._perceive_all(tick, now, given or {}, bool(queued))  # quiet residents left out
         intents = await self._decide(active, given or {}, records)
-        self.rules.speaking = {r.name: i.to for (r, _p), i in zip(active, intents) if i.kind == "say" and i.to}
         for (r, p), intent in zip(active, intents):
             self.rules.apply(r, intent, p, tick, records)
-        self.rules.speaking = {}
+        self.rules.end_tick()
         if tick % FORGET_TALKS_EVERY == 0:  # by tick number, so a resumed run sweeps when the original did
             self.rules.forget_ended_talks(tick)
         for plugin in self._plugins:

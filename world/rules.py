@@ -48,8 +48,8 @@ class Rules:
         self.conversations: dict[str, list] = {}  # "a|b" -> [conversation_id, last_tick]
         self._talks_of: dict[str, dict[str, None]] = {}  # name -> its keys in self.conversations, in that order
         self._mind_errors_logged: set[str] = set()
-        # this tick's speakers -> whom they speak to (Engine, before applying): who is mid-sentence
-        self.speaking: dict[str, str] = {}
+        self.spoke: set[str] = set()  # who said a line this tick (Engine calls end_tick after applying)
+        self.addressed: dict[str, str] = {}  # who was spoken to this tick -> by whom, first
 
     def restore(self, holders: Mapping[str, str], conversations: Mapping[str, list]) -> None:
         """Back to the holders and conversations of a snapshot."""
@@ -187,25 +187,44 @@ class Rules:
             # answered (issue 26): it is not said, and its speaker learns so
             self._refuse(r, intent, f"{intent.to} is talking with {busy}", records)
             self._hold_back(r, intent)
-        elif (theirs := self.speaking.get(intent.to)) is not None and (theirs != r.name or intent.to < r.name):
-            # they speak in this same tick: to me, and first in name order (we both spoke at once:
-            # theirs is said, mine is not, and I answer theirs next tick; two openers in a row,
-            # one of them never answered, began 38 of the 139 talks of a scripted bench: 'Hi Owen!
-            # I'm hosting a football match ... Would you like to come?' / 'Hi Mateo! How are you
-            # today?'), or to someone else (one does not address a person mid-sentence). A turn
-            # taken, not a mistake: no refusal counted, and the speaker learns it (unsaid).
+        elif self._not_my_turn(r.name, intent.to, tick):
+            # a turn taken, not a mistake: no refusal counted, and the speaker learns it (unsaid)
             self._hold_back(r, intent)
         else:
             r.asleep = False
             text = intent.utterance.strip()  # type: ignore[union-attr]
             news = (intent.news or "").strip()
             self.bodies[intent.to].hear(ChatLine(speaker=r.name, listener=intent.to, text=text, news=news))
+            self.spoke.add(r.name)
+            self.addressed.setdefault(intent.to, r.name)
             chat = {"speaker": r.name, "listener": intent.to, "text": text,
                     "conversation_id": self._conversation(r.name, intent.to, tick)}
             records.append(_rec("chat", r.name, chat | ({"news": news} if news else {})))
             desc = intent.description or f"talking to {intent.to}"
             self.set_action(r, desc, intent.emoji or "💬", intent.event or (r.name, "chat with", intent.to),
                              r.address, records)
+
+    def _not_my_turn(self, speaker: str, listener: str, tick: int) -> bool:
+        """One speaks at a time; intents apply in name order, so the first to speak has the turn.
+        The listener already said a line this tick (to me: we spoke at once, and I answer theirs
+        next tick; two openers in a row, one never answered, began 38 of the 139 talks of a
+        scripted bench: 'Hi Owen! I'm hosting a football match ... Would you like to come?' /
+        'Hi Mateo! How are you today?'), or was spoken to by someone else (one at a time); or I
+        was just spoken to and would open a talk with another (I answer first). Decided from the
+        lines said, not the lines meant, so that three who speak round in a ring are not all
+        held back: the first is said."""
+        if listener in self.spoke or self.addressed.get(listener, speaker) != speaker:
+            return True
+        if speaker in self.addressed:
+            cur = self.conversations.get(f"{min(speaker, listener)}|{max(speaker, listener)}")
+            return cur is None or tick - cur[1] > CONVERSATION_GAP_TICKS  # an opener, not a reply
+        return False
+
+    def end_tick(self) -> None:
+        """Forget who spoke this tick (the turn-taking of :meth:`_not_my_turn`)."""
+        if self.spoke or self.addressed:
+            self.spoke.clear()
+            self.addressed.clear()
 
     @staticmethod
     def _hold_back(r: Body, intent: Intent) -> None:

@@ -65,6 +65,9 @@ class Sandbox:
         self.records: list[Record] = []
         self.chat: list[ChatLine] = []
         self.refused: list[str] = []
+        self._spoke: set[str] = set()  # who said a line this tick, and who was spoken to (by whom)
+        self._addressed: dict[str, str] = {}
+        self._talks: dict[frozenset[str], int] = {}  # the last tick a line passed between two
 
     def _perceive(self, body: Body) -> Perception:
         here = [b for b in self.bodies.values() if b.arena == body.arena and b is not body]
@@ -85,7 +88,14 @@ class Sandbox:
         body.heard, body.unsaid, body.whispers, body.announcements, body.arrived = [], [], [], [], False
         return p
 
-    def _apply(self, body: Body, intent: Intent, nearby: list[str], speaking: dict[str, str]) -> None:
+    def _not_my_turn(self, speaker: str, listener: str) -> bool:
+        """The world's turn-taking (world/rules.py, Rules._not_my_turn), on this tick's lines said."""
+        if listener in self._spoke or self._addressed.get(listener, speaker) != speaker:
+            return True
+        last = self._talks.get(frozenset((speaker, listener)))
+        return speaker in self._addressed and (last is None or self.tick - last > 60)
+
+    def _apply(self, body: Body, intent: Intent, nearby: list[str]) -> None:
         if intent.description:
             body.description = intent.description
             body.event = tuple(intent.event) if intent.event else (body.name, "is", intent.description)
@@ -104,15 +114,17 @@ class Sandbox:
         elif intent.kind == "say":
             line = ChatLine(speaker=body.name, listener=intent.to or "", text=(intent.utterance or "").strip(),
                             news=intent.news or "")
-            theirs = speaking.get(intent.to or "")
             if intent.to not in nearby or not intent.utterance:
                 self.refused.append(f"{body.name}: {intent.to} not in view")
                 body.unsaid.append(line)
-            elif theirs is not None and (theirs != body.name or (intent.to or "") < body.name):
-                body.unsaid.append(line)  # they speak this tick: my turn waits (world/rules.py, Rules._say)
+            elif self._not_my_turn(body.name, line.listener):
+                body.unsaid.append(line)
             else:
                 self.bodies[line.listener].heard.append(line)
                 self.chat.append(line)
+                self._spoke.add(body.name)
+                self._addressed.setdefault(line.listener, body.name)
+                self._talks[frozenset((body.name, line.listener))] = self.tick
         elif intent.kind == "sleep":
             body.asleep = True
 
@@ -135,9 +147,9 @@ class Sandbox:
                 self._arrive(body)
         perceptions = {n: self._perceive(b) for n, b in self.bodies.items()}
         intents = await self._decide(perceptions)
-        speaking = {n: i.to for n, i in intents.items() if i is not None and i.kind == "say" and i.to}
-        for name, body in self.bodies.items():
-            self._apply(body, intents[name] or Intent(), perceptions[name].nearby, speaking)
+        self._spoke, self._addressed = set(), {}
+        for name, body in self.bodies.items():  # in name order, as the engine applies intents
+            self._apply(body, intents[name] or Intent(), perceptions[name].nearby)
         for name, mind in self.minds.items():
             self.records.extend(self._drain(name, mind))
 

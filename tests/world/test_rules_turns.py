@@ -106,3 +106,24 @@ def test_a_refused_line_is_unsaid_too_and_survives_a_snapshot() -> None:
     assert [u.text for u in engine.residents["Cy"].unsaid] == ["Ada, a word?"]
     _step(engine, minds)
     assert [u.text for u in minds["Cy"].seen[-1].unsaid] == ["Ada, a word?"]
+
+
+def test_three_who_speak_round_in_a_ring_the_first_is_said() -> None:
+    """Ada to Ben, Ben to Cy, Cy to Ada in one tick: decided on the lines meant, each listener was
+    'speaking to someone else' and nobody spoke; decided on the lines said, Ada speaks, Ben (just
+    spoken to) answers her before opening a talk with Cy, and Cy's line to Ada waits."""
+    engine, minds = _engine()
+    tr = _step(engine, minds, Ada=("Ben", "Hi Ben!"), Ben=("Cy", "Hi Cy!"), Cy=("Ada", "Hi Ada!"))
+    assert _chats(tr) == [("Ada", "Ben", "Hi Ben!")]
+    _step(engine, minds)
+    assert [u.text for u in minds["Ben"].seen[-1].unsaid] == ["Hi Cy!"]
+    assert [u.text for u in minds["Cy"].seen[-1].unsaid] == ["Hi Ada!"]
+
+
+def test_one_spoken_to_still_answers_the_talk_it_is_in() -> None:
+    """Being spoken to holds back only a line that would open a talk: Ben, in a talk with Ada,
+    answers her even when Cy greets him in the same tick (Cy, first in name order, is said)."""
+    engine, minds = _engine(("Ada", "Ben", "Abe"))
+    _step(engine, minds, Ada=("Ben", "Morning, Ben!"))
+    tr = _step(engine, minds, Abe=("Ben", "Hi Ben!"), Ben=("Ada", "Morning, Ada!"))
+    assert _chats(tr) == [("Abe", "Ben", "Hi Ben!"), ("Ben", "Ada", "Morning, Ada!")]
