@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from maps.contracts import ChatLine, Intent, Perception, Record, build
+from maps.contracts import CONVERSATION_GAP_TICKS, Intent, Perception, Record, build, line_of, not_my_turn
 from maps.town import Town
 from replays.health import mind_error_message
 from world.body import Body, Tile, stable_index
@@ -27,7 +27,6 @@ from world.perception import SpatialIndex
 log = logging.getLogger("world.engine")  # one logger for the engine's parts (tests and users filter on it)
 
 BUSY_TICKS = 2  # a line between two people this recent means they are still talking
-CONVERSATION_GAP_TICKS = 60  # lines between two people this close together are one conversation
 GOAL_SPREAD = 4  # distinct goal tiles per place
 FORGET_TALKS_EVERY = 360  # ticks (an hour of 10 s ticks) between sweeps of ended conversations
 
@@ -192,9 +191,9 @@ class Rules:
             self._hold_back(r, intent)
         else:
             r.asleep = False
-            text = intent.utterance.strip()  # type: ignore[union-attr]
-            news = (intent.news or "").strip()
-            self.bodies[intent.to].hear(ChatLine(speaker=r.name, listener=intent.to, text=text, news=news))
+            line = line_of(r.name, intent)
+            text, news = line.text, line.news
+            self.bodies[intent.to].hear(line)
             self.spoke.add(r.name)
             self.addressed.setdefault(intent.to, r.name)
             chat = {"speaker": r.name, "listener": intent.to, "text": text,
@@ -205,20 +204,9 @@ class Rules:
                              r.address, records)
 
     def _not_my_turn(self, speaker: str, listener: str, tick: int) -> bool:
-        """One speaks at a time; intents apply in name order, so the first to speak has the turn.
-        The listener already said a line this tick (to me: we spoke at once, and I answer theirs
-        next tick; two openers in a row, one never answered, began 38 of the 139 talks of a
-        scripted bench: 'Hi Owen! I'm hosting a football match ... Would you like to come?' /
-        'Hi Mateo! How are you today?'), or was spoken to by someone else (one at a time); or I
-        was just spoken to and would open a talk with another (I answer first). Decided from the
-        lines said, not the lines meant, so that three who speak round in a ring are not all
-        held back: the first is said."""
-        if listener in self.spoke or self.addressed.get(listener, speaker) != speaker:
-            return True
-        if speaker in self.addressed:
-            cur = self.conversations.get(f"{min(speaker, listener)}|{max(speaker, listener)}")
-            return cur is None or tick - cur[1] > CONVERSATION_GAP_TICKS  # an opener, not a reply
-        return False
+        """:func:`maps.contracts.not_my_turn` on this tick's lines said."""
+        cur = self.conversations.get(f"{min(speaker, listener)}|{max(speaker, listener)}")
+        return not_my_turn(speaker, listener, self.spoke, self.addressed, cur[1] if cur else None, tick)
 
     def end_tick(self) -> None:
         """Forget who spoke this tick (the turn-taking of :meth:`_not_my_turn`)."""
@@ -229,8 +217,7 @@ class Rules:
     @staticmethod
     def _hold_back(r: Body, intent: Intent) -> None:
         """The line was not said: its speaker's next Perception says so (Perception.unsaid)."""
-        r.hold_back(ChatLine(speaker=r.name, listener=intent.to or "", text=(intent.utterance or "").strip(),
-                             news=(intent.news or "").strip()))
+        r.hold_back(line_of(r.name, intent))
 
     def _rest(self, r: Body, intent: Intent, records: list[Record]) -> None:
         """wait / sleep: stop walking; a waiter lets go of what it holds, a sleeper keeps its bed."""

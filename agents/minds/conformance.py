@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from maps.contracts import (ChatLine, Intent, LanguageModel, Mind, MindFactory, MindOptions, PerceivedEvent,
-                            Perception, Persona, Record)
+                            Perception, Persona, Record, line_of, not_my_turn)
 from memory.spatial import arena_of, split_address
 from memory.runfile import copy_file
 
@@ -88,13 +88,6 @@ class Sandbox:
         body.heard, body.unsaid, body.whispers, body.announcements, body.arrived = [], [], [], [], False
         return p
 
-    def _not_my_turn(self, speaker: str, listener: str) -> bool:
-        """The world's turn-taking (world/rules.py, Rules._not_my_turn), on this tick's lines said."""
-        if listener in self._spoke or self._addressed.get(listener, speaker) != speaker:
-            return True
-        last = self._talks.get(frozenset((speaker, listener)))
-        return speaker in self._addressed and (last is None or self.tick - last > 60)
-
     def _apply(self, body: Body, intent: Intent, nearby: list[str]) -> None:
         if intent.description:
             body.description = intent.description
@@ -112,12 +105,12 @@ class Sandbox:
             else:
                 body.dest, body.eta = arena_of(target), self.tick + self.walk_ticks
         elif intent.kind == "say":
-            line = ChatLine(speaker=body.name, listener=intent.to or "", text=(intent.utterance or "").strip(),
-                            news=intent.news or "")
+            line = line_of(body.name, intent)
             if intent.to not in nearby or not intent.utterance:
                 self.refused.append(f"{body.name}: {intent.to} not in view")
                 body.unsaid.append(line)
-            elif self._not_my_turn(body.name, line.listener):
+            elif not_my_turn(body.name, line.listener, self._spoke, self._addressed,
+                             self._talks.get(frozenset((body.name, line.listener))), self.tick):  # as the world's rules
                 body.unsaid.append(line)
             else:
                 self.bodies[line.listener].heard.append(line)

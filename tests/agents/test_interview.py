@@ -31,9 +31,9 @@ def _digest(db) -> str:
         conn.close()
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("run")
+def klaus_alone(folder, hours: float, whisper_at) -> None:
+    """Klaus Mueller's scripted hours in the library, run into ``folder``; ``whisper_at(tick)``:
+    what his inner voice tells him at that tick (None: nothing)."""
     persona = demo_persona("Klaus Mueller", "Town Library:reading room", "student")
     places = DEMO_PLACES + demo_home(persona.name)
     start = datetime(2023, 2, 13, 9, 0)
@@ -42,13 +42,19 @@ def run_dir(tmp_path_factory):
     world = Sandbox({persona.name: mind}, places, start, spawn={persona.name: "Town Library:reading room"})
 
     async def run() -> None:
-        while world.time < start + timedelta(hours=2):
-            if world.time >= start + timedelta(hours=1) and world.tick == 360:
-                world.bodies[persona.name].whispers.append(FACT)
+        while world.time < start + timedelta(hours=hours):
+            if (whisper := whisper_at(world.tick)) is not None:
+                world.bodies[persona.name].whispers.append(whisper)
             await world.step()
 
     asyncio.run(run())
     mind.memory.close()
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    klaus_alone(folder, 2, lambda tick: FACT if tick == 360 else None)  # an hour in
     return folder
 
 
@@ -118,24 +124,14 @@ def test_asked_whether_one_knows_something_the_memories_naming_all_of_it_are_rec
     the candidacy she had been told: memories naming every word asked about come first."""
     from agents.minds.interview import interview_answer
 
-    persona = demo_persona("Klaus Mueller", "Town Library:reading room", "student")
-    places = DEMO_PLACES + demo_home(persona.name)
-    start = datetime(2023, 2, 13, 9, 0)
-    mind = make_mind(persona, make_llm("scripted"), tmp_path / "run.db", MindOptions(places=places, start_time=start),
-                     embedder=get_embedder("hashing"))
-    world = Sandbox({persona.name: mind}, places, start, spawn={persona.name: "Town Library:reading room"})
     later = [f"Neighbour {n} told me Eleanor Ross is running again this autumn." if n % 2 else
              f"Neighbour {n} told me the mayor opened the new library." for n in range(40)]
 
-    async def run() -> None:
-        while world.time < start + timedelta(hours=3):
-            if world.tick == 30:
-                world.bodies[persona.name].whispers.append("Sam Moore is running for mayor.")
-            elif world.tick > 120 and world.tick % 15 == 0 and later:
-                world.bodies[persona.name].whispers.append(later.pop(0))
-            await world.step()
+    def whisper_at(tick: int) -> str | None:
+        if tick == 30:
+            return "Sam Moore is running for mayor."
+        return later.pop(0) if tick > 120 and tick % 15 == 0 and later else None
 
-    asyncio.run(run())
-    mind.memory.close()
+    klaus_alone(tmp_path, 3, whisper_at)
     answer = interview_answer(tmp_path, "Klaus Mueller", "Do you know who is running for mayor?", model="scripted")
     assert "Sam Moore" in answer.text, answer.text

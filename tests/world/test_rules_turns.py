@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from maps.contracts import Intent, Perception, Persona, Record
+from maps.contracts import Intent, Perception, Persona
 from maps.town import load_town
+from tests.world.test_world_step import Idle
 from world.engine import Engine
 
 
-class Scripted:
+class Scripted(Idle):
     """A mind that says what the test queued for it and keeps every Perception it got."""
 
     def __init__(self) -> None:
@@ -28,15 +29,6 @@ class Scripted:
 
     async def decide(self, p: Perception) -> Intent:
         return self.decide_fast(p)
-
-    def drain_records(self) -> list[Record]:
-        return []
-
-    def snapshot(self) -> dict:
-        return {}
-
-    def restore(self, state: dict) -> None:
-        pass
 
 
 def _engine(names=("Ada", "Ben", "Cy")):
