@@ -96,6 +96,11 @@ def test_a_refused_line_is_unsaid_too_and_survives_a_snapshot() -> None:
     engine.residents["Cy"].unsaid = []
     engine.restore(state)  # a run resumed here tells Cy all the same
     assert [u.text for u in engine.residents["Cy"].unsaid] == ["Ada, a word?"]
+    older = {**state, "residents": {n: {k: v for k, v in b.items() if k != "unsaid"}
+                                    for n, b in state["residents"].items()}}
+    engine.restore(older)  # a snapshot written before lines could be held back: none are
+    assert all(b.unsaid == [] for b in engine.residents.values())
+    engine.restore(state)
     _step(engine, minds)
     assert [u.text for u in minds["Cy"].seen[-1].unsaid] == ["Ada, a word?"]
 
