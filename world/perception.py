@@ -418,15 +418,17 @@ class Perceiver:
         return not (ck is None or ck[0] != r.tile or ck[1] != r.area or att.truncated or att.blocked
                     or not self.perception_cache)
 
-    def _classify(self, att: Attention, key: str, s: str, p: str, o: str, fresh: list[Sight], blocked: set[str],
-                  dist: float, description: str, address: str) -> None:
-        """Sort one thing in view: already known, held back by retention, or new."""
+    @staticmethod
+    def _is_new(att: Attention, key: str, s: str, p: str, o: str, blocked: set[str]) -> bool:
+        """Sort one thing in view: new (True), or already known or held back by retention (then
+        noted in ``blocked``). Asked before its Sight is made: most of what is in view is known,
+        and building each one's description and distance was a tenth of a 1,000-resident day."""
         if att.seen.get(s) == (p, o):
-            return
+            return False
         if (s, p, o) in att.recent:
             blocked.add(key)
-            return
-        fresh.append(Sight(dist, s, p, o, description, address))
+            return False
+        return True
 
     def _look(self, r: "Body") -> tuple[list[Sight], list[str]]:
         """Everything in view, from scratch."""
@@ -437,6 +439,7 @@ class Perceiver:
         blocked: set[str] = set()
         nearby: list[str] = []
         residents = self.residents
+        is_new = self._is_new
         for name in self.index.around(r.tile):
             o = residents[name]
             if o.area != area or o is r:
@@ -446,12 +449,14 @@ class Perceiver:
                 continue
             nearby.append(name)
             s, p, ob = o.event
-            self._classify(att, name, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
-                           f"{name} is {o.description or 'idle'}", o.action_address or o.address)
+            if is_new(att, name, s, p, ob, blocked):
+                fresh.append(Sight(((ox - x) ** 2 + (oy - y) ** 2) ** 0.5, s, p, ob,
+                                   f"{name} is {o.description or 'idle'}", o.action_address or o.address))
         objects = self.objects
         for dist, addr, oname in self.sight.visible(r.tile):
             state = objects[addr]
-            self._classify(att, addr, addr, "is", state, fresh, blocked, dist, f"{oname} is {state}", addr)
+            if is_new(att, addr, addr, "is", state, blocked):
+                fresh.append(Sight(dist, addr, "is", state, f"{oname} is {state}", addr))
         nearby.sort()
         att.blocked = blocked
         att.nearby_set = None
@@ -472,6 +477,7 @@ class Perceiver:
         moved = False
         residents = self.residents
         objects = self.objects
+        is_new = self._is_new
         view = self.sight.visible_map(r.tile)
         for key in sorted(set(changed) | att.blocked):
             o = residents.get(key)
@@ -488,15 +494,17 @@ class Perceiver:
                     nearby_set.add(key)
                     moved = True
                 s, p, ob = o.event
-                self._classify(att, key, s, p, ob, fresh, blocked, ((ox - x) ** 2 + (oy - y) ** 2) ** 0.5,
-                               f"{key} is {o.description or 'idle'}", o.action_address or o.address)
+                if is_new(att, key, s, p, ob, blocked):
+                    fresh.append(Sight(((ox - x) ** 2 + (oy - y) ** 2) ** 0.5, s, p, ob,
+                                       f"{key} is {o.description or 'idle'}", o.action_address or o.address))
             else:
                 seen_from_here = view.get(key)
                 if seen_from_here is None:
                     continue
                 dist, oname = seen_from_here
                 state = objects[key]
-                self._classify(att, key, key, "is", state, fresh, blocked, dist, f"{oname} is {state}", key)
+                if is_new(att, key, key, "is", state, blocked):
+                    fresh.append(Sight(dist, key, "is", state, f"{oname} is {state}", key))
         att.blocked = blocked
         chosen, att.truncated = choose(fresh, att) if fresh else ([], False)
         att.nearby_set = nearby_set
