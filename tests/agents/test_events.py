@@ -96,6 +96,18 @@ def test_news_of_someones_life_with_a_time_ahead_is_a_notion_like_a_candidacy():
         assert parse(state, speaker="Sam Moore") is None, state
 
 
+def test_someone_seen_telling_people_of_their_news_has_that_news_not_news_of_telling():
+    """A host out to tell people is seen 'telling people at <place> about <news>'; passed on, that
+    was a second piece of news, 'telling people at Willow Cafe dining room about ...'."""
+    seen = parse("Did you hear? Arthur Bell is telling people at Willow Cafe dining room about opening a bakery "
+                 "on Main Street next month.", speaker="Lucy Alvarez").event
+    mine = parse("I am opening a bakery on Main Street next month.", speaker="Arthur Bell").event
+    assert seen.key() == mine.key() and describe(seen) == "Arthur Bell is opening a bakery on Main Street next month"
+    assert parse("I'm telling everyone about running for mayor.", speaker="Sam Moore").event.kind == "candidacy"
+    # telling people about a gathering is no news of its own (the gathering is read as before)
+    assert parse("Maria Alvarez is telling people at Willow Park about a Valentine's Day party.") is None
+
+
 @pytest.mark.parametrize("text, problem", [
     ("A party at the Grand Hotel tomorrow at 8pm", "unknown place 'Grand Hotel'"),
     ("A concert at Willow Park on February 12 at 5pm", "the time is past"),

@@ -62,7 +62,15 @@ class Parsed(BaseModel):
 
 
 def _clean(text: str) -> str:
-    return " ".join(text.replace("’", "'").split())
+    return _TELLING.sub(r"\1 ", " ".join(text.replace("’", "'").split()))
+
+
+# someone seen telling their news ('Eleanor Ross is telling people at Willow Cafe dining room about
+# running for re-election this autumn': the step of a host out to tell people, agents/minds/cognition/
+# visits.py) has that news to tell; passed on as seen, it was read as news of its own, "telling people
+# at ...", and travelled beside the candidacy it was about (a scripted bench, 2026-11-27)
+_TELLING = re.compile(r"\b(is|am|'m)\s+(?:telling|announcing to)\s+(?:people|everyone|everybody|others|folks)"
+                      r"(?:\s+(?:at|in)\s+[^.!?]*?)?\s+about\s+(?=[a-z]+ing\b)")
 
 
 def find_kind(text: str) -> tuple[str, str] | None:
