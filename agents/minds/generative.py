@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
-from agents.minds.cognition.conversation import close_conversation, on_heard, take_back, timed_out
+from agents.minds.cognition.conversation import answer_again, close_conversation, on_heard, take_back, timed_out
 from agents.minds.cognition.gatherings import event_steps, learn, settle, slots, undecided, with_events
 from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater
 from agents.minds.state import MindSnapshot, MindState, PendingMemory, dump_snapshot, load_snapshot
@@ -395,7 +395,7 @@ class Resident:
         if any(h.listener == self.name for h in p.heard):
             return True
         if self.state.convo is not None:
-            return timed_out(self, p)
+            return self.state.convo.owed or timed_out(self, p)
         if self.state.triggers or self._flush_due():
             return True
         if self.state.events and undecided(self):
@@ -426,6 +426,10 @@ class Resident:
         heard = [h for h in p.heard if h.listener == self.name]
         if heard:
             intent = await on_heard(self, heard, p)
+            if intent is not None:
+                return intent
+        elif self.state.convo is not None and self.state.convo.owed:
+            intent = await answer_again(self, p)
             if intent is not None:
                 return intent
         elif self.state.convo is not None and timed_out(self, p):

@@ -98,6 +98,8 @@ class Conversation(BaseModel):
     goal: str = Field(default="", description="the key of the event this talk is to pass on (or invite to)")
     learned: list[str] = Field(default_factory=list, description="facts heard in this talk (news to me or not)")
     told: list[str] = Field(default_factory=list, description="news I passed on in this talk, as I would say it")
+    owed: bool = Field(default=False, description="my answer was not said (held back): it is still my turn")
+    held: int = Field(default=0, description="my lines in this talk the world held back")
 
 
 class PendingMemory(BaseModel):

@@ -6,6 +6,7 @@ own life told as news; a reflection names only people and places the resident kn
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 import json
 import random
 
@@ -251,3 +252,27 @@ def test_news_of_ones_life_is_told_in_the_first_person_and_heard_as_the_fact():
     assert (known.event.kind, known.event.host, known.source) == ("news", "Sam Moore", "Sam Moore")
     told = [m.text for m in minds["Klaus Mueller"].memory.all() if m.text.startswith("Sam Moore told me that")]
     assert told == ["Sam Moore told me that Sam Moore is opening a bakery on Main Street next month."], told
+
+
+def test_an_answer_held_back_while_the_partner_was_greeted_is_said_again_once():
+    """Paul answered Viktor's greeting in the tick Eleanor greeted Viktor; the world held Paul's
+    answer back (one speaks to someone at a time), and Paul, Viktor and Eleanor all waited out
+    the talk: two talks of one line (scripted bench, 2026-11-27). It is still Paul's turn."""
+    minds, _world = town(["Bo Smith", "Cy Young"])
+    bo = minds["Bo Smith"]
+
+    def seen(tick: int, **kw) -> Perception:
+        return Perception(resident=bo.name, tick=tick, time=START + timedelta(seconds=10 * tick), tile=(0, 0),
+                          address="Town Library:reading room", nearby=["Cy Young"], **kw)
+
+    hello = ChatLine(speaker="Cy Young", listener=bo.name, text="Hi Bo! How are you today?")
+    first = asyncio.run(bo.decide(seen(1, heard=[hello])))
+    assert (first.kind, first.to) == ("say", "Cy Young"), first
+    held = seen(2, unsaid=[ChatLine(speaker=bo.name, listener="Cy Young", text=first.utterance)])
+    assert bo.decide_fast(held) is None  # not a wait: a decision
+    again = asyncio.run(bo.decide(held))
+    assert (again.kind, again.to, again.utterance) == ("say", "Cy Young", first.utterance)
+    assert bo.state.convo.lines == [f"Cy Young: {hello.text}", f"{bo.name}: {first.utterance}"]
+    # held back again (Cy still taken by someone else): left to them, no third try
+    held_again = seen(3, unsaid=[ChatLine(speaker=bo.name, listener="Cy Young", text=again.utterance)])
+    assert bo.decide_fast(held_again).kind == "wait"

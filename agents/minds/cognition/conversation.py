@@ -117,6 +117,7 @@ def goal_words(mind: "Resident", convo: Conversation) -> tuple[str, ...]:
 def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Intent:
     text = " ".join(text.split())[:400] or "..."
     convo.lines.append(f"{mind.name}: {text}")
+    convo.owed = False
     convo.last_tick = p.tick
     mind.learn_places_from(text)
     news = None
@@ -160,6 +161,13 @@ def take_back(mind: "Resident", unsaid: list[ChatLine]) -> None:
             convo.told = [t for t in convo.told if t != fact]
         if not convo.lines:
             mind.state.convo = convo = None
+        elif not convo.lines[-1].startswith(mind.name + ": "):
+            # an answer held back because someone else spoke to my partner first: it is still my
+            # turn, and waiting left both talks unanswered (Paul answered Viktor as Eleanor greeted
+            # him; all three waited out the talk, a scripted bench, 2026-11-27). Answered again
+            # once (:func:`answer_again`); a partner still busy after that is left to them.
+            convo.held += 1
+            convo.owed = convo.held == 1
 
 
 async def open_conversation(mind: "Resident", partner: str, p: Perception) -> Intent:
@@ -212,6 +220,24 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         # we both spoke at once: one answers (the name first in order), the other listens, so
         # the two do not talk past each other saying the same thing in parallel
         return Intent(kind="wait", description=f"talking with {partner}", emoji="💬")
+    line = await _next_line(mind, convo, p)
+    intent = _say(mind, convo, line.utterance, p)
+    if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
+        convo.ended_by_me = True
+        await close_conversation(mind, p)
+    return intent
+
+
+async def answer_again(mind: "Resident", p: Perception) -> Intent | None:
+    """My answer was held back (:func:`take_back`) and nothing new was said to me: answer now,
+    or close the talk when the partner has gone."""
+    convo = mind.state.convo
+    if convo is None:
+        return None
+    convo.owed = False
+    if convo.partner not in p.nearby:
+        await close_conversation(mind, p)
+        return None
     line = await _next_line(mind, convo, p)
     intent = _say(mind, convo, line.utterance, p)
     if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
