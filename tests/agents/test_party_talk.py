@@ -219,7 +219,11 @@ def test_the_words_a_talk_for_news_must_use_come_from_the_event_and_none_means_n
     from agents.minds.state import Gathering
 
     assert event_words(Gathering(kind="party", what="a Valentine's Day party")) == {"party", "valentine's"}
-    assert event_words(Gathering(kind="candidacy", what="running for mayor")) == {"running", "mayor"}
+    assert event_words(Gathering(kind="candidacy", what="running for mayor")) == {"mayor"}  # not 'running late'
+    assert event_words(Gathering(kind="news", what="running for re-election this autumn", host="Eleanor Ross")) \
+        == {"election"}
+    assert event_words(Gathering(kind="news", what="opening a bakery on Main Street next month", host="Pip Harbor")) \
+        == {"bakery", "main", "street"}
     assert event_words(Gathering(kind="gig", what="a gig")) == {"gig"}  # no longer word: three letters do
     assert event_words(Gathering(kind="do", what="a do")) == frozenset()  # nothing to look for: no check
     assert line_schema("Ada Jones", "Bo Smith", "", bring_up=())(utterance="Lovely weather today.").utterance

@@ -409,9 +409,14 @@ _NOTION_WORDS = {"candidacy", "news", "next", "this", "later", "soon", "tomorrow
 def event_words(event: Gathering) -> frozenset[str]:
     """The words a line speaking of ``event`` has one of (:func:`refers_to`): its kind's and its
     name's words of four letters or more, not 'candidacy' (nobody says it); of three letters
-    when it has no longer one ('a gig', 'the BBQ'), so that such an event is spoken of too."""
+    when it has no longer one ('a gig', 'the BBQ'), so that such an event is spoken of too. The
+    verb news opens with ('running for mayor', 'opening a bakery ...') counts only when nothing
+    else is left: 'I'm running late' passed Eleanor's re-election on (2026-11-27)."""
     words = [w for w in re.findall(r"[a-z']+", f"{event.kind} {event.what}".lower())
              if w not in _STOP and w not in _NOTION_WORDS]
+    if event.news and event.what:  # a candidacy or news of a life
+        verb = event.what.split()[0].lower()
+        words = [w for w in words if w != verb] if any(len(w) > 3 and w != verb for w in words) else words
     return frozenset(w for w in words if len(w) > 3) or frozenset(w for w in words if len(w) == 3)
 
 
