@@ -562,6 +562,18 @@ class RunStore:
         resumes.append({"after_tick": after_tick, "at": datetime.now().isoformat(timespec="seconds")})
         self.set_meta(resumed=resumes)
 
+    def note_rerun(self, after_tick: int, ticks: int, diverged: int) -> None:
+        """Note in the metadata how a resume's (or fork's) re-run of ``ticks`` recorded ticks after
+        ``after_tick`` went: ``diverged`` of them differed from the record (its world state was
+        imposed). Kept with the run, so every later summary of it says so, whoever resumed it."""
+        reruns = list(self.meta().get("reruns", []))
+        reruns.append({"after_tick": after_tick, "ticks": ticks, "diverged": diverged})
+        self.set_meta(reruns=reruns)
+
+    def diverged_ticks(self) -> int:
+        """Re-run ticks of this run's resumes and fork that differed from the record (:meth:`note_rerun`)."""
+        return sum(int(r.get("diverged", 0)) for r in self.meta().get("reruns", []) if isinstance(r, dict))
+
     def fork_point(self, at: datetime | int, seconds_per_tick: float) -> ForkPoint:
         """Where a fork ``at`` a time (or a tick number) branches: the last committed tick at
         or before it; a time past the run's end (its last tick plus one step) gives the tick

@@ -253,6 +253,8 @@ class Engine:
             finally:
                 if self.store is not None:
                     self.store.end_replay()  # model calls are live again, numbered after the record's
+            if self.store is not None and ticks:
+                self.store.note_rerun(ticks[0].tick - 1, len(ticks), self.diverged)
             if self.diverged:
                 log.warning("resume is not exact: %d of %d re-run ticks differ from the record (recorded world "
                             "state imposed; from here on the run may differ from an uninterrupted one)",

@@ -30,7 +30,8 @@ def run_summary(store: RunStore) -> dict[str, Any]:
     events counts world events (actions, object changes, chat lines, injections, encounter
     steps, notes); conversations counts distinct conversation ids; injected counts accepted
     injected commands (refused ones are under injected_refused); believability never raises
-    (a failure to score is in it).
+    (a failure to score is in it); resume_diverged_ticks, when there are any, counts the re-run
+    ticks of its resumes and fork that differed from the record.
     """
     errors = mind_errors(store.mind_error_rows())
     summary = {
@@ -42,6 +43,9 @@ def run_summary(store: RunStore) -> dict[str, Any]:
         "leaks": run_leaks(store),
         "society": run_society(store),
     }
+    diverged = store.diverged_ticks()
+    if diverged:  # a resume or fork whose re-run did not match the record: the run is not the uninterrupted one
+        summary["resume_diverged_ticks"] = diverged
     fleet = store.meta().get("fleet")
     if isinstance(fleet, dict):  # --models: what the servers did, kept by the run (world/cli/run.py)
         summary["fleet"] = fleet

@@ -142,6 +142,9 @@ def test_the_seed_lines_and_their_mean_say_the_figures() -> None:
 
     assert summary_line(row(3, 2, 0)) == ("party 3/4 (memory 4), came 2/3 (1 work there), wrong time 0; "
                                           "density 0.5 -> 0.75; hallucinated 0/20; run 1.0 s + interviews 2.0 s")
+    inexact = row(3, 2, 0) | {"resume_diverged_ticks": 16}
+    assert summary_line(inexact).endswith("RESUMED NOT EXACTLY: 16 re-run ticks differed from the record; "
+                                          "run 1.0 s + interviews 2.0 s")
     assert mean_line([row(3, 2, 0), row(1, 0, 1)]) == ("party known 2.0/4, came 1.0/3.0; density 0.500 -> 0.750; "
                                                        "hallucinated 0.5/20")
 

@@ -247,6 +247,9 @@ def test_kill_9_at_random_ticks_then_resume_gives_the_same_run(tmp_path: Path, m
     assert engine.diverged == 0  # the re-run ticks matched the record: no warning
     with RunStore.open(killed) as s:
         assert [r["after_tick"] for r in s.meta()["resumed"]] == [k - 1 for k in kills]
+        reruns = s.meta()["reruns"]  # each resume's re-run, kept with the run for its summaries
+        assert reruns[-1]["ticks"] == len(rerun) and all(r["diverged"] == 0 for r in reruns)
+        assert s.diverged_ticks() == 0
         assert s.missing_ticks() == []
     assert digest(killed) == digest(whole), first_difference(killed, whole)
 

@@ -30,6 +30,19 @@ def test_summary_keys_and_counts(tmp_path: Path) -> None:
     json.dumps(summary)
 
 
+def test_a_resume_that_was_not_exact_says_so_in_every_later_summary(tmp_path: Path) -> None:
+    """A resume whose re-run ticks differ from the record goes on from the recorded world; only
+    the resuming process logged it, so a bench resumed twice, or `replay --summary`, never said."""
+    store = RunStore.create(tmp_path, {"resident_names": ["A"]})
+    store.commit_tick(TickRecords(tick=0, time=datetime(2023, 2, 13, 8), records=[]))
+    store.note_rerun(0, 4, 0)
+    assert "resume_diverged_ticks" not in run_summary(store)  # an exact re-run is no news
+    store.note_rerun(30, 31, 16)
+    store.note_rerun(60, 2, 1)
+    assert run_summary(store)["resume_diverged_ticks"] == 17
+    assert RunStore.open(tmp_path).meta()["reruns"][1] == {"after_tick": 30, "ticks": 31, "diverged": 16}
+
+
 def test_a_fleets_accounting_is_kept_with_the_run(tmp_path: Path) -> None:
     """`run --models` printed which server went down, but `replay --summary` of the same run said
     nothing of it: the fleet's figures are kept in the run's meta and read back."""

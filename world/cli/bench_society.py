@@ -264,7 +264,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     print(f"bench society: {ablation} seed {seed}: run done in {run_s:.0f} s; interviewing "
           f"{len(setup.names)} residents ({len(setup.names) * (len(setup.notions) + len(setup.names) - 1)} questions)",
           file=sys.stderr, flush=True)
-    facts, health = read_run(folder / "run")
+    facts, health, diverged = read_run(folder / "run")
     t1, c1 = time.perf_counter(), time.process_time()
     # a gateway of its own, as `townsfolk interview` builds one (not the run's, whose answer log
     # belongs to the closed run file)
@@ -273,6 +273,9 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     # a resident whose mind failed stood still for those ticks: the figures are of a town with
     # someone frozen in it, which the line and the exit code must say
     row["mind_errors"] = {name: e["errors"] for name, e in health["by_resident"].items() if e["errors"]}
+    # a resume whose re-run differed from the record goes on from the recorded world with minds
+    # that may remember otherwise: the figures are not those of an uninterrupted run, and say so
+    row["resume_diverged_ticks"] = diverged
     row.update(seed=seed, ablation=ablation, run_dir=str(folder / "run") if args.out else "", resumed=resumed,
                run_s=round(run_s, 1), interviews_s=round(time.perf_counter() - t1, 1),
                run_cpu_s=round(run_cpu, 1), interviews_cpu_s=round(time.process_time() - c1, 1))  # CPU: a shared machine
@@ -282,11 +285,12 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     return row
 
 
-def read_run(run_dir: Path) -> tuple[RunFacts, dict[str, Any]]:
-    """The run's facts for the society measures, and its minds' errors and fallbacks."""
+def read_run(run_dir: Path) -> tuple[RunFacts, dict[str, Any], int]:
+    """The run's facts for the society measures, its minds' errors and fallbacks, and the re-run
+    ticks of its resumes that differed from the record (RunStore.diverged_ticks)."""
     store = RunStore.open(run_dir)
     try:
-        return collect(store.iter_ticks(0, None)), mind_errors(store.mind_error_rows())
+        return collect(store.iter_ticks(0, None)), mind_errors(store.mind_error_rows()), store.diverged_ticks()
     finally:
         store.close()
 
@@ -475,7 +479,10 @@ def report(args: argparse.Namespace, setup: Setup, rows: list[dict[str, Any]]) -
     if frozen:  # exit status 1: the bench measured a town where someone could not act
         out["failed"] = frozen
     out["paper"] = ", ".join(f"{k} {v}" for k, v in PAPER.items())
-    out["problems"] = setup.problems or "none"
+    inexact = [f"{r['ablation']} seed {r['seed']}: resumed, {r['resume_diverged_ticks']} re-run ticks differed from "
+               "the record (its world state was imposed; the minds may remember otherwise than an uninterrupted run)"
+               for r in rows if r.get("resume_diverged_ticks")]
+    out["problems"] = [*setup.problems, *inexact] or "none"
     out["runs"] = rows
     return out
 
@@ -494,6 +501,8 @@ def summary_line(row: dict[str, Any]) -> str:
     bits.append(f"hallucinated {row['hallucinated']}/{row['answers']}")
     if row.get("mind_errors"):
         bits.append(f"MIND ERRORS {sum(row['mind_errors'].values())} ({', '.join(sorted(row['mind_errors']))})")
+    if row.get("resume_diverged_ticks"):
+        bits.append(f"RESUMED NOT EXACTLY: {row['resume_diverged_ticks']} re-run ticks differed from the record")
     bits.append(f"run {row['run_s']} s + interviews {row['interviews_s']} s"
                 + (f" (CPU {row['run_cpu_s']} + {row['interviews_cpu_s']} s)" if "run_cpu_s" in row else ""))
     return "; ".join(bits)

@@ -245,13 +245,11 @@ def _run_to_end(engine: Any, options: RunOptions, quiet: bool,
 
 def live_summary(engine: Any, wall: float) -> dict[str, Any]:
     """The summary of a run this process just ran (`run` and `watch`): the run file's
-    (world.summary) plus wall time, speed, the mind, a resume's inexact ticks, model accounting."""
+    (world.summary, which counts a resume's inexact ticks) plus wall time, speed, the mind, model accounting."""
     summary = run_summary(engine.store)
     summary["wall_s"] = round(wall, 2)
     summary["ticks_per_s"] = round(engine.stats["ticks"] / wall, 1) if wall > 0 else None
     summary["mind"] = engine.context.mind_kind
-    if getattr(engine, "diverged", 0):
-        summary["resume_diverged_ticks"] = engine.diverged
     llm = engine.context.llm
     if llm is not None and callable(getattr(llm, "stats", None)):
         summary["llm"] = llm.stats()
