@@ -220,12 +220,7 @@ async def on_heard(mind: "Resident", heard: list[ChatLine], p: Perception) -> In
         # we both spoke at once: one answers (the name first in order), the other listens, so
         # the two do not talk past each other saying the same thing in parallel
         return Intent(kind="wait", description=f"talking with {partner}", emoji="💬")
-    line = await _next_line(mind, convo, p)
-    intent = _say(mind, convo, line.utterance, p)
-    if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
-        convo.ended_by_me = True
-        await close_conversation(mind, p)
-    return intent
+    return await _answer(mind, convo, p)
 
 
 async def answer_again(mind: "Resident", p: Perception) -> Intent | None:
@@ -234,10 +229,14 @@ async def answer_again(mind: "Resident", p: Perception) -> Intent | None:
     convo = mind.state.convo
     if convo is None:
         return None
-    convo.owed = False
     if convo.partner not in p.nearby:
         await close_conversation(mind, p)
         return None
+    return await _answer(mind, convo, p)  # (saying it settles what was owed: _say)
+
+
+async def _answer(mind: "Resident", convo: Conversation, p: Perception) -> Intent:
+    """My next line in the talk, said; the talk closed after it when it ends it or fills the budget."""
     line = await _next_line(mind, convo, p)
     intent = _say(mind, convo, line.utterance, p)
     if line.end or len(convo.lines) >= mind.tuning.max_chat_lines:
