@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from maps.contracts import Persona
 from agents.llm.gateway import make_llm
 from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, mentions, never_met,
-                                   question_subject, worth_telling)
+                                   question_subject, who_did, worth_telling)
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -130,14 +130,15 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
         about = [m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)][: k // 2]
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
+    doers = who_did(question.strip(), subject, texts, tuple(residents), name)
     fallback = (answer_schema(name, question.strip(), (), subject)(answer=never_met(unknown).answer) if unknown
-                else answer_from_memories(texts, name, question.strip(), subject))
+                else answer_from_memories(texts, name, question.strip(), subject, doers))
     before = _fallbacks(llm)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip(), unknown, subject),
-        answer_schema(name, question.strip(), tuple(texts), subject),
+        answer_schema(name, question.strip(), tuple(texts), subject, doers),
         fallback,
         max_tokens=300,
     )

@@ -91,6 +91,47 @@ def question_subject(question: str, residents: tuple[str, ...] = ()) -> tuple[st
                         and w not in _KNOWING))
 
 
+_WHO_QUESTION = re.compile(r"^\W*(do|did|have)\s+you\s+(know|heard|hear)\s+(of\s+)?who\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;,!?]|\band\b|\bbut\b")
+
+
+def who_did(question: str, subject: tuple[str, ...], memories: list[str] | tuple[str, ...],
+            residents: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """Who the memories say does what a 'who' question asks ('Do you know who is running for
+    mayor?'): in each clause of a memory that names all the subject's words, the resident named
+    last before them ('Grace told me that Ben Okafor is running for mayor' -> Ben Okafor; in
+    'Eleanor is running for re-election; and that Ben is running for mayor' only Ben's clause
+    names both words). Empty too when the one answering is among them ('I am running', 'Ben:
+    I am running' in Ben's memory); a clause whose last word of a person before them is 'me'
+    names no one ('Grace told me that someone is running').
+    Empty for any other question, or when no memory says who. SmolLM2, asked who runs for mayor
+    with 'Ben Okafor is running for mayor' remembered, named Kenji Mori or Eleanor Ross."""
+    if not subject or not _WHO_QUESTION.match(question):
+        return ()
+    found: list[str] = []
+    for clause in (c for memory in memories for c in _CLAUSE.split(memory)):
+        if not all(mentions(clause, t) for t in subject):
+            continue
+        lower = clause.lower()
+        at = min(m.start() for t in subject for m in [re.search(rf"(?<![a-z]){re.escape(t)}(?![a-z])", lower)] if m)
+        named = [(m.start(), r) for r in residents for form in {r, r.split()[0]}
+                 for m in re.finditer(rf"(?<![\w']){re.escape(form)}(?![\w])", clause[:at])]
+        # 'I am running' is me; 'Grace told me that someone is running' names no one who does it
+        named += [(m.start(), name if m.group(1).startswith("I") else "") for m in
+                  re.finditer(r"(?<![\w'])(I|I'm|I've|me|my)(?![\w'])", clause[:at])]
+        if named and max(named)[1]:
+            found.append(max(named)[1])
+    if name in found:  # I am one who does it ('I am running for mayor'): an answer in the first person says who
+        return ()
+    return tuple(dict.fromkeys(found))
+
+
+def names_one_of(text: str, people: tuple[str, ...]) -> bool:
+    """``text`` names one of ``people`` (full name, or the first name alone)."""
+    return any(re.search(rf"(?<![\w']){re.escape(form)}(?![\w])", text)
+               for person in people for form in {person, person.split()[0]} if len(form) > 1)
+
+
 def mentions(text: str, term: str) -> bool:
     """``text`` names ``term`` as a word or words (case aside; 'Valentine's' names 'valentine')."""
     return re.search(rf"(?<![a-z]){re.escape(term)}(?![a-z])", text.lower()) is not None
@@ -101,19 +142,22 @@ def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | lis
     return [t for t in subject if any(mentions(m, t) for m in memories)]
 
 
-def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = ()) -> type[Answer]:
+def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = (),
+                  doers: tuple[str, ...] = ()) -> type[Answer]:
     """The checked Answer of one interview call (:func:`_answer_schema`); one class per call's
     inputs, however they are passed, so that its fallback is an instance of it."""
-    return _answer_schema(name, question, tuple(memories), tuple(subject))
+    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers))
 
 
 @lru_cache(maxsize=64)
-def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...]) -> type[Answer]:
+def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...],
+                   doers: tuple[str, ...] = ()) -> type[Answer]:
     """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
     resident's name, and, to a knowledge question whose subject a memory names
     (:func:`question_subject`), naming it: yes or no, an answer speaks of what was asked (SmolLM2
-    remembered the party and answered 'I am a patient of the hospital at Willow Cafe')."""
+    remembered the party and answered 'I am a patient of the hospital at Willow Cafe'); to a 'who'
+    question whose answer memory holds (``doers``, :func:`who_did`), naming who."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
     asked = subject_remembered(subject, memories)
@@ -132,6 +176,8 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
                 problem = "mentions less than two things the resident remembers"
             if problem is None and asked and not any(mentions(text, t) for t in asked):
                 problem = f"does not speak of what was asked ({' or '.join(asked)})"
+            if problem is None and doers and not names_one_of(text, doers):
+                problem = f"does not say who, which the resident remembers ({' or '.join(doers)})"
             if problem:
                 raise ValueError(f"answer {problem}")
             return self
@@ -161,7 +207,8 @@ def _first_person(memory: str, name: str) -> str:
     return "I remember: " + text
 
 
-def answer_from_memories(memories: list[str], name: str, question: str = "", subject: tuple[str, ...] = ()) -> Answer:
+def answer_from_memories(memories: list[str], name: str, question: str = "", subject: tuple[str, ...] = (),
+                         doers: tuple[str, ...] = ()) -> Answer:
     """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order,
     those naming the question's subject first), said in the first person; idle things and repeats
     left out. Valid against :func:`answer_schema` by construction (it is made of the memories'
@@ -169,7 +216,8 @@ def answer_from_memories(memories: list[str], name: str, question: str = "", sub
     said: list[str] = []
     seen: set[str] = set()
     asked = subject_remembered(subject, memories)
-    ordered = sorted(memories, key=lambda m: not any(mentions(m, t) for t in asked)) if asked else memories
+    ordered = sorted(memories, key=lambda m: (not any(mentions(m, t) for t in asked),
+                                              not (all(mentions(m, t) for t in asked) and names_one_of(m, doers))))
     for memory in ordered:
         line = _first_person(memory, name)
         key = " ".join(sorted(content_words(line)))
@@ -181,7 +229,7 @@ def answer_from_memories(memories: list[str], name: str, question: str = "", sub
             break
     if not said and memories:
         said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
-    schema = answer_schema(name, question, tuple(memories), subject)
+    schema = answer_schema(name, question, tuple(memories), subject, doers)
     known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
     for text in (" ".join(said), *said, "I remember: " + clip(" ".join(ordered), 300),
                  f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",

@@ -696,3 +696,35 @@ def test_a_knowledge_question_is_answered_about_what_it_asks() -> None:
     # nothing remembered of it: no subject to name; another question: not held to it
     answer_schema(name, party, memories[:1], question_subject(party))(answer="I worked at the hospital this morning.")
     answer_schema(name, "What did you do today?", memories, ())(answer="I worked at the hospital and saw patients.")
+
+
+def test_a_who_question_is_answered_with_who_memory_says_it_is() -> None:
+    """'Do you know who is running for mayor?' asked of a resident who was told Ben Okafor is:
+    an answer naming someone else (SmolLM2 on a bench's memories: 'the person that is running
+    for mayor is Kenji Mori'; 'Eleanor Ross was running for mayor') is refused, one naming Ben
+    passes, and the engine's fallback says the memory that names him. Who does it is read per
+    clause: Eleanor's re-election in the same memory does not make her a mayoral candidate."""
+    from agents.roles.interview import answer_from_memories, answer_schema, question_subject, who_did
+
+    residents = ("Ben Okafor", "Eleanor Ross", "Kenji Mori", "Arthur Bell", "Ivan Petrov")
+    question = "Do you know who is running for mayor?"
+    subject = question_subject(question, residents)
+    memories = ("I talked with Arthur Bell, who told me that Eleanor Ross is running for re-election this autumn; "
+                "and that Ben Okafor is running for mayor, and I told Arthur about the party",
+                "Kenji Mori is restocking shelves at Green Grocer")
+    doers = who_did(question, subject, memories, residents, "Ivan Petrov")
+    assert doers == ("Ben Okafor",)
+    schema = answer_schema("Ivan Petrov", question, memories, subject, doers)
+    with pytest.raises(ValidationError, match="does not say who"):
+        schema(answer="I am not sure, but the person that is running for mayor is Kenji Mori, I think.")
+    with pytest.raises(ValidationError, match="does not say who"):
+        schema(answer="I didn't know that Eleanor Ross was running for mayor this autumn.")
+    schema(answer="Yes, Arthur told me that Ben Okafor is running for mayor.")
+    fallback = answer_from_memories(list(memories[::-1]), "Ivan Petrov", question, subject, doers)
+    assert "Ben Okafor is running for mayor" in fallback.answer
+    # the candidate himself says 'I am'; a memory that names no one who does it asks for no one
+    assert who_did(question, subject, ("Ben Okafor: I am running for mayor!",) + memories, residents, "Ben Okafor") == ()
+    assert who_did(question, subject, ("Arthur Bell told me that someone is running for mayor",), residents,
+                   "Ivan Petrov") == ()
+    # not a 'who' question: nothing asked of it
+    assert who_did("Did you know there is a race for mayor?", ("mayor", "race"), memories, residents, "Ivan Petrov") == ()
