@@ -34,7 +34,8 @@ TOLD_WITHIN = timedelta(minutes=30)  # a line heard this long before the memory 
 _DENYING = (r"(?:do not|don'?t|didn'?t|did not) (?:know|recall|remember|think i know)|"
             r"(?:have |had |'ve |'d )?(?:never|not) (?:met|heard|seen|known)|"
             r"(?:haven'?t|hasn'?t|hadn'?t) (?:met|heard|seen|known)|"
-            r"(?:am |'m )?(?:not (?:aware|sure who|familiar)|unaware)|know nothing about|"
+            r"(?:am |'m |was |were )?(?:not (?:aware|sure who|familiar)|unaware)|wasn'?t (?:aware|familiar)|"
+            r"know nothing about|"
             r"can'?t (?:recall|remember|say)|cannot (?:recall|remember)")
 _DENIAL = re.compile(
     rf"^\s*no\b|\bno idea\b|\bwho(?:'s| is) that\b|"

@@ -104,7 +104,9 @@ def test_a_denial_is_the_residents_own_not_one_it_retells() -> None:
     for own in ("No, I haven't heard of any party.", "I have never met Hugo.", "I've never heard of it.",
                 "I'm not aware of any party.", "I am not sure who that is.", "Never heard of him.",
                 "We haven't met.", "I know nothing about that.", "Sorry, I do not know.", "I really don't know.",
-                "I have no idea.", "Who's that?", "Oh. Not heard of it, sorry."):
+                "I have no idea.", "Who's that?", "Oh. Not heard of it, sorry.",
+                # SmolLM2 on a bench's memories, counted as knowing the party (2026-11-28)
+                "I was not aware of the Valentine's Day party.", "I wasn't aware of any party."):
         assert denies(own), own
 
 
