@@ -82,8 +82,13 @@ class RunFacts:
                 self.events.append((t, who, d))
 
 
-def collect(ticks: Iterable[TickRecords]) -> RunFacts:
-    facts = RunFacts()
+# the kinds of record RunFacts.read takes in; moves are nine in ten of a day's records
+FACT_KINDS = ("memory", "chat", "move", "action", "inject", "event")
+
+
+def collect(ticks: Iterable[TickRecords], facts: RunFacts | None = None) -> RunFacts:
+    """The facts of ``ticks`` (added to ``facts`` when given: a second pass over other kinds)."""
+    facts = facts if facts is not None else RunFacts()
     for tr in ticks:
         facts.read(tr)
     return facts
@@ -457,10 +462,12 @@ def refused_events(facts: RunFacts) -> list[tuple[datetime, str, str, str]]:
             for t, who, d in facts.events if d.get("status") == "refused"]
 
 
-def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[str]) -> dict[str, Any]:
+def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[str],
+                    residents: Iterable[str] = ()) -> dict[str, Any]:
     """The run summary's ``society`` block: each gathering known/invited/came, and who-knows-whom
-    before (the residents file) and after (memories that name someone)."""
-    names = sorted({p.name for p in personas} | set(facts.moves))
+    before (the residents file) and after (memories that name someone). ``residents``: everyone
+    in the run, where ``facts`` may hold no moves (a run with no gatherings need not read them)."""
+    names = sorted({p.name for p in personas} | set(facts.moves) | set(residents))
     before = pairs_of(persona_edges(personas), names)
     after = before | pairs_of(memory_edges(facts, names), names)
     events = []

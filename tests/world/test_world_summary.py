@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from maps.contracts import Record, TickRecords
 from memory.runfile import RunStore
-from world.summary import run_summary
+from replays.society import collect, society_summary
+from world.summary import run_society, run_summary
 
 KEYS = ["run", "town", "model", "seed", "forked_from", "ticks", "first_tick", "last_tick", "missing_ticks",
         "start_time", "end_time", "residents", "resident_names", "events", "conversations", "chat_lines",
@@ -55,3 +56,30 @@ def test_a_fleets_accounting_is_kept_with_the_run(tmp_path: Path) -> None:
     again = RunStore.open(tmp_path)
     summary = run_summary(again)
     assert summary["fleet"] == fleet and list(summary)[:len(KEYS)] == KEYS
+
+
+
+def test_the_society_block_reads_moves_only_where_a_gathering_can_be(tmp_path: Path) -> None:
+    """The summary's society block skips the moves of a run with no memories, whispers or events
+    (routine minds: their moves were most of a 10,000-resident summary's time) and reads them
+    where a gathering can be: there, the same block as from every record."""
+    plain = RunStore.create(tmp_path / "plain", {"resident_names": ["A", "B"]})
+    plain.commit_tick(TickRecords(tick=0, time=datetime(2026, 2, 14, 16, 50), records=[
+        Record(kind="move", resident="A", data={"tile": [1, 1], "address": "Cafe:room"}),
+        Record(kind="move", resident="B", data={"tile": [2, 2], "address": "Home:room"})]))
+    assert run_society(plain) == {"events": [], "new_acquaintances": 0, "density_before": 0.0,
+                                  "density_from_memory": 0.0}
+
+    party = RunStore.create(tmp_path / "party", {"resident_names": ["Ann Lee", "Bo Park"]})
+    start = datetime(2026, 2, 14, 16, 50)
+    party.commit_tick(TickRecords(tick=0, time=start, records=[
+        Record(kind="memory", resident="Ann Lee", data={
+            "kind": "thought", "text": "I am hosting a birthday party at the Cafe on February 14 from 5pm to 7pm."}),
+        Record(kind="move", resident="Ann Lee", data={"tile": [1, 1], "address": "Cafe:room"}),
+        Record(kind="move", resident="Bo Park", data={"tile": [2, 2], "address": "Cafe:room"})]))
+    for n in range(1, 60):
+        party.commit_tick(TickRecords(tick=n, time=start + timedelta(minutes=n), records=[]))
+    everything = society_summary(collect(party.iter_ticks(0, None)), [], ["Cafe", "Home"])
+    got = run_society(party)
+    assert got["events"] and got["events"][0]["at_place"] == 2  # who was where: the moves were read
+    assert got == everything
