@@ -106,8 +106,8 @@ def who_did(question: str, subject: tuple[str, ...], memories: list[str] | tuple
     names no one ('Grace told me that someone is running').
     Empty for any other question, or when no memory says who. SmolLM2, asked who runs for mayor
     with 'Ben Okafor is running for mayor' remembered, named Kenji Mori or Eleanor Ross."""
-    if not subject or not _WHO_QUESTION.match(question):
-        return ()
+    if not subject or not _WHO_QUESTION.match(question) or any(r and r in question for r in residents):
+        return ()  # 'Do you know who Ben Okafor is?' asks about Ben, not for someone memory names beside him
     found: list[str] = []
     for clause in (c for memory in memories for c in _CLAUSE.split(memory)):
         if not all(mentions(clause, t) for t in subject):

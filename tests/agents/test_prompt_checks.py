@@ -726,5 +726,8 @@ def test_a_who_question_is_answered_with_who_memory_says_it_is() -> None:
     assert who_did(question, subject, ("Ben Okafor: I am running for mayor!",) + memories, residents, "Ben Okafor") == ()
     assert who_did(question, subject, ("Arthur Bell told me that someone is running for mayor",), residents,
                    "Ivan Petrov") == ()
+    # asked who someone is: about them, not a name to find ('Arthur introduced Ben Okafor' names Arthur)
+    assert who_did("Do you know who Ben Okafor is?", ("ben okafor", "ben"), ("Arthur Bell introduced Ben Okafor to me",),
+                   residents, "Ivan Petrov") == ()
     # not a 'who' question: nothing asked of it
     assert who_did("Did you know there is a race for mayor?", ("mayor", "race"), memories, residents, "Ivan Petrov") == ()
