@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from maps.contracts import Persona
 from agents.llm.gateway import make_llm
-from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, mentions, never_met,
-                                   question_subject, who_did, worth_telling)
+from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, mentions, names_person,
+                                   never_met, question_subject, who_did, worth_telling)
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -158,12 +158,6 @@ def _fallbacks(llm) -> int | None:
         return int(stats()["by_purpose"].get("interview", {}).get("fallbacks", 0))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-
-
-def names_person(text: str, person: str) -> bool:
-    """Does ``text`` name ``person`` (full name, or the first name alone)?"""
-    first = person.split()[0] if person.split() else person
-    return any(re.search(rf"(?<![\w']){re.escape(n)}(?![\w])", text) for n in {person, first} if len(n) > 1)
 
 
 def strangers(question: str, name: str, persona: Persona, memories: list[str], residents: list[str]) -> list[str]:

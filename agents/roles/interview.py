@@ -93,6 +93,7 @@ def question_subject(question: str, residents: tuple[str, ...] = ()) -> tuple[st
 
 _WHO_QUESTION = re.compile(r"^\W*(do|did|have)\s+you\s+(know|heard|hear)\s+(of\s+)?who\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"[.;,!?]|\band\b|\bbut\b")
+_PRONOUN = re.compile(r"(?<![\w'])(I|I'm|I've|me|my)(?![\w'])")
 
 
 def who_did(question: str, subject: tuple[str, ...], memories: list[str] | tuple[str, ...],
@@ -110,31 +111,50 @@ def who_did(question: str, subject: tuple[str, ...], memories: list[str] | tuple
         return ()  # 'Do you know who Ben Okafor is?' asks about Ben, not for someone memory names beside him
     found: list[str] = []
     for clause in (c for memory in memories for c in _CLAUSE.split(memory)):
-        if not all(mentions(clause, t) for t in subject):
+        at = [_word_at(clause, t) for t in subject]
+        if None in at:  # the clause does not name all of it
             continue
-        lower = clause.lower()
-        at = min(m.start() for t in subject for m in [re.search(rf"(?<![a-z]){re.escape(t)}(?![a-z])", lower)] if m)
-        named = [(m.start(), r) for r in residents for form in {r, r.split()[0]}
-                 for m in re.finditer(rf"(?<![\w']){re.escape(form)}(?![\w])", clause[:at])]
+        before = clause[:min(a for a in at if a is not None)]
+        named = [(m.start(), r) for r in residents for m in _person_forms(r).finditer(before)]
         # 'I am running' is me; 'Grace told me that someone is running' names no one who does it
-        named += [(m.start(), name if m.group(1).startswith("I") else "") for m in
-                  re.finditer(r"(?<![\w'])(I|I'm|I've|me|my)(?![\w'])", clause[:at])]
-        if named and max(named)[1]:
-            found.append(max(named)[1])
+        named += [(m.start(), name if m.group(1).startswith("I") else "") for m in _PRONOUN.finditer(before)]
+        last = max(named)[1] if named else ""
+        if last:
+            found.append(last)
     if name in found:  # I am one who does it ('I am running for mayor'): an answer in the first person says who
         return ()
     return tuple(dict.fromkeys(found))
 
 
+@lru_cache(maxsize=4096)
+def _person_forms(person: str) -> re.Pattern[str]:
+    """A pattern for ``person`` named in full or by the first name alone, as whole words."""
+    first = person.split()[0] if person.split() else person
+    forms = sorted({n for n in (person, first) if len(n) > 1}, key=len, reverse=True)  # the longer first
+    if not forms:
+        return re.compile(r"(?!)")  # a one-letter name is named nowhere
+    return re.compile(rf"(?<![\w'])(?:{'|'.join(re.escape(f) for f in forms)})(?![\w])")
+
+
+def names_person(text: str, person: str) -> bool:
+    """Does ``text`` name ``person`` (full name, or the first name alone)?"""
+    return _person_forms(person).search(text) is not None
+
+
 def names_one_of(text: str, people: tuple[str, ...]) -> bool:
     """``text`` names one of ``people`` (full name, or the first name alone)."""
-    return any(re.search(rf"(?<![\w']){re.escape(form)}(?![\w])", text)
-               for person in people for form in {person, person.split()[0]} if len(form) > 1)
+    return any(names_person(text, person) for person in people)
+
+
+def _word_at(text: str, term: str) -> int | None:
+    """Where ``text`` first names ``term`` as a word or words (case aside), or None."""
+    m = re.search(rf"(?<![a-z]){re.escape(term)}(?![a-z])", text.lower())
+    return m.start() if m else None
 
 
 def mentions(text: str, term: str) -> bool:
     """``text`` names ``term`` as a word or words (case aside; 'Valentine's' names 'valentine')."""
-    return re.search(rf"(?<![a-z]){re.escape(term)}(?![a-z])", text.lower()) is not None
+    return _word_at(text, term) is not None
 
 
 def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | list[str]) -> list[str]:

@@ -42,7 +42,6 @@ def test_ticks_round_trip_in_order(tmp_path: Path) -> None:
         assert key in s
 
 
-
 def test_ticks_can_be_read_with_only_some_kinds_of_record(tmp_path: Path) -> None:
     """The run summary reads a routine day without its moves (nine in ten of its records): every
     tick is still there, with only the records asked for; none asked for, none given."""
@@ -56,6 +55,7 @@ def test_ticks_can_be_read_with_only_some_kinds_of_record(tmp_path: Path) -> Non
     assert [len(t.records) for t in store.iter_ticks(kinds=[])] == [0, 0]
     assert [[r.data["tile"] for r in t.records] for t in store.iter_ticks(kinds=("move",))] == [[[1, 2]], [[1, 3]]]
     assert store.resident_names() == ["A"]
+
 
 def test_gaps_and_duplicates_are_refused(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, {})

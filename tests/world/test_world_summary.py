@@ -58,7 +58,6 @@ def test_a_fleets_accounting_is_kept_with_the_run(tmp_path: Path) -> None:
     assert summary["fleet"] == fleet and list(summary)[:len(KEYS)] == KEYS
 
 
-
 def test_the_society_block_reads_moves_only_where_a_gathering_can_be(tmp_path: Path) -> None:
     """The summary's society block skips the moves of a run with no memories, whispers or events
     (routine minds: their moves were most of a 10,000-resident summary's time) and reads them
