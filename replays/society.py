@@ -23,24 +23,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from maps.contracts import Persona, TickRecords
+from memory.denials import denies
 from replays.notions import Notion, mentions, names_in, parse_notion, tokens
 
 MIN_STAY = timedelta(minutes=15)  # at the place this long inside the window to count as there
 TOGETHER = timedelta(minutes=10)  # arrivals this close, from the same place, are "went together"
 TOLD_WITHIN = timedelta(minutes=30)  # a line heard this long before the memory can be its source
-# what says "I do not know": said by the resident ('I have never met her', "I'm not aware", 'we
-# haven't met') or opening a sentence ('No.', 'Never heard of him.'); a denial someone else made, in
-# what the resident retells ('Grace told me that she had not heard that Ben is running'), is not one
-_DENYING = (r"(?:do not|don'?t|didn'?t|did not) (?:know|recall|remember|think i know)|"
-            r"(?:have |had |'ve |'d )?(?:never|not) (?:met|heard|seen|known)|"
-            r"(?:haven'?t|hasn'?t|hadn'?t) (?:met|heard|seen|known)|"
-            r"(?:am |'m |was |were )?(?:not (?:aware|sure who|familiar)|unaware)|wasn'?t (?:aware|familiar)|"
-            r"know nothing about|"
-            r"can'?t (?:recall|remember|say)|cannot (?:recall|remember)")
-_DENIAL = re.compile(
-    rf"^\s*no\b|\bno idea\b|\bwho(?:'s| is) that\b|"
-    rf"(?:^|[.!?;:]\s+|\b(?:I|we)(?![\w])\s*(?:(?:really|honestly|actually|just|still|truly|simply) )?)(?:{_DENYING})\b",
-    re.I)
 _GO = re.compile(r"\b(?:go|goes|going|went|attend|attending|join|joining|head|heading|arrive|arriving|walk|walking)\b", re.I)
 _ASK_TOGETHER = re.compile(r"\b(?:together|come with|go with|join me|with me|come along|go along)\b", re.I)
 
@@ -374,11 +362,6 @@ class Scored(BaseModel):
     knows: bool  # counted as knowing: claims, shows and supported
     hallucinated: bool  # claims without support
     from_fallback: bool = False  # the engine's answer from memories, after the model's were refused
-
-
-def denies(answer: str) -> bool:
-    """Whether an answer says it does not know ('I don't know who that is', 'No, I have not heard')."""
-    return bool(_DENIAL.search(answer))
 
 
 def score_notion_answer(resident: str, answer: str, notion: Notion, memory: list[str], names: list[str],

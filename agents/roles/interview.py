@@ -24,6 +24,7 @@ from agents.roles.checks import (addresses_itself, copied_from, help_desk, just_
                                    repeats_itself, words)
 from agents.roles.common import Sentence, bullet, clip, facts, first_line, messages
 from agents.roles.importance import heuristic_importance
+from memory.denials import denies
 
 
 FIRST_PERSON = {OPENING: ["I ", "I'"]}  # the embedded model's answer opens in the first person
@@ -175,8 +176,10 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
     """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
     resident's name, and, to a knowledge question whose subject a memory names
-    (:func:`question_subject`), naming it: yes or no, an answer speaks of what was asked (SmolLM2
-    remembered the party and answered 'I am a patient of the hospital at Willow Cafe'); to a 'who'
+    (:func:`question_subject`), naming it and not denying it: the answer speaks of what was asked
+    (SmolLM2 remembered the party and answered 'I am a patient of the hospital at Willow Cafe') and
+    does not say it never heard of what memory holds (its 'No, I didn't know there was a party'
+    passed here and then scored as not knowing, by the same rule, memory.denials); to a 'who'
     question whose answer memory holds (``doers``, :func:`who_did`), naming who."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
@@ -196,6 +199,8 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
                 problem = "mentions less than two things the resident remembers"
             if problem is None and asked and not any(mentions(text, t) for t in asked):
                 problem = f"does not speak of what was asked ({' or '.join(asked)})"
+            if problem is None and asked and denies(text):
+                problem = f"denies what the resident remembers ({' or '.join(asked)})"
             if problem is None and doers and not names_one_of(text, doers):
                 problem = f"does not say who, which the resident remembers ({' or '.join(doers)})"
             if problem:

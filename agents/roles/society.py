@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from agents.llm.task import Prompt, Task
 from agents.roles.common import facts, first_line, messages
+from memory.denials import denies
 
 SYSTEM = "You read interview answers and say whether the person answered yes or no. Reply with JSON only."
 
@@ -43,7 +44,6 @@ def judge_answer(llm: Any, name: str, question: str, answer: str) -> bool:
 
 
 _ASKED = frozenset("did does know there what where when which running about have heard".split())
-_NO = re.compile(r"^\s*no\b|\b(?:do not|don'?t|haven'?t|have not|never) (?:know|met|heard|remember)\b", re.I)
 
 
 def scripted_verdict(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def scripted_verdict(fields: Mapping[str, Any], schema: type[BaseModel], rng: ra
     asked = {w for w in re.findall(r"[a-z]+", question.lower()) if len(w) > 3 and w not in _ASKED}
     if not answer.strip():
         return {"says": "unclear"}
-    if _NO.search(answer):
+    if denies(answer):
         return {"says": "no"}
     about = asked & set(re.findall(r"[a-z]+", answer.lower()))
     return {"says": "yes" if about else "unclear"}  # an answer about something else claims nothing

@@ -7,6 +7,7 @@ partner's line, puts an action where it cannot happen, or rates every memory the
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from pydantic import ValidationError
@@ -674,8 +675,8 @@ def test_a_reaction_that_goes_somewhere_but_stays_put_carries_on() -> None:
 def test_a_knowledge_question_is_answered_about_what_it_asks() -> None:
     """'Did you know there is a Valentine's Day party?' asked of a resident who remembers the
     party: an answer that speaks of something else is refused (SmolLM2: 'I do not know, I am a
-    patient of the hospital at Willow Cafe'), a yes or a no about the party passes, and the
-    engine's fallback puts the memory of the party first. Other questions are not held to it."""
+    patient of the hospital at Willow Cafe'), a yes about the party passes, and the engine's
+    fallback puts the memory of the party first. Other questions are not held to it."""
     from agents.roles.interview import answer_from_memories, answer_schema, question_subject
 
     name = "Hannah Price"
@@ -690,12 +691,48 @@ def test_a_knowledge_question_is_answered_about_what_it_asks() -> None:
     with pytest.raises(ValidationError, match="does not speak of what was asked"):
         schema(answer="I do not know, I am a patient of the hospital at Willow Cafe.")
     schema(answer="Yes, Tom told me Maria is hosting a party at Willow Cafe.")
-    schema(answer="No, I have not heard of a Valentine's party at Willow Cafe.")  # a no about it is an answer
     fallback = answer_from_memories(list(memories), name, party, question_subject(party))
     assert fallback.answer.startswith("Tom Alvarez told me that Maria Alvarez is hosting a Valentine's Day party")
     # nothing remembered of it: no subject to name; another question: not held to it
     answer_schema(name, party, memories[:1], question_subject(party))(answer="I worked at the hospital this morning.")
     answer_schema(name, "What did you do today?", memories, ())(answer="I worked at the hospital and saw patients.")
+
+
+def test_an_answer_may_not_deny_what_memory_holds_and_the_bench_reads_denials_the_same_way() -> None:
+    """A resident who remembers the party, or Tom, and answers 'No, I didn't know there was a
+    party' or 'I have never met Tom' is refused and asked again: the bench would score that answer
+    as not knowing by the same rule (memory.denials), and the SmolLM2 answers that passed this
+    check used to count against a resident whose memory held the news. The society judge's
+    scripted verdict reads it the same way. Nothing remembered of it: a denial is the truth."""
+    from agents.roles.interview import answer_from_memories, answer_schema, question_subject
+    from agents.roles.society import Verdict, scripted_verdict
+    from replays.society import denies as bench_denies
+
+    name = "Hannah Price"
+    residents = ("Tom Alvarez", "Maria Alvarez", "Hannah Price")
+    party = "Did you know there is a Valentine's Day party?"
+    memories = ("I worked at the hospital at Willow Cafe all morning and saw patients",
+                "Tom Alvarez told me that Maria Alvarez is hosting a Valentine's Day party at Willow Cafe at 5pm")
+    schema = answer_schema(name, party, memories, question_subject(party, residents))
+    for denial in ("No, I didn't know there was a Valentine's party at Willow Cafe.",
+                   "I was not aware of the party Maria Alvarez is hosting at Willow Cafe.",
+                   "I have never heard of a Valentine's Day party at Willow Cafe, Tom."):
+        with pytest.raises(ValidationError, match="denies what the resident remembers"):
+            schema(answer=denial)
+        assert bench_denies(denial), denial
+        assert scripted_verdict({"answer": denial, "question": party}, Verdict, random.Random(0)) == {"says": "no"}
+    # someone else's denial, retold, is no denial of one's own
+    schema(answer="Tom told me he had not heard of it at first, but Maria is hosting a party at Willow Cafe.")
+    person = "Do you know Tom Alvarez?"
+    with pytest.raises(ValidationError, match="denies what the resident remembers"):
+        answer_schema(name, person, memories, question_subject(person, residents))(
+            answer="I have never met Tom Alvarez; Maria Alvarez is hosting a party.")
+    # the engine's own answer from memory passes its checks
+    fallback = answer_from_memories(list(memories), name, party, question_subject(party, residents))
+    assert not bench_denies(fallback.answer) and "party" in fallback.answer
+    # nothing remembered of it: saying so is the truth, not refused
+    answer_schema(name, party, memories[:1], question_subject(party, residents))(
+        answer="No, I didn't know there was a party; I worked at the hospital all morning.")
 
 
 def test_a_who_question_is_answered_with_who_memory_says_it_is() -> None:
@@ -718,7 +755,7 @@ def test_a_who_question_is_answered_with_who_memory_says_it_is() -> None:
     with pytest.raises(ValidationError, match="does not say who"):
         schema(answer="I am not sure, but the person that is running for mayor is Kenji Mori, I think.")
     with pytest.raises(ValidationError, match="does not say who"):
-        schema(answer="I didn't know that Eleanor Ross was running for mayor this autumn.")
+        schema(answer="I heard that Eleanor Ross was running for mayor this autumn.")
     schema(answer="Yes, Arthur told me that Ben Okafor is running for mayor.")
     fallback = answer_from_memories(list(memories[::-1]), "Ivan Petrov", question, subject, doers)
     assert "Ben Okafor is running for mayor" in fallback.answer
