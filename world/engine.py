@@ -59,8 +59,12 @@ MIN_JUMP = timedelta(minutes=1)
 # makes a Perception, an Intent and records per resident that live until the tick ends; with the
 # default, so many survive young collections that full collections keep walking the whole town
 # (its tiles, objects and routes), a cost per tick that grows with the town: at 1,000 residents
-# it was a third of the routine run's CPU time (bench scale, docs/BENCHMARKS.md).
+# it was a third of the routine run's CPU time (bench scale, docs/BENCHMARKS.md). A tick of a
+# larger town makes more of them (about six per resident), so the threshold grows with the town:
+# at 10,000 residents, 20,000 left a fifth of a busy hour in the collector, 100,000 a tenth
+# (one hour of a generated town's morning, 2026-11-28: 145 -> 116 s).
 LOOP_GC_THRESHOLD = 20_000
+LOOP_GC_PER_RESIDENT = 10
 
 __all__ = ["Body", "Engine", "Plugin", "RunContext", "WorldView", "stable_index"]
 
@@ -203,7 +207,7 @@ class Engine:
         await self.prepare()
         self._until = until
         try:
-            with roomy_collector():
+            with roomy_collector(loop_gc_threshold(len(self.residents))):
                 await self._loop(until, pace, progress)
         finally:
             self._until = None
@@ -478,6 +482,11 @@ class Engine:
 
         discard = self.store.discard_pending if self.store is not None else None
         return await self.snapshots.resimulate(ticks, self.tick, rerun, discard)
+
+
+def loop_gc_threshold(residents: int) -> int:
+    """The collector's first threshold for a loop over ``residents`` (see :data:`LOOP_GC_THRESHOLD`)."""
+    return max(LOOP_GC_THRESHOLD, LOOP_GC_PER_RESIDENT * residents)
 
 
 @contextmanager

@@ -190,7 +190,9 @@ def test_bench_scale_measures_each_size_in_its_own_process(tmp_path: Path) -> No
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert [r["agents"] for r in result["runs"]] == [6, 12]
     for r in result["runs"]:
-        assert r["agent_ticks_per_s"] > 0 and r["peak_rss_mb"] > 10 and r["run_db_bytes_per_resident_day"] > 0
+        assert r["agent_ticks_per_s"] > 0 and r["peak_rss_mb"] > 10 and r["run_db_bytes_per_resident_hour"] > 0
+        assert r["run_db_bytes_per_resident_day"] is None  # 20 minutes are no day: not scaled to one
+    assert "run.db bytes/resident-hour (span under a day" in out.stderr
     assert isinstance(result["wall_exponent"], float)
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
@@ -340,3 +342,29 @@ def test_a_step_out_of_a_dozing_residents_sight_does_not_stir_it() -> None:
     index.watchers[window] = {"Ada Doze", "Cy Gone"}
     index.move("Bo Walk", (22, 20), (23, 22))  # out of Ada's sight
     assert index.stirred == {"Cy Gone"} and index.watchers[window] == {"Ada Doze"}  # the stale name is dropped
+
+
+def test_the_loop_collector_grows_with_the_town_and_is_put_back_whatever_happens() -> None:
+    """A tick makes a few objects per resident that live until it ends: the cyclic collector's
+    first threshold grows with the town during the loop (never below the fixed floor, never
+    lower than what the user set), and the previous setting comes back, even after an error."""
+    import gc
+
+    from world.engine import LOOP_GC_THRESHOLD, loop_gc_threshold, roomy_collector
+
+    assert loop_gc_threshold(25) == LOOP_GC_THRESHOLD
+    assert loop_gc_threshold(10_000) > loop_gc_threshold(1_000) >= LOOP_GC_THRESHOLD
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with pytest.raises(RuntimeError):
+            with roomy_collector(loop_gc_threshold(10_000)):
+                assert gc.get_threshold()[0] == loop_gc_threshold(10_000)
+                raise RuntimeError("a tick failed")
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(500_000, 10, 10)  # a user's own larger setting is kept
+        with roomy_collector(loop_gc_threshold(25)):
+            assert gc.get_threshold()[0] == 500_000
+        assert gc.get_threshold() == (500_000, 10, 10)
+    finally:
+        gc.set_threshold(*before)
