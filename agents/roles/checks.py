@@ -273,6 +273,28 @@ def leaves_out(line: str, keywords: tuple[str, ...]) -> str | None:
     return f"does not bring up what this talk is for (say it with one of: {', '.join(sorted(keywords))})"
 
 
+# the speaker saying it holds something: 'I am planning a ...', "I'm hosting ...", 'I will be running for ...'
+# ('I am planning to go to ...' is a guest's; 'giving' and 'holding' are left out: 'holding the cake')
+_CLAIMS_TO_HOLD = re.compile(r"\b(?:I|we)(?:\s+am|'m|\s+are|'re|\s+will\s+be|'ll\s+be)?\s+"
+                             r"(?:planning(?!\s+(?:to|on)\b)|hosting|throwing|organi[sz]ing|running\s+for)\b([^.!?]*)",
+                             re.IGNORECASE)
+
+
+def claims_as_own(line: str, others: tuple[str, ...]) -> str | None:
+    """A problem when a line passes someone else's event off as the speaker's own: 'I am planning
+    a Valentine's Eve party at Willow Cafe ...' said by Sophie Bell of the party Maria Alvarez
+    told her about (SmolLM2, society bench seed 0, 2026-11-28). ``others``: the words of events
+    the speaker knows and does not hold (events.event_words), not those of one it holds itself.
+    The listener is told the fact as the speaker knows it whatever the words; this keeps the
+    words from saying otherwise."""
+    if not others:
+        return None
+    for m in _CLAIMS_TO_HOLD.finditer(line):
+        if has_any_word(m.group(1), others):
+            return "says the speaker holds an event someone else holds (say whose it is)"
+    return None
+
+
 def speaks_as(line: str, other: str) -> str | None:
     """A problem when a line is written as the partner's ('Lucy Alvarez: Hi Maria! ...' said by
     Maria): the model carrying on the transcript instead of answering."""

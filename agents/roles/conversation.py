@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.llm.schemas import OPENING
 from agents.llm.scripted import first_accepted
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import (addresses_itself, copied_from, help_desk, introduces_itself, just_a_name,
+from agents.roles.checks import (addresses_itself, claims_as_own, copied_from, help_desk, introduces_itself, just_a_name,
                                    leaves_out, not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
 from agents.roles.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity, shown
@@ -121,21 +121,24 @@ def no_words(line: str) -> str | None:
 
 
 def line_schema(name: str, other: str, previous: str, said: tuple[str, ...] = (),
-                acquainted: bool = False, bring_up: tuple[str, ...] = ()) -> type[Line]:
+                acquainted: bool = False, bring_up: tuple[str, ...] = (), not_mine: tuple[str, ...] = ()) -> type[Line]:
     """A Line that is speech: not a name, not the partner's ``previous`` line again, not a line
     ``said`` already in this talk, by either speaker (SmolLM2's Tom said 'I am pleased to report that
     Tom Alvarez is pleased to share ...' twice, bench seed 2, 2026-11-26), not the speaker's own
     name told to a partner it is ``acquainted`` with, not the instruction copied back, and, when
     the talk is for news (``bring_up``: the words of the event the engine's goal is about), a
-    line that speaks of it (checked after parsing; the JSON shape is Line's). One class per set
+    line that speaks of it, and not a line that passes an event someone else holds off as the
+    speaker's (``not_mine``: those events' words, :func:`checks.claims_as_own`) (checked after
+    parsing; the JSON shape is Line's). One class per set
     of lines, however they are passed (the fallback is checked to be an instance of the call's
     schema)."""
-    return _line_schema(name, other, previous, tuple(said), acquainted, tuple(sorted(set(bring_up))))
+    return _line_schema(name, other, previous, tuple(said), acquainted, tuple(sorted(set(bring_up))),
+                        tuple(sorted(set(not_mine))))
 
 
 @lru_cache(maxsize=512)
 def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], acquainted: bool,
-                 bring_up: tuple[str, ...]) -> type[Line]:
+                 bring_up: tuple[str, ...], not_mine: tuple[str, ...] = ()) -> type[Line]:
     instruction = CONVERSE_INSTRUCTION.format(name=name, other=other)
 
     class CheckedLine(Line):
@@ -155,7 +158,7 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], ac
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name)
                        or said_again(self.utterance, said, (name, other))
                        or (introduces_itself(self.utterance, name) if acquainted else None)
-                       or leaves_out(self.utterance, bring_up))
+                       or leaves_out(self.utterance, bring_up) or claims_as_own(self.utterance, not_mine))
             if problem:
                 raise ValueError(f"utterance {problem}")
             return self
@@ -184,7 +187,7 @@ def _answer_doing(previous: str, doing: str) -> list[str]:
 
 def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str = "", topic: str = "",
                   said: tuple[str, ...] = (), doing: str = "", acquainted: bool = False,
-                  bring_up: tuple[str, ...] = ()) -> Line:
+                  bring_up: tuple[str, ...] = (), not_mine: tuple[str, ...] = ()) -> Line:
     """The typed fallback of ``converse``: a question in ``previous`` answered with what the
     speaker is ``doing`` ('What are you up to today?' had been answered 'Nice to see you, Tom.'),
     else the engine's ``topic`` (something remembered, see cognition.conversation.pick_topic)
@@ -196,7 +199,7 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     when every line here was said, is built without them)."""
     first = clip(other.split()[0] if other.split() else "there", 40)
     end = lines_so_far >= 2
-    schema = line_schema(name, other, previous, said, acquainted, bring_up)
+    schema = line_schema(name, other, previous, said, acquainted, bring_up, not_mine)
     news = clip(topic, 300).rstrip(".")
     aside = news[0].lower() + news[1:] if re.match(r"(?:The|A|An|My|Our) ", news) else news  # 'By the way, the ...'
     told = [f"Hi {first}! Have you heard? {news}.", f"By the way, {aside}."] if news else []
@@ -206,7 +209,7 @@ def line_fallback(other: str, lines_so_far: int, name: str = "", previous: str =
     # the news first; when no line of it passes (said already, or the topic copies the
     # instruction), the rest checked without the goal (a greeting, not a talk cut short), kept
     # as an instance of the call's schema
-    plain = line_schema(name, other, previous, said, acquainted) if bring_up else schema
+    plain = line_schema(name, other, previous, said, acquainted, (), not_mine) if bring_up else schema
     for checked in dict.fromkeys((schema, plain)):
         for text in candidates + closing:
             if text in said:

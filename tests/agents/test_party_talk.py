@@ -201,6 +201,40 @@ def test_a_line_that_leaves_out_the_talks_news_is_refused_and_the_news_said_plai
     assert isinstance(plain, said) and "party" not in plain.utterance.lower()
 
 
+def test_a_line_may_not_pass_someone_elses_event_off_as_the_speakers_own():
+    """Told of Maria's party, SmolLM2's Sophie said 'I am planning a Valentine's Eve party at
+    Willow Cafe, kitchen ... I will invite you' (society bench seed 0, 2026-11-28): refused, as is
+    'I'm running for mayor' from one who knows it is Ben. Saying whose it is, or going to it,
+    passes; so does the host speaking of her own; a resident who holds an event of the same words
+    is not held to the others' words."""
+    from agents.minds.cognition.conversation import others_event_words
+
+    minds, _world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    maria, klaus = minds["Maria Lopez"], minds["Klaus Mueller"]
+    for mind in (maria, klaus):
+        mind.state.now = START
+    learn(maria, SEED, "", "Maria Lopez")
+    learn(klaus, SEED, "Maria Lopez", "Maria Lopez")
+    learn(klaus, "I am running for mayor.", "Sam Moore", "Sam Moore")
+    assert others_event_words(maria) == ()  # her own party
+    not_mine = others_event_words(klaus)
+    assert set(not_mine) == {"party", "valentine's", "mayor"}
+    schema = line_schema("Klaus Mueller", "Wolfgang Schulz", "", not_mine=not_mine)
+    for claim in ("I am planning a Valentine's Eve party at Willow Cafe, kitchen. I will invite you.",
+                  "Oh, I'm hosting a party at the cafe tomorrow!", "I'm running for mayor, you know."):
+        with pytest.raises(ValueError, match="holds an event someone else holds"):
+            schema(utterance=claim)
+    for fine in ("Maria Lopez is hosting a Valentine's Day party at Hobbs Cafe tomorrow.",
+                 "I'm planning to go to Maria's party. Would you like to come with me?",
+                 "I'm running late for work, sorry.", "Sam is running for mayor."):
+        assert schema(utterance=fine).utterance
+    assert line_schema("Maria Lopez", "Klaus Mueller", "", not_mine=others_event_words(maria))(
+        utterance="I am planning a Valentine's Day party at Hobbs Cafe. Would you like to come?").utterance
+    topic = "Maria Lopez is hosting a Valentine's Day party at Hobbs Cafe."
+    fallback = line_fallback("Wolfgang Schulz", 1, "Klaus Mueller", "", topic, not_mine=not_mine)
+    assert isinstance(fallback, schema) and "Maria Lopez is hosting" in fallback.utterance
+
+
 def test_news_reaches_the_listener_when_the_model_talks_of_something_else():
     minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]}, llm=Gateway(OffTopicModel()))
     run_until(world, lambda: bool(minds["Klaus Mueller"].state.events))

@@ -90,14 +90,16 @@ async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Li
     said = tuple(l.split(": ", 1)[1] for l in convo.lines if ": " in l)
     acquainted = mind.social.tie(other) is not None  # no 'I am Tom Alvarez' to one's wife
     bring_up = goal_words(mind, convo)
+    not_mine = others_event_words(mind)
     return await mind.caller.ask(
         "converse",
         converse_prompt(
             mind.summary, mind.name, other, relation, f"{p.time:%H:%M}", current, mind.arena_here(p),
             memories, convo.lines, mind.tuning.max_chat_lines, topic,
         ),
-        line_schema(mind.name, other, previous, said, acquainted, bring_up),
-        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current, acquainted, bring_up),
+        line_schema(mind.name, other, previous, said, acquainted, bring_up, not_mine),
+        line_fallback(other, len(convo.lines), mind.name, previous, topic, said, current, acquainted, bring_up,
+                      not_mine),
         max_tokens=160,
     )
 
@@ -112,6 +114,17 @@ def goal_words(mind: "Resident", convo: Conversation) -> tuple[str, ...]:
     if known is None or mine or len(convo.lines) + 1 >= mind.tuning.max_chat_lines:
         return ()
     return tuple(event_words(known.event))
+
+
+def others_event_words(mind: "Resident") -> tuple[str, ...]:
+    """The words of the events I know and someone else holds, less those of any I hold: a line
+    of mine may not say I hold them (SmolLM2's Sophie, told of Maria's party: 'I am planning a
+    Valentine's Eve party at Willow Cafe, kitchen', society bench seed 0, 2026-11-28)."""
+    mine: set[str] = set()
+    others: set[str] = set()
+    for known in mind.state.events.values():
+        (mine if known.event.host == mind.name else others).update(event_words(known.event))
+    return tuple(sorted(others - mine))
 
 
 def _say(mind: "Resident", convo: Conversation, text: str, p: Perception) -> Intent:
