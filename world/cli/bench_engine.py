@@ -80,9 +80,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "path_cache_misses": engine.paths.misses,
         "summary_s": round(summary_s, 3),
         "run_db_bytes": db_bytes,
-        # per resident-day only from a whole day: a morning of 2 h scaled by 12 read 2.2 MB where a
-        # whole generative day measured 435 KB (the commute and breakfast talk are the busiest hours)
-        "run_db_bytes_per_resident_day": round(db_bytes / agents / (game_s / 86400)) if game_s >= 86400 else None,
-        "run_db_bytes_per_resident_hour": round(db_bytes / agents / (game_s / 3600)),
+        **run_db_per_resident(db_bytes, agents, game_s),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+def run_db_per_resident(db_bytes: int, agents: int, game_s: float) -> dict[str, int | None]:
+    """run.db bytes per resident-hour, and per resident-day only from a whole day: a morning of 2 h
+    scaled by 12 read 2.2 MB where a whole generative day measured 435 KB (the commute and the
+    breakfast talk are the busiest hours)."""
+    per_hour = db_bytes / max(1, agents) / (game_s / 3600)
+    return {"run_db_bytes_per_resident_day": round(per_hour * 24) if game_s >= 86400 else None,
+            "run_db_bytes_per_resident_hour": round(per_hour)}
