@@ -274,7 +274,10 @@ def leaves_out(line: str, keywords: tuple[str, ...]) -> str | None:
 
 
 # the speaker saying it holds something: 'I am planning a ...', "I'm hosting ...", 'I will be running for ...'
-# ('I am planning to go to ...' is a guest's; 'giving' and 'holding' are left out: 'holding the cake')
+# ('I am planning to go to ...' is a guest's; 'giving' and 'holding' are left out: 'holding the cake').
+# Narrower on purpose than the verbs events.find_host reads a host from (agents/minds/cognition/events.py
+# _HOSTING, with 'having', 'giving', 'playing'): that one reads who holds an event a line announces; this
+# one refuses a line, where "I'm having fun at Maria's party" must pass.
 _CLAIMS_TO_HOLD = re.compile(r"\b(?:I|we)(?:\s+am|'m|\s+are|'re|\s+will\s+be|'ll\s+be)?\s+"
                              r"(?:planning(?!\s+(?:to|on)\b)|hosting|throwing|organi[sz]ing|running\s+for)\b([^.!?]*)",
                              re.IGNORECASE)
