@@ -218,6 +218,9 @@ class EventPayload(BaseModel):
     invitees: list[str] = Field(default_factory=list)
     source: str = ""
     going: bool | None = None
+    chosen_by: Literal["", "model", "rule"] = Field(
+        default="", description="for 'decided': 'model' when its go-or-skip held with the options in either "
+                                "order, 'rule' when it did not (or fell back) and the persona/closeness rule chose")
     text: str = Field(default="", description="the fact as remembered, or the words refused")
     problem: str = ""
 

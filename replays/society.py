@@ -405,6 +405,8 @@ class EventSeen(BaseModel):
     together: list[tuple[str, str]]
     going: dict[str, bool] = Field(default_factory=dict, description="each resident's decision, from the engine's "
                                    "``event`` records when it writes them")
+    by_rule: list[str] = Field(default_factory=list, description="those whose decision the persona/closeness rule "
+                               "made because the model's did not hold with its options reversed")
 
 
 def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> list[EventSeen]:
@@ -419,7 +421,8 @@ def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> lis
             invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.end)
         came = {n: v for n, v in present.items() if n in invited}
         out.append(EventSeen(notion=notion, known=known, invited=invited, present=present,
-                             together=went_together(facts, came, notion.place or ""), going=decisions(facts, notion)))
+                             together=went_together(facts, came, notion.place or ""), going=decisions(facts, notion),
+                             by_rule=sorted(w for w, (_g, by) in decided_by(facts, notion).items() if by == "rule")))
     return out
 
 
@@ -435,7 +438,13 @@ def same_event(data: dict[str, Any], notion: Notion) -> bool:
 
 def decisions(facts: RunFacts, notion: Notion) -> dict[str, bool]:
     """Each resident's last decision to go or not, from ``event`` records with status 'decided'."""
-    return {who: bool(data["going"]) for _t, who, data in facts.events
+    return {who: going for who, (going, _by) in decided_by(facts, notion).items()}
+
+
+def decided_by(facts: RunFacts, notion: Notion) -> dict[str, tuple[bool, str]]:
+    """Each resident's last decision and who made it: 'model', 'rule' (the model's answer did not
+    hold with its options reversed, or fell back) or '' (a run recorded before it was written)."""
+    return {who: (bool(data["going"]), str(data.get("chosen_by") or "")) for _t, who, data in facts.events
             if data.get("status") == "decided" and data.get("going") is not None and same_event(data, notion)}
 
 
@@ -461,6 +470,7 @@ def society_summary(facts: RunFacts, personas: list[Persona], places: Iterable[s
                        "known": len(seen.known), "invited": len(seen.invited),
                        "came": sum(1 for p in seen.present if p in seen.invited),
                        "at_place": len(seen.present), "said_going": sum(seen.going.values()),
+                       "decided_by_rule": len(seen.by_rule),
                        "problems": n.problems})
     return {"events": events, "new_acquaintances": len(after - before),
             "density_before": round(density(before, len(names)), 3),

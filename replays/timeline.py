@@ -335,6 +335,7 @@ def _events_section(events: list[EventSeen], refused: list[tuple[datetime, str, 
             there = seen.present.get(who)
             stay = f"{there[0]:%a %H:%M}, {int(there[1].total_seconds() // 60)} min" if there else ""
             going = {True: "yes", False: "no"}.get(seen.going.get(who), "")  # type: ignore[arg-type]
+            going += " (rule)" if going and who in seen.by_rule else ""
             out.append(f"| {_md(who)} | {k.time:%a %H:%M} | {_md(k.via)} | {_md(k.teller or '')} | {going} | {stay} |")
         strangers = [c for c in came if c not in seen.known]
         if strangers:

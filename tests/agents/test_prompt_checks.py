@@ -768,3 +768,16 @@ def test_a_who_question_is_answered_with_who_memory_says_it_is() -> None:
                    residents, "Ivan Petrov") == ()
     # not a 'who' question: nothing asked of it
     assert who_did("Did you know there is a race for mayor?", ("mayor", "race"), memories, residents, "Ivan Petrov") == ()
+
+
+def test_the_attend_question_names_its_options_in_the_order_asked_and_nothing_else():
+    from agents.roles.attend import ORDERS, agreed, attend_prompt
+    ask = lambda options: attend_prompt("Ann is kind.", "Ann", "a party", "Bo", "Bo is a friend", 0.5,  # noqa: E731
+                                        "kind", [], False, options)[-1]["content"]
+    assert [ask(o).splitlines()[-1] for o in ORDERS] == ["Will Ann go to it? Answer go or skip.",
+                                                          "Will Ann go to it? Answer skip or go."]
+    with pytest.raises(ValueError, match="go and skip"):
+        ask(("go", "maybe"))
+    assert agreed(["go", "go"]) == "go" and agreed(["skip", "skip"]) == "skip"
+    assert agreed(["go", "skip"]) is None and agreed(["go", None]) is None and agreed([None]) is None
+    assert agreed([]) is None

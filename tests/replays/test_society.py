@@ -213,7 +213,7 @@ def test_the_run_finds_its_gathering_and_the_timeline_shows_it() -> None:
     block = society_summary(facts, people, PLACES)
     assert block["events"][0] | {"problems": []} == {
         "what": "a Valentine's Day party", "host": "Maria Alvarez", "place": "Willow Cafe",
-        "window": "2026-02-14 17:00-19:00", "known": 2, "invited": 1, "came": 1, "at_place": 2, "said_going": 0,
+        "window": "2026-02-14 17:00-19:00", "known": 2, "invited": 1, "came": 1, "at_place": 2, "said_going": 0, "decided_by_rule": 0,
         "problems": []}
     assert block["new_acquaintances"] == 1 and block["density_from_memory"] == 1.0
     md = build_timeline(stream(), {"town_name": "Willowbrook"})

@@ -39,7 +39,7 @@ from maps.town import TownError, load_town, residents_files
 from memory.runfile import RunStore, StoreError
 from replays.health import mind_errors
 from replays.notions import Notion, parse_notion
-from replays.society import (RunFacts, Scored, asked_together, collect, density, diffusion_edges, knowers,
+from replays.society import (RunFacts, Scored, asked_together, collect, decided_by, density, diffusion_edges, knowers,
                              memory_edges, pairs_of, persona_edges, presence, remembers, score_notion_answer,
                              score_person_answer, spread_by_hour, went_together, wrong_time)
 from world.cli.args import positive_int
@@ -446,7 +446,10 @@ def gathering_figures(facts: RunFacts, notion: Notion, known: dict[str, Any], na
     invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.end)
     there = presence(facts, notion.place, notion.start, notion.end)
     came = sorted(n for n in there if n in invited)
+    decided = decided_by(facts, notion)
     return {
+        "decided": len(decided), "said_going": sorted(n for n, (going, _by) in decided.items() if going),
+        "decided_by_rule": sorted(n for n, (_going, by) in decided.items() if by == "rule"),
         "place": notion.place, "window": f"{notion.start:%a %d %b %H:%M}-{notion.end:%H:%M}",
         "invited": len(invited), "came": len(came), "guests": came,
         "host_there": notion.host in there,
@@ -494,6 +497,9 @@ def summary_line(row: dict[str, Any]) -> str:
         bit = f"{key} {f['known']}/{row['residents']} (memory {f['known_in_memory']}" + (
             f", {len(f['known_by_fallback'])} said by the fallback)" if f.get("known_by_fallback") else ")")
         if "came" in f:
+            if "said_going" in f:
+                bit += (f", said going {len(f['said_going'])} ({len(f['decided_by_rule'])} of {f['decided']} "
+                        "decisions by the rule)")
             bit += (f", came {f['came']}/{f['invited']} ({len(f['guests_who_work_there'])} work there), "
                     f"wrong time {len(f['wrong_time'])}")
         bits.append(bit)

@@ -71,6 +71,7 @@ class Caller:
         self.records: list[Record] = []
         self._seq = 0
         self._listening = _instrument(llm)
+        self.last_fell_back = False  # whether the last call's answer was its typed fallback
 
     async def ask(
         self,
@@ -106,6 +107,7 @@ class Caller:
                 prompt_hash=prompt_hash(messages), ok=True, fallback=False,
                 latency_s=time.perf_counter() - started,
             )
+        self.last_fell_back = payload.fallback
         patched, reason = patches_of(result)
         if patched:
             payload = payload.model_copy(update={"patched": patched, "patch_reason": reason[:300]})

@@ -22,10 +22,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from agents.minds.cognition.events import describe, venue
-from agents.minds.cognition.gatherings import HOST_LEAD_MIN, _places, with_events
+from agents.minds.cognition.gatherings import HOST_LEAD_MIN, _places, choose, with_events
 from agents.minds.state import Block, KnownEvent, Step
 from agents.minds.cognition.planning import make_step, waking_hours
-from agents.roles.attend import AttendAnswer, attend_fallback, attend_prompt
+from agents.roles.attend import attend_fallback, attend_prompt
 from agents.roles.planning import day_skeleton, skeleton_kinds
 from memory.spatial import split_address
 
@@ -127,12 +127,10 @@ async def _wants_to(mind: "Resident", known: KnownEvent, at: datetime, where: st
     attend rule, to which one's own news is as close as can be."""
     traits = ", ".join(mind.persona.traits)
     fact = f"an hour at {where} from {at:%H:%M} to tell people there that {describe(known.event)}"
-    answer = await mind.caller.ask(
-        "attend",
-        attend_prompt(mind.summary, mind.name, fact, "my own idea", "it is my own news", 1.0, traits,
-                      mind.state.day_plan, True),
-        AttendAnswer,
+    going, _by = await choose(
+        mind,
+        lambda options: attend_prompt(mind.summary, mind.name, fact, "my own idea", "it is my own news", 1.0,
+                                      traits, mind.state.day_plan, True, options),
         attend_fallback(traits, 1.0, True),
-        max_tokens=20,
     )
-    return answer.decision == "go"
+    return going
