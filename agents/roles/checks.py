@@ -298,6 +298,21 @@ def claims_as_own(line: str, others: tuple[str, ...]) -> str | None:
     return None
 
 
+# a verb of setting off to somewhere ('heading to the party', 'go and join the concert')
+_SETS_OFF = re.compile(r"\b(?:go|goes|going|head|heads|heading|walk|walks|walking|attend|attends|attending|join|"
+                       r"joins|joining|arrive|arriving|off to)\b", re.I)
+
+
+def goes_out_of_time(action: str, not_now: tuple[str, ...]) -> str | None:
+    """A problem when an action sets off to a gathering that is not on now: 'heading to the
+    Valentine's Day party' at 11:00 for a party from 17:00 (the society bench's wrong-time
+    guest, SmolLM2, 2026-11-27). ``not_now``: the words of the gatherings the resident knows
+    whose time it is not (events.event_words); the plan gives each one its slot."""
+    if not_now and _SETS_OFF.search(action) and has_any_word(action, not_now):
+        return "sets off to a gathering that is not on now (the plan has its time)"
+    return None
+
+
 def speaks_as(line: str, other: str) -> str | None:
     """A problem when a line is written as the partner's ('Lucy Alvarez: Hi Maria! ...' said by
     Maria): the model carrying on the transcript instead of answering."""

@@ -11,13 +11,13 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import WORDS_ONLY
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import copied_from, fits_place, names_another_place
+from agents.roles.checks import copied_from, fits_place, goes_out_of_time, names_another_place
 from agents.roles.common import Patched, require_action, bullet, choice_type, facts, first_line, make_model, messages
 from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT, emoji_for, pick_place
 
@@ -35,6 +35,7 @@ class ReactionAnswer(Patched):
     talk_to: str = NOBODY
     action: str = ""
     place: str = ""
+    not_now: ClassVar[tuple[str, ...]] = ()  # words of the gatherings known whose time it is not
 
     @model_validator(mode="after")
     def _carry_on_unless_an_activity(self) -> "ReactionAnswer":
@@ -43,7 +44,7 @@ class ReactionAnswer(Patched):
         try:
             require_action(self.action)
             problem = (fits_place(self.action, self.place) or names_another_place(self.action, self.place)
-                       or copied_from(self.action, REACT_WORDS, run=4))
+                       or copied_from(self.action, REACT_WORDS, run=4) or goes_out_of_time(self.action, self.not_now))
         except ValueError as exc:
             problem = str(exc)
         if problem:
@@ -86,9 +87,16 @@ def reaction_places(places: list[str], here: str, home: str, work: str, observed
     return keep or list(places)
 
 
+def reaction_schema(people: tuple[str, ...], places: tuple[str, ...], not_now: tuple[str, ...] = ()) -> type[BaseModel]:
+    """``not_now``: the words of the gatherings the resident knows whose time it is not
+    (cognition.gatherings.not_now_words): a reaction setting off to one is refused. One class
+    per (people, places, not_now), however it is called (the fallback must be an instance)."""
+    return _reaction_schema(tuple(people), tuple(places), tuple(not_now))
+
+
 @lru_cache(maxsize=512)
-def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[BaseModel]:
-    return make_model(
+def _reaction_schema(people: tuple[str, ...], places: tuple[str, ...], not_now: tuple[str, ...]) -> type[BaseModel]:
+    model = make_model(
         "Reaction",
         __base__=ReactionAnswer,
         decision=(choice_type(("continue", "react", "talk")), Field(description="what to do now")),
@@ -99,11 +107,14 @@ def reaction_schema(people: tuple[str, ...], places: tuple[str, ...]) -> type[Ba
         minutes=(int, Field(default=15, ge=5, le=60)),
         emoji=(str, Field(default=DEFAULT_EMOJI, max_length=8, json_schema_extra=EMOJI_HINT)),
     )
+    model.not_now = tuple(not_now)
+    return model
 
 
-def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: str) -> BaseModel:
+def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: str,
+                      not_now: tuple[str, ...] = ()) -> BaseModel:
     """The typed fallback of ``react``: carry on, here (or the first known place)."""
-    schema = reaction_schema(people, places)
+    schema = reaction_schema(people, places, not_now)
     return schema.model_validate(
         {"decision": "continue", "talk_to": NOBODY, "action": "", "place": here if here in places else places[0],
          "minutes": 15, "emoji": DEFAULT_EMOJI}

@@ -281,3 +281,16 @@ def test_a_choice_whose_first_answer_fell_back_is_the_rules_and_asked_once():
     attend_calls = [r.data for r in world.records if r.kind == "llm" and r.resident == "Klaus Mueller"
                     and r.data["purpose"] == "attend"]
     assert mine["chosen_by"] == "rule" and len(attend_calls) == 1 and attend_calls[0]["fallback"]
+
+
+def test_a_gatherings_words_are_off_limits_to_setting_off_except_around_its_time():
+    from agents.minds.cognition.gatherings import not_now_words
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    guest, host = minds["Klaus Mueller"], minds["Maria Lopez"]
+    run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
+    saturday = datetime(2026, 2, 14)
+    assert "party" in not_now_words(guest, saturday.replace(hour=11))  # the morning before
+    assert not_now_words(guest, saturday.replace(hour=16, minute=35)) == ()  # 25 minutes before: on its way
+    assert not_now_words(guest, saturday.replace(hour=18, minute=59)) == ()
+    assert "party" in not_now_words(guest, saturday.replace(hour=19))  # over
+    assert not_now_words(host, saturday.replace(hour=16, minute=5)) == ()  # the host prepares an hour ahead

@@ -781,3 +781,22 @@ def test_the_attend_question_names_its_options_in_the_order_asked_and_nothing_el
     assert agreed(["go", "go"]) == "go" and agreed(["skip", "skip"]) == "skip"
     assert agreed(["go", "skip"]) is None and agreed(["go", None]) is None and agreed([None]) is None
     assert agreed([]) is None
+
+
+def test_a_reaction_setting_off_to_a_gathering_whose_time_it_is_not_is_refused():
+    from agents.minds.cognition.calls import patches_of
+    from agents.roles.checks import goes_out_of_time
+    from agents.roles.reacting import reaction_fallback, reaction_schema
+
+    words = ("party", "valentine's")
+    assert goes_out_of_time("heading to the Valentine's Day party", words)
+    assert goes_out_of_time("off to the party at the cafe", words)
+    assert goes_out_of_time("heading to the party", ()) is None  # nothing known is off-time
+    assert goes_out_of_time("thinking about the party", words) is None  # no setting off
+    assert goes_out_of_time("going to the bakery", words) is None  # another place
+    base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
+    early = reaction_schema(("Bo Smith",), PLACES, words).model_validate({**base, "action": "going to the party"})
+    assert (early.decision, early.action) == ("continue", "") and "not on now" in patches_of(early)[1]
+    on_time = reaction_schema(("Bo Smith",), PLACES).model_validate({**base, "action": "going to the party"})
+    assert on_time.decision == "react"  # the same words while it is on
+    assert isinstance(reaction_fallback(("Bo Smith",), PLACES, PLACES[0], words), reaction_schema(("Bo Smith",), PLACES, words))

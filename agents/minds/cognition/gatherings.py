@@ -24,8 +24,8 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 
-from agents.minds.cognition.events import (describe, find_invitees, parse_event, people_named, refers_to, spoken_time,
-                                          town_places)
+from agents.minds.cognition.events import (describe, event_words, find_invitees, parse_event, people_named, refers_to,
+                                          spoken_time, town_places)
 from agents.minds.state import Block, Gathering, KnownEvent, Step
 from agents.minds.cognition.planning import make_step
 from agents.llm.task import Prompt
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 HOST_LEAD_MIN = 60  # the host is at the venue this long before the start, preparing it
 GUEST_LEAD_MIN = 10  # a guest sets off this long before the start
+EARLY_MIN = 30  # setting off to a gathering sooner than this before it starts is too early (the bench's wrong time)
 TOLD_IMPORTANCE = 7
 
 
@@ -126,6 +127,21 @@ def hear_of_people(mind: "Resident", text: str, speaker: str) -> list[str]:
                 and not re.fullmatch(rf"{re.escape(person)} told me", sentence):  # who told them is no news
             told.append(sentence)
     return told
+
+
+def not_now_words(mind: "Resident", now: datetime) -> tuple[str, ...]:
+    """The words (events.event_words) of the gatherings I know whose time it is not: more than
+    half an hour before the start (the host: its lead) or over; less those of one that is on.
+    An action setting off to one of them now is refused (roles.checks.goes_out_of_time)."""
+    off: set[str] = set()
+    on: set[str] = set()
+    for known in mind.state.events.values():
+        event = known.event
+        if event.news or event.start is None or event.end is None:
+            continue
+        lead = timedelta(minutes=HOST_LEAD_MIN if event.host == mind.name else EARLY_MIN)
+        (on if event.start - lead <= now < event.end else off).update(event_words(event))
+    return tuple(sorted(off - on))
 
 
 def undecided(mind: "Resident") -> bool:
