@@ -303,13 +303,16 @@ _SETS_OFF = re.compile(r"\b(?:go|goes|going|head|heads|heading|walk|walks|walkin
                        r"joins|joining|arrive|arriving|off to)\b", re.I)
 
 
-def goes_out_of_time(action: str, not_now: tuple[str, ...]) -> str | None:
-    """A problem when an action sets off to a gathering that is not on now: 'heading to the
-    Valentine's Day party' at 11:00 for a party from 17:00 (the society bench's wrong-time
-    guest, SmolLM2, 2026-11-27). ``not_now``: the words of the gatherings the resident knows
-    whose time it is not (events.event_words); the plan gives each one its slot."""
-    if not_now and _SETS_OFF.search(action) and has_any_word(action, not_now):
-        return "sets off to a gathering that is not on now (the plan has its time)"
+def goes_out_of_time(action: str, place: str, not_now: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
+    """A problem when an action sets off to a gathering's venue when it is not on: 'heading to
+    the Valentine's Day party' at the Willow Cafe at 11:00 for a party from 17:00 (the society
+    bench's wrong-time guest, SmolLM2, 2026-11-27). ``not_now``: (venue building, words) of the
+    gatherings the resident knows whose time it is not (events.event_words); the plan gives each
+    its slot. 'Going to tell Tom about the party' at Tom's house passes: it is not at the venue."""
+    building = place.split(":")[0].lower()
+    for venue, words in not_now:
+        if venue.lower() == building and _SETS_OFF.search(action) and has_any_word(action, words):
+            return "sets off to a gathering that is not on now (the plan has its time)"
     return None
 
 

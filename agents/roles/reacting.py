@@ -35,7 +35,7 @@ class ReactionAnswer(Patched):
     talk_to: str = NOBODY
     action: str = ""
     place: str = ""
-    not_now: ClassVar[tuple[str, ...]] = ()  # words of the gatherings known whose time it is not
+    not_now: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()  # (venue, words) of gatherings not on now
 
     @model_validator(mode="after")
     def _carry_on_unless_an_activity(self) -> "ReactionAnswer":
@@ -44,7 +44,7 @@ class ReactionAnswer(Patched):
         try:
             require_action(self.action)
             problem = (fits_place(self.action, self.place) or names_another_place(self.action, self.place)
-                       or copied_from(self.action, REACT_WORDS, run=4) or goes_out_of_time(self.action, self.not_now))
+                       or copied_from(self.action, REACT_WORDS, run=4) or goes_out_of_time(self.action, self.place, self.not_now))
         except ValueError as exc:
             problem = str(exc)
         if problem:
@@ -87,15 +87,17 @@ def reaction_places(places: list[str], here: str, home: str, work: str, observed
     return keep or list(places)
 
 
-def reaction_schema(people: tuple[str, ...], places: tuple[str, ...], not_now: tuple[str, ...] = ()) -> type[BaseModel]:
-    """``not_now``: the words of the gatherings the resident knows whose time it is not
+def reaction_schema(people: tuple[str, ...], places: tuple[str, ...],
+                    not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> type[BaseModel]:
+    """``not_now``: (venue building, words) of the gatherings the resident knows whose time it is not
     (cognition.gatherings.not_now_words): a reaction setting off to one is refused. One class
     per (people, places, not_now), however it is called (the fallback must be an instance)."""
     return _reaction_schema(tuple(people), tuple(places), tuple(not_now))
 
 
 @lru_cache(maxsize=512)
-def _reaction_schema(people: tuple[str, ...], places: tuple[str, ...], not_now: tuple[str, ...]) -> type[BaseModel]:
+def _reaction_schema(people: tuple[str, ...], places: tuple[str, ...],
+                     not_now: tuple[tuple[str, tuple[str, ...]], ...]) -> type[BaseModel]:
     model = make_model(
         "Reaction",
         __base__=ReactionAnswer,
@@ -112,7 +114,7 @@ def _reaction_schema(people: tuple[str, ...], places: tuple[str, ...], not_now: 
 
 
 def reaction_fallback(people: tuple[str, ...], places: tuple[str, ...], here: str,
-                      not_now: tuple[str, ...] = ()) -> BaseModel:
+                      not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> BaseModel:
     """The typed fallback of ``react``: carry on, here (or the first known place)."""
     schema = reaction_schema(people, places, not_now)
     return schema.model_validate(

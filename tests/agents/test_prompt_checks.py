@@ -788,12 +788,14 @@ def test_a_reaction_setting_off_to_a_gathering_whose_time_it_is_not_is_refused()
     from agents.roles.checks import goes_out_of_time
     from agents.roles.reacting import reaction_fallback, reaction_schema
 
-    words = ("party", "valentine's")
-    assert goes_out_of_time("heading to the Valentine's Day party", words)
-    assert goes_out_of_time("off to the party at the cafe", words)
-    assert goes_out_of_time("heading to the party", ()) is None  # nothing known is off-time
-    assert goes_out_of_time("thinking about the party", words) is None  # no setting off
-    assert goes_out_of_time("going to the bakery", words) is None  # another place
+    words = (("Oak House", ("party", "valentine's")),)
+    assert goes_out_of_time("heading to the Valentine's Day party", "Oak House:living room", words)
+    assert goes_out_of_time("off to the party", "oak house:kitchen", words)
+    assert goes_out_of_time("heading to the party", "Oak House:kitchen", ()) is None  # nothing known is off-time
+    assert goes_out_of_time("thinking about the party", "Oak House:kitchen", words) is None  # no setting off
+    assert goes_out_of_time("going to the bakery", "Oak House:kitchen", words) is None  # not the gathering
+    # not at its venue: telling someone of it elsewhere is no setting off to it
+    assert goes_out_of_time("going to tell Tom about the party", "Willow Cafe:counter", words) is None
     base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
     early = reaction_schema(("Bo Smith",), PLACES, words).model_validate({**base, "action": "going to the party"})
     assert (early.decision, early.action) == ("continue", "") and "not on now" in patches_of(early)[1]

@@ -129,19 +129,19 @@ def hear_of_people(mind: "Resident", text: str, speaker: str) -> list[str]:
     return told
 
 
-def not_now_words(mind: "Resident", now: datetime) -> tuple[str, ...]:
-    """The words (events.event_words) of the gatherings I know whose time it is not: more than
-    half an hour before the start (the host: its lead) or over; less those of one that is on.
-    An action setting off to one of them now is refused (roles.checks.goes_out_of_time)."""
-    off: set[str] = set()
-    on: set[str] = set()
+def not_now_words(mind: "Resident", now: datetime) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(venue building, words) of the gatherings I know whose time it is not: more than half an
+    hour before the start (the host: its lead) or over. A reaction setting off to one of them at
+    its venue now is refused (roles.checks.goes_out_of_time)."""
+    out = []
     for known in mind.state.events.values():
         event = known.event
-        if event.news or event.start is None or event.end is None:
+        if event.news or event.start is None or event.end is None or not event.place:
             continue
         lead = timedelta(minutes=HOST_LEAD_MIN if event.host == mind.name else EARLY_MIN)
-        (on if event.start - lead <= now < event.end else off).update(event_words(event))
-    return tuple(sorted(off - on))
+        if not event.start - lead <= now < event.end:
+            out.append((event.place.split(":")[0], tuple(sorted(event_words(event)))))
+    return tuple(sorted(out))
 
 
 def undecided(mind: "Resident") -> bool:
