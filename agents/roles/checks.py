@@ -303,15 +303,27 @@ _SETS_OFF = re.compile(r"\b(?:go|goes|going|head|heads|heading|walk|walks|walkin
                        r"joins|joining|arrive|arriving|off to)\b", re.I)
 
 
+# where a verb of setting off leads: 'going to the party', 'heading over to Maria's party', 'joining the
+# concert'; not 'going to tell Tom about the party' (the words after 'to' must start with a determiner,
+# a possessive or a name)
+_SETS_OFF_TO = re.compile(r"\b(?:(?:go|goes|going|head|heads|heading|walk|walks|walking|off|arrive|arriving)"
+                          r"(?:\s+(?:over|out|back|down|along))?\s+(?:to|for|towards|into)|attend|attends|attending|"
+                          r"join|joins|joining)\s+((?:the|a|an|my|our|his|her|their|this|[\w]+'s|(?-i:[A-Z]\w*))\b"
+                          r"(?:\s+[\w']+){0,4})", re.I)
+
+
 def goes_out_of_time(action: str, place: str, not_now: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
-    """A problem when an action sets off to a gathering's venue when it is not on: 'heading to
-    the Valentine's Day party' at the Willow Cafe at 11:00 for a party from 17:00 (the society
-    bench's wrong-time guest, SmolLM2, 2026-11-27). ``not_now``: (venue building, words) of the
-    gatherings the resident knows whose time it is not (events.event_words); the plan gives each
-    its slot. 'Going to tell Tom about the party' at Tom's house passes: it is not at the venue."""
+    """A problem when an action sets off to a gathering when it is not on: 'heading to the
+    Valentine's Day party' at 11:00 for a party from 17:00 (the society bench's wrong-time guest,
+    SmolLM2, 2026-11-27), wherever it is said, or any going at the venue with the gathering's
+    words. ``not_now``: (venue building, words) of the gatherings the resident knows whose time
+    it is not (events.event_words); the plan gives each its slot. 'Going to tell Tom about the
+    party' at Tom's house passes."""
     building = place.split(":")[0].lower()
+    led_to = " ".join(m.group(1) for m in _SETS_OFF_TO.finditer(action))
     for venue, words in not_now:
-        if venue.lower() == building and _SETS_OFF.search(action) and has_any_word(action, words):
+        at_venue = venue.lower() == building and _SETS_OFF.search(action)
+        if (at_venue or led_to) and has_any_word(action if at_venue else led_to, words):
             return "sets off to a gathering that is not on now (the plan has its time)"
     return None
 

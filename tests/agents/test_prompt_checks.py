@@ -794,8 +794,13 @@ def test_a_reaction_setting_off_to_a_gathering_whose_time_it_is_not_is_refused()
     assert goes_out_of_time("heading to the party", "Oak House:kitchen", ()) is None  # nothing known is off-time
     assert goes_out_of_time("thinking about the party", "Oak House:kitchen", words) is None  # no setting off
     assert goes_out_of_time("going to the bakery", "Oak House:kitchen", words) is None  # not the gathering
-    # not at its venue: telling someone of it elsewhere is no setting off to it
+    # not at its venue: telling someone of it elsewhere, or getting ready for it, is no setting off to it
     assert goes_out_of_time("going to tell Tom about the party", "Willow Cafe:counter", words) is None
+    assert goes_out_of_time("going to prepare for the party", "Willow Cafe:counter", words) is None
+    # setting off to it from anywhere says so in its words
+    for action in ("heading over to Maria's party", "going to the Valentine's Day party", "joining the party",
+                   "off to Willow Cafe for the Valentine's Day party"):
+        assert goes_out_of_time(action, "Willow Cafe:counter", words), action
     base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
     early = reaction_schema(("Bo Smith",), PLACES, words).model_validate({**base, "action": "going to the party"})
     assert (early.decision, early.action) == ("continue", "") and "not on now" in patches_of(early)[1]
