@@ -236,3 +236,24 @@ def test_a_bench_whose_resident_could_not_act_says_so_and_fails(tmp_path: Path, 
     row = result["runs"][0]
     assert set(row["mind_errors"]) == {"Lucy Alvarez"} and row["mind_errors"]["Lucy Alvarez"] > 0
     assert "MIND ERRORS" in result["full seed 0"] and "Lucy Alvarez" in result["failed"][0]
+
+
+def test_a_bench_split_across_processes_is_read_back_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--first-seed runs the later seeds elsewhere into the same --out; --resume --seeds N then
+    runs what is missing and reads back the seeds scored there, for one table of all."""
+    common = ("--residents", str(three_residents(tmp_path)), "--start", "2026-02-14 16:40", "--duration", "30m",
+              "--event", PARTY, "--host", "Maria Alvarez", "--out", str(tmp_path / "split"))
+    assert cli_main(bench_args(*common, "--first-seed", "1")) == 0
+    later = last_json(capsys)
+    assert [r["seed"] for r in later["runs"]] == [1] and later["first_seed"] == 1
+    assert sorted(p.name for p in (tmp_path / "split").iterdir()) == ["full-seed1"]
+    assert cli_main(bench_args(*common, "--seeds", "2", "--resume")) == 0
+    whole = last_json(capsys)
+    assert [(r["seed"], r["resumed"]) for r in whole["runs"]] == [(0, False), (1, False)]
+    assert whole["runs"][1]["run_s"] == later["runs"][0]["run_s"]  # read back, not run again
+    assert "full mean of 2" in whole
+    with pytest.raises(SystemExit):
+        cli_main(bench_args(*common, "--first-seed", "-1"))
+    assert "--first-seed: expected a seed of 0 or more, got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="full-seed1 already there"):
+        cli_main(bench_args(*common, "--first-seed", "1"))

@@ -42,7 +42,7 @@ from replays.notions import Notion, parse_notion
 from replays.society import (RunFacts, Scored, asked_together, collect, decided_by, density, diffusion_edges, knowers,
                              memory_edges, pairs_of, persona_edges, presence, remembers, score_notion_answer,
                              score_person_answer, spread_by_hour, went_together, wrong_time)
-from world.cli.args import positive_int
+from world.cli.args import positive_int, whole_number
 from world.cli.society_plots import write_plots
 from world.clock import parse_duration, parse_start
 from world.runner import RunError, RunOptions, build_engine, option_error
@@ -75,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", default=None, metavar="MODEL",
                         help="a model that judges whether each answer says yes (default: the answer's own words)")
     parser.add_argument("--seeds", type=positive_int, default=1, help="runs, seeds 0..N-1 (default 1)")
+    parser.add_argument("--first-seed", type=first_seed, default=0, metavar="K",
+                        help="start at seed K: seeds K..K+N-1 (default 0), to split a long bench across processes "
+                             "or machines into one --out, read back whole later with --resume --seeds")
     parser.add_argument("--ablation", default="full",
                         help=f"architecture(s), comma-separated, compared on the same seeds: {', '.join(ABLATIONS)}")
     parser.add_argument("--start", default="2026-02-13 07:00", help="game start (default a Friday 07:00)")
@@ -208,6 +211,11 @@ def seeded_file(raw: list[dict[str, Any]], notions: list[Notion], folder: Path, 
     return path
 
 
+def first_seed(text: str) -> int:
+    """--first-seed: a whole number of at least 0."""
+    return whole_number(text, 0, "a seed of 0 or more")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         setup = Setup(args)
@@ -216,7 +224,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     keep = Path(args.out) if args.out else None
     if args.resume and keep is None:
         raise SystemExit("townsfolk bench society: --resume needs --out DIR (the folder of the bench to go on with)")
-    taken = [f"{a}-seed{n}" for a in setup.ablations for n in range(args.seeds) if keep and (keep / f"{a}-seed{n}").exists()]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    taken = [f"{a}-seed{n}" for a in setup.ablations for n in seeds if keep and (keep / f"{a}-seed{n}").exists()]
     if taken and not args.resume:
         raise SystemExit(f"townsfolk bench society: --out {keep}: {', '.join(taken)} already there; choose a new --out, "
                          "or go on with them with --resume")
@@ -224,7 +233,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     root = keep or Path(tempfile.mkdtemp(prefix="townsfolk-society-"))
     try:
         rows = [run_seed(args, setup, root, seed, ablation, judge_llm)
-                for ablation in setup.ablations for seed in range(args.seeds)]
+                for ablation in setup.ablations for seed in seeds]
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -464,7 +473,7 @@ def report(args: argparse.Namespace, setup: Setup, rows: list[dict[str, Any]]) -
     """The table: per seed and architecture one line per figure, the paper's beside; ``runs`` for scripts."""
     out: dict[str, Any] = {"model": args.model, "judge_model": args.judge_model or "(answer's words)",
                            "residents": len(setup.names), "residents_file": str(setup.residents_path),
-                           "game_time": args.duration, "seeds": args.seeds}
+                           "game_time": args.duration, "seeds": args.seeds, "first_seed": args.first_seed}
     for notion in setup.notions:
         out[f"{notion.key}"] = f"{notion.what} (host {notion.host})" + (
             f" at {notion.place}, {notion.start:%a %d %b %H:%M}-{notion.end:%H:%M}" if notion.start and notion.end
