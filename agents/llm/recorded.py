@@ -5,8 +5,8 @@ the disk cache, cleared or shared) may answer those calls differently the second
 the run would quietly become another run. An :class:`AnswerLog` sits in the gateway
 (``gateway.recorder``, asked by the recording layer, agents/llm/wrappers/recording.py):
 
-- every call's answer (the value the caller got, fallbacks included, with its call id and
-  outcome) is buffered and written by the run store in the transaction of the tick that
+- every call's answer (the value the caller got, fallbacks included, with its call id,
+  outcome and the reasons of any items the engine replaced in it) is buffered and written by the run store in the transaction of the tick that
   asked it, so run.db holds exactly the answers of its committed ticks;
 - while committed ticks are re-run, each call gets the answer recorded for the same request
   (purpose, messages, schema), in recorded order, with its original call id and outcome;
@@ -100,6 +100,10 @@ class AnswerLog:
                 self.unrecorded += 1
             return None
         how = json.loads(answer.info)
+        if how.get("patches") and hasattr(value, "_patches"):
+            # the record holds the answer as kept: the items the engine replaced when it was first
+            # validated are gone from it, so their reasons come from the record, not a new check
+            value._patches = list(how["patches"])
         info.call_id = answer.call_id
         info.ok, info.fallback, info.cached = how["ok"], how["fallback"], how["cached"]
         info.attempts, info.errors = how["attempts"], list(how["errors"])
@@ -111,6 +115,9 @@ class AnswerLog:
         """Buffer a call's answer; the store writes it with the tick that asked it."""
         how = {"ok": info.ok, "fallback": info.fallback, "cached": info.cached, "attempts": info.attempts,
                "errors": list(info.errors)}
+        patches = getattr(value, "patches", None)
+        if callable(patches) and patches():  # what the engine replaced in it (roles.common.Patched)
+            how["patches"] = list(patches())
         answer = Answer(call_number(info.call_id), info.call_id, info.purpose,
                         request_key(info.purpose, messages, schema), value.model_dump_json(),
                         json.dumps(how, separators=(",", ":")))

@@ -87,3 +87,40 @@ def test_a_question_the_record_does_not_hold_is_asked_and_counted() -> None:
     assert log.take() == []
     log.end_replay()
     assert log.unused == 0
+
+
+def test_a_replayed_answer_says_what_the_engine_replaced_in_it_as_the_first_answer_did() -> None:
+    """The record keeps an answer as kept (its bad items already replaced), so a re-run's
+    validation finds nothing to replace: the reasons must come back from the record, or the
+    re-run tick's llm record ('patched') differs and the resume is reported as not exact (the
+    SmolLM2 society bench, 2026-11-28: 1 of 16 re-run ticks, a reaction's 'one word' action)."""
+    from agents.minds.cognition.calls import patches_of
+    from agents.roles.reacting import reaction_schema
+
+    schema = reaction_schema(("Bo Smith",), ("Oak House:bedroom",))
+
+    class OneWord:
+        name = "one-word"
+
+        async def generate(self, request: Request) -> Completion:
+            return Completion(text='{"decision": "react", "talk_to": "nobody", "action": "nope", '
+                                   '"place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂"}')
+
+    def react(llm: Gateway):
+        fallback = schema.model_validate({"decision": "continue", "talk_to": "nobody", "action": "",
+                                          "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂"})
+        return asyncio.run(llm.acomplete("react", [{"role": "user", "content": "now?"}], schema, fallback))
+
+    llm = Gateway(OneWord(), max_attempts=1)
+    log = AnswerLog()
+    log.attach(llm)
+    first = react(llm)
+    assert first.decision == "continue" and patches_of(first)[0] == 1
+    recorded = log.take()
+
+    llm2 = Gateway(Fickle(), max_attempts=1)
+    log2 = AnswerLog()
+    log2.attach(llm2)
+    log2.start_replay(recorded, first_no=1, next_no=2)
+    again = react(llm2)
+    assert log2.replayed == 1 and again == first and patches_of(again) == patches_of(first)
