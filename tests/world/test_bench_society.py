@@ -152,7 +152,8 @@ def test_the_seed_lines_and_their_mean_say_the_figures() -> None:
     assert "said going 2 (1 of 3 decisions by the rule), came 2/3" in summary_line(decided)
     other = row(1, 0, 1)
     other["notions"]["party"] |= {"decided": 3, "said_going": [], "decided_by_rule": ["Ann", "Bo", "Cy"]}
-    assert mean_line([decided, other]).startswith("party known 2.0/4, said going 1.0 (2.0 by the rule), came 1.0/3.0")
+    assert mean_line([decided, other]).startswith(
+        "party known 2.0/4, said going 1.0 (2.0 of 3.0 decisions by the rule), came 1.0/3.0")
 
 
 def test_a_start_out_of_range_and_a_used_out_folder_are_refused(tmp_path: Path) -> None:

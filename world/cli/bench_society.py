@@ -534,7 +534,8 @@ def mean_line(rows: list[dict[str, Any]]) -> str:
         bit = f"{key} known {mean([f['known'] for f in figures])}/{rows[0]['residents']}"
         if all("said_going" in f for f in figures):  # seeds scored before it was counted have none
             bit += (f", said going {mean([len(f['said_going']) for f in figures])} "
-                    f"({mean([len(f['decided_by_rule']) for f in figures])} by the rule)")
+                    f"({mean([len(f['decided_by_rule']) for f in figures])} of {mean([f['decided'] for f in figures])} "
+                    "decisions by the rule)")
         if all("came" in f for f in figures):
             bit += f", came {mean([f['came'] for f in figures])}/{mean([f['invited'] for f in figures])}"
         bits.append(bit)
