@@ -174,7 +174,9 @@ def test_a_stopped_bench_goes_on_with_resume_and_scores_as_an_unbroken_one(
     common = ("--residents", residents, "--start", "2026-02-14 16:40", "--duration", "50m",
               "--event", PARTY, "--host", "Maria Alvarez")
     assert cli_main(bench_args(*common, "--out", str(tmp_path / "whole"))) == 0
-    whole = last_json(capsys)["runs"][0]
+    captured = capsys.readouterr()
+    whole = json.loads(captured.out.strip().splitlines()[-1])["runs"][0]
+    assert "bench society: full seed 0: starting (3 residents, model scripted" in captured.err
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
@@ -188,7 +190,9 @@ def test_a_stopped_bench_goes_on_with_resume_and_scores_as_an_unbroken_one(
     assert not (folder / "society.json").exists()
 
     assert cli_main(bench_args(*common, "--out", str(tmp_path / "broken"), "--resume")) == 0
-    resumed = last_json(capsys)["runs"][0]
+    captured = capsys.readouterr()
+    resumed = json.loads(captured.out.strip().splitlines()[-1])["runs"][0]
+    assert "bench society: full seed 0: going on from tick " in captured.err  # said before the hours go by
     timing = ("run_s", "interviews_s", "run_cpu_s", "interviews_cpu_s", "run_dir", "resumed")
     assert resumed["resumed"] is True and whole["resumed"] is False
     assert {k: v for k, v in resumed.items() if k not in timing} == {k: v for k, v in whole.items() if k not in timing}

@@ -258,15 +258,7 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
     resumed = resume and (folder / "run" / "run.db").exists()
     if resumed:
         check_planned_end(folder / "run", setup)
-    try:
-        if resumed:  # the run's own settings; its planned end is the bench's
-            options = RunOptions(model=args.model, resume=folder / "run")
-        else:
-            options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
-                                 seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
-        engine = build_engine(options)
-    except (ValidationError, RunError, TownError, StoreError) as exc:
-        raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
+    engine = seed_engine(args, setup, folder, seed, ablation, seeded, resumed)
     asyncio.run(engine.run(engine.context.until, progress=hourly(f"{ablation} seed {seed}", t0)))
     engine.store.close()
     run_s, run_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -292,6 +284,24 @@ def run_seed(args: argparse.Namespace, setup: Setup, root: Path, seed: int, abla
         {"seeded": [n.model_dump(mode="json") for n in setup.notions], **row,
          "scored_answers": [a.model_dump() for a in answers]}, indent=1, default=str))
     return row
+
+
+def seed_engine(args: argparse.Namespace, setup: Setup, folder: Path, seed: int, ablation: str, seeded: Path,
+                resumed: bool) -> Any:
+    """The seed's engine, new or going on from its run folder; says so on stderr (the first
+    tick of an embedded model plans every resident's day and takes minutes)."""
+    try:
+        if resumed:  # the run's own settings; its planned end is the bench's
+            options = RunOptions(model=args.model, resume=folder / "run")
+        else:
+            options = RunOptions(town=args.town, residents=str(seeded), start=setup.start, duration=setup.duration,
+                                 seed=seed, mind="generative", model=args.model, out=folder / "run", ablation=ablation)
+        engine = build_engine(options)
+    except (ValidationError, RunError, TownError, StoreError) as exc:
+        raise SystemExit(f"townsfolk bench society: {option_error(exc)}") from None
+    print(f"bench society: {ablation} seed {seed}: {'going on from tick ' + str(engine.tick) if resumed else 'starting'}"
+          f" ({len(setup.names)} residents, model {args.model}; a line each game hour)", file=sys.stderr, flush=True)
+    return engine
 
 
 def read_run(run_dir: Path) -> tuple[RunFacts, dict[str, Any], int]:
