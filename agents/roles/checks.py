@@ -357,9 +357,12 @@ def fits_place(action: str, place: str, home: str = "") -> str | None:
 
 
 # 'at Willowbrook College'; 'going to Willow Cafe' (a step or a reaction that says it goes somewhere
-# while its place is elsewhere left SmolLM2's Ben at home 'going to Willow Cafe' for an hour, 2026-11-27)
-_NAMED_PLACE = re.compile(r"\b(?:at|(?:going|heading|walking|driving|returning|rushing|hurrying|coming) "
-                          r"(?:back |over |straight )?to(?: the)?) ((?:[A-Z][\w']+ ?){1,4})")
+# while its place is elsewhere left SmolLM2's Ben at home 'going to Willow Cafe' for an hour, 2026-11-27);
+# 'go to Maple House second bedroom' too: SmolLM2's Noah Price, told to work at the grocer, wrote a
+# morning of 'go to ...' steps there, all kept (society bench seed 0, 2026-11-28)
+_NAMED_PLACE = re.compile(r"\b(?:at|(?i:go|goes|going|head|heads|heading|walk|walks|walking|drive|drives|driving|"
+                          r"return|returns|returning|rush|rushing|hurry|hurrying|come|comes|coming) "
+                          r"(?i:back |over |straight )?(?i:to)(?i: the)?) ((?:[A-Z][\w']+ ?){1,4})")
 
 
 def named_place(action: str) -> str | None:

@@ -136,6 +136,13 @@ def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
     assert hour_activity("working at Oak House classroom", "wake up and get ready", "wake") == "wake up and get ready"
     assert hour_activity("8:00 coffee on the porch", "have breakfast", "breakfast") == "coffee on the porch"
     assert hour_activity("", "relax and read", "evening") == "relax and read"
+    # a meal's hour keeps a meal: SmolLM2 (2026-11-28) scheduled 'reading at Green Grocer shop floor'
+    # for Noah Price's breakfast, and he had breakfast at the grocer's
+    assert hour_activity("reading at Green Grocer shop floor", "make coffee and toast at Maple House kitchen",
+                         "breakfast") == "make coffee and toast at Maple House kitchen"
+    assert hour_activity("lunch with Tom at Willow Cafe", "have lunch", "lunch") == "lunch with Tom at Willow Cafe"
+    assert hour_activity("reading at Green Grocer shop floor", "relax and read", "evening") == \
+        "reading at Green Grocer shop floor"  # outside meals and work the model's words stand
 
 
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
