@@ -294,3 +294,19 @@ def test_a_gatherings_words_are_off_limits_to_setting_off_except_around_its_time
     assert not_now_words(guest, saturday.replace(hour=18, minute=59)) == ()
     assert not_now_words(guest, saturday.replace(hour=19))  # over
     assert not_now_words(host, saturday.replace(hour=16, minute=5)) == ()  # the host prepares an hour ahead
+
+
+def test_a_gathering_at_the_same_place_and_time_told_in_other_words_is_the_same_one():
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    host = minds["Maria Lopez"]
+    run_until(world, lambda: bool(host.state.events))
+    assert len(host.state.events) == 1
+    # SmolLM2's guest, asked to come, 'celebrated' a wedding at the host's own party
+    again = learn(host, "I would be delighted to celebrate my friend's wedding at Hobbs Cafe on Saturday "
+                        "February 14 from 5pm to 7pm.", "Klaus Mueller", speaker="Klaus Mueller")
+    assert again is None and len(host.state.events) == 1
+    (known,) = host.state.events.values()
+    assert known.event.kind == "party" and "Klaus Mueller" in known.told
+    other_day = learn(host, "There is a wedding at Hobbs Cafe on February 15 from 5pm to 7pm.", "Klaus Mueller",
+                      speaker="Klaus Mueller")
+    assert other_day is not None and len(host.state.events) == 2  # another day is another event

@@ -82,7 +82,7 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
     if line and line != text and mind.name in find_invitees(line, speaker, mind.name, names):
         event = event.model_copy(update={"invitees": [*event.invitees, mind.name]})
     key = event.key()
-    known = mind.state.events.get(key)
+    known = mind.state.events.get(key) or same_slot(mind, event)
     if known is not None:
         if source and source not in known.told:
             known.told.append(source)  # they know it: no need to tell them
@@ -93,6 +93,18 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
     mind.state.events[key] = known
     _take_in(mind, known, source)
     return known
+
+
+def same_slot(mind: "Resident", event: Gathering) -> KnownEvent | None:
+    """A gathering I know at the same building and start, whatever it is called: the one event
+    told in other words. SmolLM2's Sophie Bell, invited to Maria's party, answered that she would
+    'celebrate my friend Sophie Bell's upcoming wedding at Willow Cafe on Saturday February 14 from
+    5pm to 7pm', and Maria learned of a wedding at her own party (society bench, 2026-11-28)."""
+    if event.news or event.start is None or not event.place:
+        return None
+    building = event.place.split(":")[0].lower()
+    return next((k for k in mind.state.events.values() if not k.event.news and k.event.start == event.start
+                 and k.event.place.split(":")[0].lower() == building), None)
 
 
 def heard_event(mind: "Resident", text: str, speaker: str) -> Gathering | None:
