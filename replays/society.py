@@ -420,9 +420,11 @@ def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> lis
             present = presence(facts, notion.place, notion.start, notion.end)
             invited = sorted(n for n, k in known.items() if n != notion.host and k.time < notion.end)
         came = {n: v for n, v in present.items() if n in invited}
+        decided = decided_by(facts, notion)
         out.append(EventSeen(notion=notion, known=known, invited=invited, present=present,
-                             together=went_together(facts, came, notion.place or ""), going=decisions(facts, notion),
-                             by_rule=sorted(w for w, (_g, by) in decided_by(facts, notion).items() if by == "rule")))
+                             together=went_together(facts, came, notion.place or ""),
+                             going={w: going for w, (going, _by) in decided.items()},
+                             by_rule=sorted(w for w, (_going, by) in decided.items() if by == "rule")))
     return out
 
 

@@ -6,8 +6,9 @@ the run would quietly become another run. An :class:`AnswerLog` sits in the gate
 (``gateway.recorder``, asked by the recording layer, agents/llm/wrappers/recording.py):
 
 - every call's answer (the value the caller got, fallbacks included, with its call id,
-  outcome and the reasons of any items the engine replaced in it) is buffered and written by the run store in the transaction of the tick that
-  asked it, so run.db holds exactly the answers of its committed ticks;
+  outcome and the reasons of any items the engine replaced in it) is buffered and written by
+  the run store in the transaction of the tick that asked it, so run.db holds exactly the
+  answers of its committed ticks;
 - while committed ticks are re-run, each call gets the answer recorded for the same request
   (purpose, messages, schema), in recorded order, with its original call id and outcome;
   neither the model nor the cache is asked;
@@ -115,9 +116,9 @@ class AnswerLog:
         """Buffer a call's answer; the store writes it with the tick that asked it."""
         how = {"ok": info.ok, "fallback": info.fallback, "cached": info.cached, "attempts": info.attempts,
                "errors": list(info.errors)}
-        patches = getattr(value, "patches", None)
-        if callable(patches) and patches():  # what the engine replaced in it (roles.common.Patched)
-            how["patches"] = list(patches())
+        patches = value.patches() if callable(getattr(value, "patches", None)) else []
+        if patches:  # what the engine replaced in it (roles.common.Patched)
+            how["patches"] = list(patches)
         answer = Answer(call_number(info.call_id), info.call_id, info.purpose,
                         request_key(info.purpose, messages, schema), value.model_dump_json(),
                         json.dumps(how, separators=(",", ":")))

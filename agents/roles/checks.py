@@ -298,15 +298,17 @@ def claims_as_own(line: str, others: tuple[str, ...]) -> str | None:
     return None
 
 
+# verbs of going somewhere on foot, shared by the checks below that read where an action leads
+_GOING = r"go|goes|going|head|heads|heading|walk|walks|walking"
+
 # a verb of setting off to somewhere ('heading to the party', 'go and join the concert')
-_SETS_OFF = re.compile(r"\b(?:go|goes|going|head|heads|heading|walk|walks|walking|attend|attends|attending|join|"
-                       r"joins|joining|arrive|arriving|off to)\b", re.I)
+_SETS_OFF = re.compile(rf"\b(?:{_GOING}|attend|attends|attending|join|joins|joining|arrive|arriving|off to)\b", re.I)
 
 
 # where a verb of setting off leads: 'going to the party', 'heading over to Maria's party', 'joining the
 # concert'; not 'going to tell Tom about the party' (the words after 'to' must start with a determiner,
 # a possessive or a name)
-_SETS_OFF_TO = re.compile(r"\b(?:(?:go|goes|going|head|heads|heading|walk|walks|walking|off|arrive|arriving)"
+_SETS_OFF_TO = re.compile(rf"\b(?:(?:{_GOING}|off|arrive|arriving)"
                           r"(?:\s+(?:over|out|back|down|along))?\s+(?:to|for|towards|into)|attend|attends|attending|"
                           r"join|joins|joining)\s+((?:the|a|an|my|our|his|her|their|this|[\w]+'s|(?-i:[A-Z]\w*))\b"
                           r"(?:\s+[\w']+){0,4})", re.I)
@@ -319,6 +321,8 @@ def goes_out_of_time(action: str, place: str, not_now: tuple[tuple[str, tuple[st
     words. ``not_now``: (venue building, words) of the gatherings the resident knows whose time
     it is not (events.event_words); the plan gives each its slot. 'Going to tell Tom about the
     party' at Tom's house passes."""
+    if not not_now:
+        return None
     building = place.split(":")[0].lower()
     led_to = " ".join(m.group(1) for m in _SETS_OFF_TO.finditer(action))
     for venue, words in not_now:
@@ -360,7 +364,7 @@ def fits_place(action: str, place: str, home: str = "") -> str | None:
 # while its place is elsewhere left SmolLM2's Ben at home 'going to Willow Cafe' for an hour, 2026-11-27);
 # 'go to Maple House second bedroom' too: SmolLM2's Noah Price, told to work at the grocer, wrote a
 # morning of 'go to ...' steps there, all kept (society bench seed 0, 2026-11-28)
-_NAMED_PLACE = re.compile(r"\b(?:at|(?i:go|goes|going|head|heads|heading|walk|walks|walking|drive|drives|driving|"
+_NAMED_PLACE = re.compile(rf"\b(?:at|(?i:{_GOING}|drive|drives|driving|"
                           r"return|returns|returning|rush|rushing|hurry|hurrying|come|comes|coming) "
                           r"(?i:back |over |straight )?(?i:to)(?i: the)?) ((?:[A-Z][\w']+ ?){1,4})")
 

@@ -169,7 +169,7 @@ async def choose(mind: "Resident", prompt_for: Callable[[tuple[str, str]], Promp
     answers: list[str | None] = []
     for options in ORDERS:
         answer = await mind.caller.ask("attend", prompt_for(options), AttendAnswer, fallback, max_tokens=20)
-        answers.append(None if getattr(mind.caller, "last_fell_back", False) else answer.decision)
+        answers.append(None if mind.caller.last_fell_back else answer.decision)
         if answers[-1] is None:
             break
     decision = agreed(answers)
