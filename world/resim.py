@@ -101,6 +101,7 @@ class Snapshots:
         Returns the number of ticks that were not exact.
         """
         diverged = 0
+        produced_ids, recorded_ids = MemoryLabels(), MemoryLabels()
         for recorded in ticks:
             if recorded.tick != after + 1:
                 raise ValueError(f"cannot re-simulate tick {recorded.tick} after tick {after}")
@@ -108,7 +109,7 @@ class Snapshots:
             after = produced.tick
             if discard is not None:
                 discard()
-            if _full_view(produced.records) != _full_view(recorded.records):
+            if produced_ids.view(produced) != recorded_ids.view(recorded):
                 diverged += 1
             if _world_view(produced.records) != _world_view(recorded.records):
                 self.impose(recorded)
@@ -157,6 +158,37 @@ def _world_view(records: list[Record]) -> list[tuple]:
 def _full_view(records: list[Record]) -> list[tuple]:
     """Every record as stored and digested (memory.runfile.RunStore.records_digest): no latencies."""
     return [(r.kind, r.resident, _norm(json.loads(json.dumps(r.data, default=str)))) for r in records]
+
+
+class MemoryLabels:
+    """Memory ids of re-run ticks as (resident, tick, n-th memory of that resident in the tick).
+
+    Ids are the store's row numbers, handed out in the order residents write; residents think
+    concurrently, so that order follows which model answer came back first, and a re-run
+    (answers replayed at once) numbers the same memories differently. Within one resident the
+    order is fixed, so comparing labels compares what was remembered, not when it was numbered.
+    Ids from before the re-run have no label and are compared as they are.
+    """
+
+    def __init__(self) -> None:
+        self.labels: dict[int, str] = {}
+
+    def view(self, tick_records: TickRecords) -> list[tuple]:
+        """:func:`_full_view` of one tick, memory ids (and evidence citing them) as labels."""
+        counts: dict[str, int] = {}
+        for r in tick_records.records:
+            if r.kind == "memory" and isinstance(r.data.get("memory_id"), int):
+                n = counts[r.resident or ""] = counts.get(r.resident or "", 0) + 1
+                self.labels[r.data["memory_id"]] = f"{r.resident}@{tick_records.tick}#{n}"
+        return _full_view([self._relabel(r) for r in tick_records.records])
+
+    def _relabel(self, rec: Record) -> Record:
+        if rec.kind != "memory":
+            return rec
+        data = dict(rec.data)
+        data["memory_id"] = self.labels.get(data.get("memory_id"), data.get("memory_id"))
+        data["evidence"] = [self.labels.get(e, e) for e in data.get("evidence") or []]
+        return rec.model_copy(update={"data": data})
 
 
 def _norm(value: Any) -> Any:
