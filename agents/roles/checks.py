@@ -332,6 +332,28 @@ def goes_out_of_time(action: str, place: str, not_now: tuple[tuple[str, tuple[st
     return None
 
 
+_ANOTHER_DAY = re.compile(
+    r"\b(?:tomorrow(?!'s)|yesterday(?!'s)|(?:on|this|next|last) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!'s)|"
+    r"(?:next|last) (?:week|weekend|month|year)\b(?!'s)|this weekend\b(?!'s)|"
+    r"on (?:january|february|march|april|may|june|july|august|september|october|november|december) \d{1,2}\b)",
+    re.IGNORECASE)
+# an action that is being somewhere with someone: done on another day, it is no action now
+_AWAY = re.compile(rf"^\s*(?:to |i am |i'm |i will |i'll )?(?:{_GOING}|go to|visit|visits|visiting|meet|meets|meeting|attend|"
+                   r"attends|attending|join|joins|joining|celebrate|celebrates|celebrating|spend|spends|spending)\b",
+                   re.IGNORECASE)
+
+
+def names_another_day(action: str) -> str | None:
+    """A problem when an action of being somewhere or with someone names another day: it is a
+    plan, not what one does now ('visiting Lucy Alvarez at Willowbrook Cafe dining room on
+    Saturday', a SmolLM2 reaction at 13:27 on the Friday, in a classroom; society bench,
+    2026-11-28). The plan gives those their slot; 'thinking about the party on Saturday' and
+    'baking a cake for tomorrow's party' are done now and pass."""
+    if _AWAY.search(action) and _ANOTHER_DAY.search(action):
+        return "names another day (a plan, not an action now)"
+    return None
+
+
 def speaks_as(line: str, other: str) -> str | None:
     """A problem when a line is written as the partner's ('Lucy Alvarez: Hi Maria! ...' said by
     Maria): the model carrying on the transcript instead of answering."""

@@ -345,15 +345,18 @@ def skeleton_kinds(skeleton: list[SkeletonPart], hours: list[int]) -> dict[int, 
 _WORK_WORDS = re.compile(r"\b(?:work|works|working|shift)\b", re.I)
 
 
-def hour_activity(model_words: str, planned: str, kind: str) -> str:
+def hour_activity(model_words: str, planned: str, kind: str, work: str = "") -> str:
     """An hour's activity: the skeleton's plan item in its work hours (whatever the model said),
     the model's words elsewhere unless they are work ('working at Oak House classroom' in the
-    hour of getting up, SmolLM2 2026-11-24) or, in a meal's hour, no meal ('reading at Green
-    Grocer shop floor' for Noah Price's breakfast, lunch and dinner, SmolLM2 2026-11-28: he ate
-    breakfast at the grocer's), else the plan's item."""
+    hour of getting up, SmolLM2 2026-11-24), at the workplace (``work``, an address) out of its
+    hours, or, in a meal's hour, no meal ('reading at Green Grocer shop floor' for Noah Price's
+    breakfast, lunch and dinner, SmolLM2 2026-11-28: he ate breakfast at the grocer's, and went
+    back there to read every evening), else the plan's item."""
     words = clip(strip_time(model_words), 200)
+    building = work.split(":")[0].strip().lower()
     if kind == "work" or not words or _WORK_WORDS.search(words) \
-            or (kind in MEAL_STEPS and not _MEAL_STEP.search(words)):
+            or (kind in MEAL_STEPS and not _MEAL_STEP.search(words)) \
+            or (building and building in words.lower() and building not in planned.lower()):
         return planned
     return words
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from agents.llm.schemas import WORDS_ONLY
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import copied_from, fits_place, goes_out_of_time, names_another_place
+from agents.roles.checks import copied_from, fits_place, goes_out_of_time, names_another_day, names_another_place
 from agents.roles.common import Patched, require_action, bullet, choice_type, facts, first_line, make_model, messages
 from agents.roles.planning import DEFAULT_EMOJI, EMOJI_HINT, emoji_for, pick_place
 
@@ -27,8 +27,9 @@ ACTION_MAX = 120  # a few words (the engine adds a reason), and a bounded decode
 
 class ReactionAnswer(Patched):
     """A reaction whose action is no activity ('Lucy Alvarez', 'nope', a digit list), cannot
-    happen at its place (sleeping at the bank) or names another place than its own ('going to
-    Willow Cafe' at home) is patched to carrying on, and counted: the
+    happen at its place (sleeping at the bank), names another place than its own ('going to
+    Willow Cafe' at home), is a plan for another day ('visiting Lucy on Saturday') or sets off
+    to a gathering that is not on is patched to carrying on, and counted: the
     model's choice to react stands refused, the resident keeps to its plan."""
 
     decision: str  # the fields of the schema, in its order (the grammar writes them so)
@@ -44,7 +45,8 @@ class ReactionAnswer(Patched):
         try:
             require_action(self.action)
             problem = (fits_place(self.action, self.place) or names_another_place(self.action, self.place)
-                       or copied_from(self.action, REACT_WORDS, run=4) or goes_out_of_time(self.action, self.place, self.not_now))
+                       or copied_from(self.action, REACT_WORDS, run=4) or names_another_day(self.action)
+                       or goes_out_of_time(self.action, self.place, self.not_now))
         except ValueError as exc:
             problem = str(exc)
         if problem:

@@ -143,6 +143,15 @@ def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
     assert hour_activity("lunch with Tom at Willow Cafe", "have lunch", "lunch") == "lunch with Tom at Willow Cafe"
     assert hour_activity("reading at Green Grocer shop floor", "relax and read", "evening") == \
         "reading at Green Grocer shop floor"  # outside meals and work the model's words stand
+    # ... but not at one's own workplace: Noah Price (SmolLM2, 2026-11-28) went back to the grocer's
+    # every evening 'reading at Green Grocer shop'
+    noah = "Green Grocer:shop floor"
+    assert hour_activity("reading at Green Grocer shop", "relax and read", "evening", noah) == "relax and read"
+    assert hour_activity("reading at home", "relax and read", "evening", noah) == "reading at home"
+    assert hour_activity("a drink at The Crooked Pub", "relax and read", "evening", noah) == "a drink at The Crooked Pub"
+    # the plan itself may put the hour there (a packed lunch at work): then the model's words may too
+    assert hour_activity("lunch at Green Grocer break room", "eat a packed lunch at Green Grocer", "lunch", noah) \
+        == "lunch at Green Grocer break room"
 
 
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:

@@ -92,7 +92,11 @@ def test_news_of_someones_life_with_a_time_ahead_is_a_notion_like_a_candidacy():
     assert parse("I am running for re-election this autumn.", speaker="Tom Alvarez").event.kind == "news"
     for state in ("I am preparing for a science fair about pond life.",  # no time ahead: a state, not news
                   "I'm going to the cafe tomorrow.", "I'm getting ready for work tomorrow.",  # what one does
-                  "There is something happening next week.", "Grace is retiring next year."):  # no one known
+                  "There is something happening next week.", "Grace is retiring next year.",  # no one known
+                  # about the one spoken to: retold, 'you' would be the next listener (SmolLM2's Clara
+                  # Novak to Tom, passed on to Kenji as 'Clara Novak is planning to meet you soon')
+                  "I'm planning to meet you soon.", "I am planning your birthday party next week.",
+                  "Sam Moore is bringing you flowers tomorrow."):
         assert parse(state, speaker="Sam Moore") is None, state
 
 

@@ -807,3 +807,23 @@ def test_a_reaction_setting_off_to_a_gathering_whose_time_it_is_not_is_refused()
     on_time = reaction_schema(("Bo Smith",), PLACES).model_validate({**base, "action": "going to the party"})
     assert on_time.decision == "react"  # the same words while it is on
     assert isinstance(reaction_fallback(("Bo Smith",), PLACES, PLACES[0], words), reaction_schema(("Bo Smith",), PLACES, words))
+
+
+def test_a_reaction_of_being_somewhere_on_another_day_is_a_plan_and_refused():
+    """SmolLM2's Mia Novak, in a classroom at 13:27 on the Friday, 'reacted' with 'visiting Lucy
+    Alvarez at Willowbrook Cafe dining room on Saturday' (society bench, 2026-11-28)."""
+    from agents.minds.cognition.calls import patches_of
+    from agents.roles.checks import names_another_day
+    from agents.roles.reacting import reaction_schema
+
+    for plan in ("visiting Lucy Alvarez at Willowbrook Cafe dining room on Saturday",
+                 "To meet Lucy Alvarez at Willowbrook on Saturday", "going to the market tomorrow",
+                 "meeting Tom next week", "I'm attending the concert on February 14", "joining Ana this weekend"):
+        assert names_another_day(plan), plan
+    for now in ("thinking about the party on Saturday", "baking a cake for tomorrow's party",
+                "telling Tom about meeting Lucy on Saturday", "visiting Lucy Alvarez", "going to the market",
+                "reading the Saturday paper", "writing next week's lesson plan"):
+        assert names_another_day(now) is None, now
+    base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
+    answer = reaction_schema(("Bo Smith",), PLACES).model_validate({**base, "action": "visiting Bo Smith on Saturday"})
+    assert (answer.decision, answer.action) == ("continue", "") and "another day" in patches_of(answer)[1]

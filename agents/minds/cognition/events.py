@@ -121,6 +121,9 @@ _NOT_NEWS = {"going", "heading", "walking", "working", "thinking", "wondering", 
              "hoping", "doing", "sleeping", "eating", "having", "waiting", "staying", "reading", "talking",
              "coming", "meeting", "visiting", "seeing"}
 _ROUTINE = re.compile(r"^getting (?:ready|up|dressed|some|lunch|dinner|breakfast|coffee)", re.IGNORECASE)
+# SmolLM2's Clara Novak: 'I'm planning to meet you soon', passed on by Tom Alvarez to Kenji Mori as
+# 'Clara Novak is planning to meet you soon' (society bench seed 1, 2026-11-28)
+_TO_YOU = re.compile(r"\b(?:you|your|yours|yourself|you're|you'll|you've)\b", re.IGNORECASE)
 _NOT_NAMES = {"There", "It", "This", "That", "He", "She", "What", "Who", "Everyone", "Nobody", "Someone"}
 
 
@@ -131,6 +134,8 @@ def find_news(text: str, speaker: str, names: list[str]) -> Gathering | None:
     for match in _NEWS.finditer(text):
         phrase = re.split(r",\s*(?:and|but|so)\b|\s+(?:and|but|so) (?:I|we)\b", match.group(2))[0].strip(" ,")
         if phrase.split()[0].lower() in _NOT_NEWS or _ROUTINE.match(phrase) or not _AHEAD.search(phrase):
+            continue
+        if _TO_YOU.search(phrase):  # about the one spoken to: passed on, 'you' is someone else
             continue
         subject = match.group(1)
         if subject.startswith("I") and subject[1:2] in (" ", "'"):

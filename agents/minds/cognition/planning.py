@@ -143,8 +143,8 @@ async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) ->
     mind.emit_plan("status", [mind.state.currently])
     mind.emit_plan("day", plan)
     # every waking hour gets an activity: the skeleton's at work hours, else the model's
-    # (unless it is work out of work hours), else the plan's item for that hour
-    return [(h, hour_activity(given.get(h, ""), derived[h], kinds.get(h, ""))) for h in hours]
+    # (unless it is work, or at the workplace, out of work hours), else the plan's item for that hour
+    return [(h, hour_activity(given.get(h, ""), derived[h], kinds.get(h, ""), work)) for h in hours]
 
 
 async def _day_plan(mind: "Resident", start: datetime, skeleton: list[SkeletonPart], home: str, work: str) -> list[str]:
