@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from maps.contracts import Persona
 from agents.llm.gateway import make_llm
-from agents.roles.interview import (answer_from_memories, answer_schema, interview_prompt, mentions, names_person,
-                                   never_met, question_subject, who_did, worth_telling)
+from agents.roles.interview import (answer_from_memories, answer_schema, days_named, interview_prompt, mentions,
+                                   names_person, never_met, question_subject, who_did, worth_telling)
 from memory.embeddings import get_embedder
 from memory.runfile import connect_readonly
 from memory.runfile import last_recorded_tick as _last_tick
@@ -126,19 +126,21 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     # closer by embedding and newer, and not Ben's candidacy, which she had been told)
     about = [m.text for m in reversed(rows) for r in residents
              if r != name and r in question and names_person(m.text, r)][: k // 2]
-    if subject and not about:
-        about = [m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)][: k // 2]
+    if subject and not about:  # those that say when first: after the party, its host's newest memories
+        # of it were sights of guests ('Omar Haddad is attending a Valentine's Day party'), not her plan
+        about = sorted((m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)),
+                       key=lambda text: not days_named(text))[: k // 2]
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     doers = who_did(question.strip(), subject, texts, tuple(residents), name)
-    fallback = (answer_schema(name, question.strip(), (), subject)(answer=never_met(unknown).answer) if unknown
-                else answer_from_memories(texts, name, question.strip(), subject, doers))
+    fallback = (answer_schema(name, question.strip(), (), subject, (), now.year)(answer=never_met(unknown).answer) if unknown
+                else answer_from_memories(texts, name, question.strip(), subject, doers, now.year))
     before = _fallbacks(llm)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip(), unknown, subject),
-        answer_schema(name, question.strip(), tuple(texts), subject, doers),
+        answer_schema(name, question.strip(), tuple(texts), subject, doers, now.year),
         fallback,
         max_tokens=300,
     )

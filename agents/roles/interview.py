@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
+from datetime import date
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -158,21 +159,58 @@ def mentions(text: str, term: str) -> bool:
     return _word_at(text, term) is not None
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_DAY = re.compile(rf"\b(?:({'|'.join(_WEEKDAYS)})|({'|'.join(_MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?|"
+                  rf"(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({'|'.join(_MONTHS)}))\b", re.IGNORECASE)
+
+
+def days_named(text: str, year: int = 0) -> set[str]:
+    """The days a text names: weekdays ('saturday') and dates ('february 14'); with ``year``, a
+    date's weekday too (the host's 'February 14' is a Saturday in 2026)."""
+    days: set[str] = set()
+    for weekday, month, day, day2, month2 in _DAY.findall(text):
+        if weekday:
+            days.add(weekday.lower())
+            continue
+        month, day = (month or month2).lower(), int(day or day2)
+        days.add(f"{month} {day}")
+        if year:
+            try:
+                days.add(_WEEKDAYS[date(year, _MONTHS.index(month) + 1, day).weekday()])
+            except ValueError:
+                pass  # 'February 30': no weekday
+    return days
+
+
+def names_unknown_day(text: str, memories: tuple[str, ...], year: int = 0) -> str | None:
+    """A problem when an answer names a day no memory gives ('the party on Friday' from a resident
+    told it is on Saturday February 14): the day of a thing is what memory says, not what the
+    model likes. Interviews are scored on memory, so a wrong day read as knowing it."""
+    if not memories:
+        return None
+    remembered = set().union(*(days_named(m, year) for m in memories))
+    unknown = sorted(days_named(text) - remembered)
+    return f"names a day the resident does not remember ({', '.join(unknown)})" if unknown else None
+
+
 def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | list[str]) -> list[str]:
     """The words of the question's subject that some memory names: an answer must name one."""
     return [t for t in subject if any(mentions(m, t) for m in memories)]
 
 
 def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = (),
-                  doers: tuple[str, ...] = ()) -> type[Answer]:
+                  doers: tuple[str, ...] = (), year: int = 0) -> type[Answer]:
     """The checked Answer of one interview call (:func:`_answer_schema`); one class per call's
-    inputs, however they are passed, so that its fallback is an instance of it."""
-    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers))
+    inputs, however they are passed, so that its fallback is an instance of it. ``year``: the
+    interview's, to know a remembered date's weekday."""
+    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers), year)
 
 
 @lru_cache(maxsize=64)
 def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...],
-                   doers: tuple[str, ...] = ()) -> type[Answer]:
+                   doers: tuple[str, ...] = (), year: int = 0) -> type[Answer]:
     """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
     resident's name, and, to a knowledge question whose subject a memory names
@@ -180,7 +218,8 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
     (SmolLM2 remembered the party and answered 'I am a patient of the hospital at Willow Cafe') and
     does not say it never heard of what memory holds (its 'No, I didn't know there was a party'
     passed here and then scored as not knowing, by the same rule, memory.denials); to a 'who'
-    question whose answer memory holds (``doers``, :func:`who_did`), naming who."""
+    question whose answer memory holds (``doers``, :func:`who_did`), naming who; and no day that
+    no memory gives (:func:`names_unknown_day`)."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
     asked = subject_remembered(subject, memories)
@@ -194,7 +233,7 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
                        or copied_from(text, question, 6, memories) or addresses_itself(text, name) or help_desk(text)
-                       or repeats_itself(text))
+                       or repeats_itself(text) or names_unknown_day(text, memories, year))
             if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
                 problem = "mentions less than two things the resident remembers"
             if problem is None and asked and not any(mentions(text, t) for t in asked):
@@ -233,7 +272,7 @@ def _first_person(memory: str, name: str) -> str:
 
 
 def answer_from_memories(memories: list[str], name: str, question: str = "", subject: tuple[str, ...] = (),
-                         doers: tuple[str, ...] = ()) -> Answer:
+                         doers: tuple[str, ...] = (), year: int = 0) -> Answer:
     """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order,
     those naming the question's subject first), said in the first person; idle things and repeats
     left out. Valid against :func:`answer_schema` by construction (it is made of the memories'
@@ -241,20 +280,25 @@ def answer_from_memories(memories: list[str], name: str, question: str = "", sub
     said: list[str] = []
     seen: set[str] = set()
     asked = subject_remembered(subject, memories)
-    ordered = sorted(memories, key=lambda m: (not any(mentions(m, t) for t in asked),
-                                              not (all(mentions(m, t) for t in asked) and names_one_of(m, doers))))
+    lines = {m: clip(_first_person(m, name), 160).rstrip(".") for m in memories}  # what would be said
+    # what was asked, then who did it, then when, read in what would be said: asked of the party
+    # after it, SmolLM2's fallbacks said 'I saw that Omar Haddad is attending a Valentine's Day party'
+    # (the newest sight) for 10 of 25 residents, the host among them, not when and where it was
+    ordered = sorted(memories, key=lambda m: (not any(mentions(lines[m], t) for t in asked),
+                                              not (all(mentions(lines[m], t) for t in asked)
+                                                   and names_one_of(lines[m], doers)),
+                                              not (asked and days_named(lines[m]))))
     for memory in ordered:
-        line = _first_person(memory, name)
-        key = " ".join(sorted(content_words(line)))
+        key = " ".join(sorted(content_words(lines[memory])))
         if not key or key in seen or memory.lower().rstrip(".").endswith(" is idle"):
             continue
         seen.add(key)
-        said.append(clip(line, 160).rstrip(".") + ".")
+        said.append(lines[memory] + ".")
         if len(said) == 3:
             break
     if not said and memories:
         said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
-    schema = answer_schema(name, question, tuple(memories), subject, doers)
+    schema = answer_schema(name, question, tuple(memories), subject, doers, year)
     known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
     for text in (" ".join(said), *said, "I remember: " + clip(" ".join(ordered), 300),
                  f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",

@@ -827,3 +827,30 @@ def test_a_reaction_of_being_somewhere_on_another_day_is_a_plan_and_refused():
     base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
     answer = reaction_schema(("Bo Smith",), PLACES).model_validate({**base, "action": "visiting Bo Smith on Saturday"})
     assert (answer.decision, answer.action) == ("continue", "") and "another day" in patches_of(answer)[1]
+
+
+def test_an_interview_answer_gives_only_days_memory_gives_and_the_fallback_says_when():
+    """Interviews are scored on memory: an answer that puts the party on a day the resident was
+    never told would read as knowing it. The fallback, asked of the party after it, said the newest
+    sight ('I saw that Omar Haddad is attending a Valentine's Day party') and not when it was."""
+    from agents.roles.interview import answer_from_memories, answer_schema, days_named, question_subject
+
+    assert days_named("on Saturday February 14 from 5pm") == {"saturday", "february 14"}
+    assert days_named("I am planning a party on February 14th", 2026) == {"february 14", "saturday"}
+    assert days_named("the 14th of February", 2026) == {"february 14", "saturday"}
+    assert days_named("February 30", 2026) == {"february 30"}  # no such day: no weekday, no error
+    name, party = "Maria Alvarez", "Did you know there is a Valentine's Day party?"
+    subject = question_subject(party)
+    memories = ("I saw that Omar Haddad is attending a Valentine's Day party",
+                "I am planning a Valentine's Day party at the Willow Cafe on February 14 from 5pm to 7pm")
+    schema = answer_schema(name, party, memories, subject, (), 2026)
+    with pytest.raises(ValidationError, match=r"names a day the resident does not remember \(friday\)"):
+        schema(answer="Yes, I am planning a Valentine's Day party at the Willow Cafe on Friday.")
+    with pytest.raises(ValidationError, match="february 13"):
+        schema(answer="Yes, I am planning a Valentine's Day party at the Willow Cafe on February 13.")
+    schema(answer="Yes, I am planning a Valentine's Day party at the Willow Cafe on Saturday.")  # February 14, 2026
+    # without the year, a weekday no memory writes out is not known to be right
+    with pytest.raises(ValidationError, match="saturday"):
+        answer_schema(name, party, memories, subject)(answer="Yes, my Valentine's Day party at the Willow Cafe is on Saturday.")
+    fallback = answer_from_memories(list(memories), name, party, subject, (), 2026)
+    assert fallback.answer.startswith("I am planning a Valentine's Day party at the Willow Cafe on February 14")
