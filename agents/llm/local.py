@@ -265,21 +265,37 @@ def fast_gguf(spec: LocalModelSpec, path: Path) -> Path:
     return target
 
 
+_quiet = threading.Lock()
+_quiet_state = {"depth": 0, "saved": -1}  # how many threads are inside, and the real fd 2 they hid
+
+
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
-    """llama.cpp prints load chatter on fd 2 even with verbose=False; hide it while loading."""
+    """llama.cpp prints load chatter on fd 2 even with verbose=False; hide it while loading.
+
+    fd 2 is the process's, and residents compile grammars from several threads at once: each
+    saving and restoring it on its own, a thread that came in second saved /dev/null and put it
+    back last, and a SmolLM2 society bench lost its stderr (progress lines, warnings) for good
+    after its first hour (2026-11-28). The first thread in hides it, the last one out restores it.
+    """
+    with _quiet:
+        if _quiet_state["depth"] == 0:
+            try:
+                _quiet_state["saved"] = os.dup(2)
+                with open(os.devnull, "w") as devnull:
+                    os.dup2(devnull.fileno(), 2)
+            except OSError:
+                _quiet_state["saved"] = -1
+        _quiet_state["depth"] += 1
     try:
-        saved = os.dup(2)
-    except OSError:
         yield
-        return
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-            yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        with _quiet:
+            _quiet_state["depth"] -= 1
+            if _quiet_state["depth"] == 0 and _quiet_state["saved"] >= 0:
+                os.dup2(_quiet_state["saved"], 2)
+                os.close(_quiet_state["saved"])
+                _quiet_state["saved"] = -1
 
 
 @dataclass
