@@ -275,8 +275,8 @@ def _quiet_stderr() -> Iterator[None]:
 
     fd 2 is the process's, and residents compile grammars from several threads at once: each
     saving and restoring it on its own, a thread that came in second saved /dev/null and put it
-    back last, and a SmolLM2 society bench lost its stderr (progress lines, warnings) for good
-    after its first hour (2026-11-28). The first thread in hides it, the last one out restores it.
+    back last, and a resumed SmolLM2 society bench lost its stderr (progress lines, warnings) for
+    good minutes after it went on (2026-11-28). The first thread in hides it, the last one out restores it.
     """
     with _quiet:
         if _quiet_state["depth"] == 0:
