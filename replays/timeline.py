@@ -9,6 +9,7 @@ came; replays.society). Everything comes from the records; nothing is invented o
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,6 +55,9 @@ def _hm(t: datetime) -> str:
     return t.strftime("%H:%M")
 
 
+_HOURLY_MINUTES = re.compile(r" \(\d+ min\)$")
+
+
 def _q(text: str, n: int = 160) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -84,6 +88,7 @@ class _Day:
     memory_counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     reflections: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     leak_notes: list[tuple[int, str, str | None, dict[str, Any]]] = field(default_factory=list)
+    day_lines: dict[str, tuple[int, datetime, int]] = field(default_factory=dict)  # who: tick, hour, line index
     first: datetime | None = None
     last: datetime | None = None
     n_ticks: int = 0
@@ -149,8 +154,24 @@ class _Day:
             self._line(t, f"💭 **{who}** reflects: “{_q(d.get('text', ''), 140)}”")
 
     def _on_plan(self, t: datetime, who: str, d: dict[str, Any], tick: int) -> None:
-        if d.get("level") == "day" and d.get("items"):
-            self._line(t, f"📋 **{who}** plans the day: {'; '.join(_q(i, 60) for i in list(d['items'])[:6])}")
+        """The day as it will be lived: the hourly plan (gatherings, visits and errands in their
+        slots) in place of the day plan it came from, which showed Maria Alvarez 'make a simple
+        supper at Oak House kitchen' at 17:00 on the day of her own party; a plan changed later
+        in the day (an invitation accepted), from then on."""
+        items = [str(i) for i in d.get("items") or []]
+        if d.get("level") == "day" and items:
+            hour = t.replace(minute=0, second=0, microsecond=0)
+            self._line(t, f"📋 **{who}** plans the day: {'; '.join(_q(i, 60) for i in items[:6])}")
+            self.day_lines[who] = (tick, hour, len(self.hours[hour]) - 1)
+        elif d.get("level") == "hourly" and items:
+            blocks = [_HOURLY_MINUTES.sub("", i) for i in items]
+            planned = self.day_lines.get(who)
+            if planned is not None and planned[0] == tick:  # the same plan, as hours
+                self.hours[planned[1]][planned[2]] = (f"- {_hm(t)} 📋 **{who}** plans the day: "
+                                                      + "; ".join(_q(b, 80) for b in blocks[:10]))
+            else:
+                later = [b for b in blocks if b[:5] >= f"{t:%H:%M}"] or blocks[-1:]
+                self._line(t, f"📋 **{who}** changes the day's plan: {'; '.join(_q(b, 80) for b in later[:6])}")
 
     def _on_inject(self, t: datetime, who: str, d: dict[str, Any], tick: int) -> None:
         words = _command_words(dict(d.get("command") or {}), str(d.get("text") or ""))

@@ -91,3 +91,28 @@ def test_a_talk_begun_in_the_street_is_not_placed_at_the_building_last_left() ->
     assert "starts talking with **Ben** in the street" in text
     assert "starts talking with **Ada** at Willow Cafe:dining room" in text
     assert "Ben** at First Town Bank" not in text
+
+
+def test_a_day_plan_is_shown_as_it_will_be_lived_and_a_later_change_from_then_on() -> None:
+    """The day plan (what the model worded) had the host of a party at 17:00 'make a simple supper
+    at Oak House kitchen'; the hourly plan made from it holds the party, and the account shows that.
+    An invitation accepted at 08:03 changes a guest's day, shown from then on."""
+    day = ["5:00 wake up", "8:00 work at Willow Cafe kitchen", "17:00 make a simple supper at Oak House kitchen"]
+    hourly = ["05:00 wake up (180 min)", "08:00 work at Willow Cafe kitchen (480 min)",
+              "16:00 host a Valentine's Day party at Willow Cafe dining room (180 min)", "19:00 reading at home (60 min)"]
+    later = ["07:00 have breakfast (60 min)", "08:00 work at the bank (240 min)",
+             "16:50 go to a Valentine's Day party at Willow Cafe dining room (130 min)"]
+    ticks = [
+        TickRecords(tick=0, time=datetime(2026, 2, 14, 5, 0), records=[
+            Record(kind="plan", resident="Maria", data={"level": "day", "items": day}),
+            Record(kind="plan", resident="Maria", data={"level": "hourly", "items": hourly})]),
+        TickRecords(tick=1, time=datetime(2026, 2, 14, 8, 3), records=[
+            Record(kind="plan", resident="George", data={"level": "hourly", "items": later})]),
+    ]
+    md = build_timeline(ticks, {"town_name": "Willowbrook", "resident_names": ["Maria", "George"], "seed": 0})
+    line = next(l for l in md.splitlines() if "**Maria** plans the day" in l)
+    assert "16:00 host a Valentine's Day party at Willow Cafe dining room" in line and "supper" not in line
+    assert "(180 min)" not in line and line.count("plans the day") == 1
+    change = next(l for l in md.splitlines() if "**George** changes the day's plan" in l)
+    assert change.startswith("- 08:03") and "16:50 go to a Valentine's Day party" in change
+    assert "07:00 have breakfast" not in change  # what is behind him is not the change
