@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from maps.contracts import Persona, TickRecords
 from memory.denials import denies
-from replays.notions import Notion, mentions, names_in, parse_notion, tokens
+from replays.notions import Notion, content_terms, mentions, names_in, parse_notion, tokens
 
 MIN_STAY = timedelta(minutes=15)  # at the place this long inside the window to count as there
 TOGETHER = timedelta(minutes=10)  # arrivals this close, from the same place, are "went together"
@@ -138,12 +138,13 @@ def notion_of_record(data: dict[str, Any], who: str, key: str) -> Notion | None:
         end = datetime.fromisoformat(str(data["end"])) if data.get("end") else None
     except ValueError:
         return None
-    terms = [t for t in tokens(what) if len(t) > 2]
+    terms = content_terms(what)  # not 'the': any line with 'the' and 'party' carried 'the Valentine's Day party'
     if not what or not place or start is None or not terms:
         return None
     words = re.findall(r"[a-z]+", what.lower().replace("'s", ""))
     head = next((t for t in reversed([tokens(w).pop() for w in words if tokens(w)]) if t in terms), terms[0])
-    return Notion(key=key, host=str(data.get("host") or who or ""), text=what, kind="gathering", what=what,
+    # no host named: nobody's (the resident who learned it first is no host, and knew it from no seed)
+    return Notion(key=key, host=str(data.get("host") or ""), text=what, kind="gathering", what=what,
                   question=f"Did you know there is {what}?", terms=terms, head=head, place=place, start=start,
                   end=end or start + timedelta(hours=2))
 
@@ -159,16 +160,17 @@ class Knowing(BaseModel):
     text: str = ""
 
 
-def knowers(facts: RunFacts, notion: Notion, names: list[str]) -> dict[str, Knowing]:
+def knowers(facts: RunFacts, notion: Notion, names: list[str], by_place: tuple[str, ...] = ()) -> dict[str, Knowing]:
     """Each resident whose memory carries the notion, at its first such memory, with its source:
-    the speaker of a line heard just before that carried it, else a knower the memory names."""
+    the speaker of a line heard just before that carried it, else a knower the memory names.
+    ``by_place``: the places of other gatherings of the run called as this one is (:func:`carries`)."""
     known: dict[str, Knowing] = {}
     if notion.host in names:
         known[notion.host] = Knowing(time=_first_time(facts, notion.host), via="seed", text=notion.text)
     for t, who, kind, text in sorted(facts.memories, key=lambda m: m[0]):
-        if who in known or who not in names or not mentions(text, notion, names):
+        if who in known or who not in names or not carries(text, notion, names, by_place):
             continue
-        teller = _heard_from(facts, notion, who, t, names)
+        teller = _heard_from(facts, notion, who, t, names, by_place)
         via = "conversation" if teller else ("announcement" if text.startswith("Announcement") else kind)
         if teller is None:
             teller = next((k for k in known if k != who and names_in(text, k, names)), None)
@@ -180,15 +182,29 @@ def _first_time(facts: RunFacts, name: str) -> datetime:
     return next((t for t, who, _k, _x in facts.memories if who == name), facts.first or datetime(2000, 1, 1))
 
 
-def _heard_from(facts: RunFacts, notion: Notion, who: str, t: datetime, names: list[str]) -> str | None:
+def _heard_from(facts: RunFacts, notion: Notion, who: str, t: datetime, names: list[str],
+                by_place: tuple[str, ...] = ()) -> str | None:
     """The speaker of the last line said to ``who`` up to ``t`` (within TOLD_WITHIN) that carried it."""
     best = None
     for when, speaker, listener, text in facts.chats:
         if when > t:
             break
-        if listener == who and speaker != who and when >= t - TOLD_WITHIN and mentions(text, notion, names):
+        if listener == who and speaker != who and when >= t - TOLD_WITHIN and carries(text, notion, names, by_place):
             best = speaker
     return best
+
+
+def carries(text: str, notion: Notion, names: list[str], by_place: tuple[str, ...] = ()) -> bool:
+    """:func:`mentions`; and where other gatherings of the run are called the same (``by_place``,
+    their places), the words of this one's place, or, for one with a host, at least no other's."""
+    if not mentions(text, notion, names):
+        return False
+    if not by_place or not notion.place:
+        return True
+    words = set(tokens(text))
+    if set(tokens(notion.place)) <= words:
+        return True
+    return bool(notion.host) and not any(set(tokens(p)) <= words for p in by_place)
 
 
 def spread_by_hour(known: dict[str, Knowing], first: datetime, last: datetime) -> list[tuple[str, int]]:
@@ -412,8 +428,13 @@ class EventSeen(BaseModel):
 def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> list[EventSeen]:
     """Each gathering of the run (replays.society.run_notions) with its knowers and who came."""
     out = []
-    for notion in run_notions(facts, places):
-        known = knowers(facts, notion, names)
+    notions = run_notions(facts, places)
+    for notion in notions:
+        # two gatherings of one name (SmolLM2 made a second 'Valentine's Day party' at the college
+        # library out of a garbled retelling): a memory is of this one by its place (carries)
+        namesakes = tuple(o.place for o in notions if o is not notion and o.place
+                          and (o.head, sorted(o.terms)) == (notion.head, sorted(notion.terms)))
+        known = knowers(facts, notion, names, by_place=namesakes)
         present: dict[str, tuple[datetime, timedelta]] = {}
         invited: list[str] = []
         if notion.place and notion.start and notion.end:

@@ -269,3 +269,23 @@ def test_memory_edges_is_names_in_over_each_residents_memories() -> None:
         expected = sorted((who, other) for who, mine in texts.items() for other in names
                           if other != who and names_in("\n".join(mine), other, names))
         assert memory_edges(facts, names) == expected
+
+
+def test_a_second_gathering_of_the_same_name_counts_only_those_who_know_it() -> None:
+    """SmolLM2 made 'the Valentine's Day party' at the college library on the Friday out of a garbled
+    retelling of Maria's; three residents learned it (the engine's records say so). Read by its name
+    alone (and with 'the' taken for one of its words), the Events table said 20 knew it, Tom Alvarez
+    'from seed' as its host."""
+    facts = facts_of_a_party()
+    phantom = {"status": "learned", "what": "the Valentine's Day party", "host": "", "place": "Town Hall:lobby",
+               "start": "2026-02-13T19:00:00", "end": "2026-02-13T21:00:00"}
+    facts.events += [(at(13, 17), "Tom Alvarez", phantom)]
+    facts.memories += [(at(13, 17), "Tom Alvarez", "chat", "Hugo Lambert told me that The Valentine's Day party is at "
+                                                         "Town Hall lobby on Friday February 13 from 7pm to 9pm.")]
+    seen = {e.notion.place: e for e in events_seen(facts, PLACES, NAMES)}
+    assert set(seen) == {"Willow Cafe", "Town Hall"}
+    other = seen["Town Hall"]
+    assert other.notion.host == "" and "the" not in other.notion.terms
+    assert list(other.known) == ["Tom Alvarez"] and other.known["Tom Alvarez"].via == "chat"
+    # Maria's own party is still known by those whose memories carry it
+    assert {"Maria Alvarez", "Tom Alvarez", "Grace Kim"} <= set(seen["Willow Cafe"].known)

@@ -234,15 +234,33 @@ def venue(sector: str, arenas: list[str], named: str = "") -> str:
     return f"{sector}:{chosen}" if chosen else sector
 
 
+def buildings_named(lower: str, places: dict[str, list[str]]) -> list[str]:
+    """The town's buildings a (lower-case) text names, longest names first, a name inside a longer
+    one named there not counted again ('Elm' in 'Elm Apartments')."""
+    taken: list[tuple[int, int]] = []
+    named = []
+    for sector in sorted(places, key=len, reverse=True):
+        for match in re.finditer(rf"\b{re.escape(sector.lower())}\b", lower):
+            if not any(a <= match.start() and match.end() <= b for a, b in taken):
+                taken.append(match.span())
+                if sector not in named:
+                    named.append(sector)
+    return named
+
+
 def find_place(text: str, places: dict[str, list[str]]) -> tuple[str, str]:
     """(address, problem): the town place the text names, resolved to 'sector:arena'; a
     capitalised place after 'at'/'in' that is no place of the town is the problem."""
     lower = text.lower()
-    for sector in sorted(places, key=len, reverse=True):
-        if re.search(rf"\b{re.escape(sector.lower())}\b", lower):
-            after = lower[lower.find(sector.lower()):][:60]
-            room = next((a for a in places[sector] if re.search(rf"\b{re.escape(a.lower())}\b", after)), "")
-            return venue(sector, places[sector], room), ""
+    named = buildings_named(lower, places)
+    if len(named) > 1:  # not guessed: SmolLM2's 'the Valentine's Day Party at Willow Cafe tonight ... meet
+        # me on a Valentine Day Party at the Willowbrook College library' made a second party (seed 1)
+        return "", f"names more than one place ({' and '.join(named)}): which one is not clear"
+    if named:
+        sector = named[0]
+        after = lower[lower.find(sector.lower()):][:60]
+        room = next((a for a in places[sector] if re.search(rf"\b{re.escape(a.lower())}\b", after)), "")
+        return venue(sector, places[sector], room), ""
     for match in re.finditer(r"\b(?:at|in)\s+the\s+([a-z][\w'-]*)(?:\s+([a-z][\w'-]*))?", lower):
         first, second = match.group(1), match.group(2) or ""
         for said in ([f"{first} {second}"] if second else []) + [first]:
