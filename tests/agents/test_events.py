@@ -154,6 +154,11 @@ def test_a_name_inside_a_longer_place_name_is_one_place():
     places = town_places(["Elm Apartments:apartment 1:bed", "Elm:garden:bench", "Willow Cafe:kitchen:stove"])
     assert buildings_named("a party at elm apartments apartment 1 at 8pm", places) == ["Elm Apartments"]
     assert buildings_named("from elm apartments to the elm garden", places) == ["Elm Apartments", "Elm"]
+    # several buildings, one of them where the gathering is said to be: that one
+    event = parse("The town meeting is at the Town Hall tomorrow at 6pm; we leave from Willow Park at 5:30.").event
+    assert event is not None and event.place.startswith("Town Hall")
+    event = parse("Meet me at Oak House, then we go to the party at Willow Cafe tonight at 8pm.").event
+    assert event is not None and event.place.startswith("Willow Cafe")
     # the same building twice is one place
     event = parse("A party at the Willow Cafe tonight at 8pm; the Willow Cafe kitchen will cook.").event
     assert event is not None and event.place.startswith("Willow Cafe")

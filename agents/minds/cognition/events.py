@@ -248,14 +248,22 @@ def buildings_named(lower: str, places: dict[str, list[str]]) -> list[str]:
     return named
 
 
-def find_place(text: str, places: dict[str, list[str]]) -> tuple[str, str]:
+def find_place(text: str, places: dict[str, list[str]], kind: str = "") -> tuple[str, str]:
     """(address, problem): the town place the text names, resolved to 'sector:arena'; a
-    capitalised place after 'at'/'in' that is no place of the town is the problem."""
+    capitalised place after 'at'/'in' that is no place of the town is the problem. Of several
+    buildings named, the one the gathering's noun (``kind``) is said at ('the meeting at Town
+    Hall; the bus leaves from Willow Park'); more than one so, or none, is not guessed."""
     lower = text.lower()
     named = buildings_named(lower, places)
-    if len(named) > 1:  # not guessed: SmolLM2's 'the Valentine's Day Party at Willow Cafe tonight ... meet
-        # me on a Valentine Day Party at the Willowbrook College library' made a second party (seed 1)
-        return "", f"names more than one place ({' and '.join(named)}): which one is not clear"
+    if len(named) > 1:
+        # SmolLM2's 'the Valentine's Day Party at Willow Cafe tonight ... meet me on a Valentine Day
+        # Party at the Willowbrook College library' made a second party at the library (seed 1)
+        at = {b for b in named if kind and re.search(
+            rf"\b{re.escape(kind)}(?:es|s)?\s+(?:(?:is|are|will be)\s+)?(?:at|in)\s+(?:the\s+)?{re.escape(b.lower())}\b",
+            lower)}
+        if len(at) != 1:
+            return "", f"names more than one place ({' and '.join(named)}): which one is not clear"
+        named = sorted(at)
     if named:
         sector = named[0]
         after = lower[lower.find(sector.lower()):][:60]
@@ -392,7 +400,7 @@ def parse_event(text: str, now: datetime, places: dict[str, list[str]], *, speak
         if notion:
             return Parsed(event=notion, what=notion.what)
         return None  # a gathering talked about with no time is no announcement ('the meeting went well')
-    place, place_problem = find_place(text, places)
+    place, place_problem = find_place(text, places, kind)
     problem = time_problem or place_problem or ("" if place else "no place given")
     if problem:
         return Parsed(problem=problem, what=what)
