@@ -119,6 +119,10 @@ def introduces_itself(line: str, name: str) -> str | None:
 
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
 _ABOUT_THE_TALK = re.compile(r"\b(?:conversation is over|the last sentence|this conversation ends)\b", re.I)
+# an exercise sheet's words, not a neighbour's: SmolLM2's Hannah Price opened two talks (society bench,
+# seeds 0 and 1, 2026-11-28) with 'Hint: What is the answer to this question? 1. The answer is:'
+_WORKSHEET = re.compile(r"^\W*(?:hint|answer|question|note|example|output|input)\s*\d*\s*:|"
+                        r"\b(?:the answer is\s*:|answer (?:to )?this question)", re.I)
 
 
 # A help desk's phrases, not a neighbour's: an instruction-tuned small model falls back on them
@@ -135,12 +139,14 @@ _HELP_DESK = re.compile(
 def not_said_aloud(line: str) -> str | None:
     """A problem when a chat line is a schedule read out ('Dinner at Oak House kitchen, late to bed,
     19:00, ..., 20:00, ...') or talk about the conversation rather than in it ('The conversation is
-    over.'), both SmolLM2 in the quickstart of 2026-11-25, or a help desk's phrase
-    (:data:`_HELP_DESK`) where a resident would just talk."""
+    over.'), both SmolLM2 in the quickstart of 2026-11-25, an exercise sheet's words ('Hint: ...
+    The answer is:') or a help desk's phrase (:data:`_HELP_DESK`) where a resident would just talk."""
     if len(_CLOCK.findall(line)) >= 2:
         return "reads out times like a schedule"
     if _ABOUT_THE_TALK.search(line):
         return "talks about the conversation instead of in it"
+    if _WORKSHEET.search(line):
+        return "reads like an exercise sheet (a hint, a question to answer), not talk"
     return help_desk(line)
 
 

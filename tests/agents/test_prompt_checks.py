@@ -369,13 +369,17 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
         ("The last sentence is the only one that has a room with a name. The conversation is over.",
          "about the conversation"),
         ("I will never be happy, I will never be happy, I will never be happy, I will never be", "same sentence"),
+        # SmolLM2's Hannah Price opening two talks (society bench, 2026-11-28)
+        ("Hint: What is the answer to this question? 1. The answer is:", "exercise sheet"),
+        ("Hint: You can share your thoughts and ideas with me by telling me what you want.", "exercise sheet"),
     ):
         with pytest.raises(ValidationError, match=problem):
             line(utterance=said)
         if "own name" not in problem and "third person" not in problem:  # the bench does not know who spoke
             assert degenerate_reason(said, list(names), chat=True), said
     for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!", "Hi Lucy! How are you?",
-                 "Let's talk it over at dinner.", "Well, well, well. Good morning!"):
+                 "Let's talk it over at dinner.", "Well, well, well. Good morning!",
+                 "I have a question for you: are you coming tonight?", "My answer is yes, I'll be there."):
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, list(names), chat=True) is None
     # an interview answer may read out the day's plan: the chat-line checks are not applied to it
