@@ -540,6 +540,15 @@ class DecompositionAnswer(Patched):
         return self
 
 
+STATE_BY_ENGINE = "in use"
+ENGINE_STATE_HINT = {ONE_OF: [STATE_BY_ENGINE]}
+"""A step's object state, for the embedded model's grammar only: the engine's marker, written as
+forced tokens, for which the engine words the state from the action (cognition.planning.make_step:
+'being used for making coffee'). SmolLM2, free to word it, gave a kitchen table 'amazing', every
+object of a morning 'active' (society bench, 2026-11-28), and, on 16 decompositions, 'magenta',
+'marching over lazy dogs', 'House'. A remote model still words the state ('brewing coffee')."""
+
+
 def decomposition_schema(places: tuple[str, ...], kind: str = "",
                          options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
@@ -562,7 +571,7 @@ def _decomposition_schema(places: tuple[str, ...], kind: str,
         place=(choice_type(places), Field(description="one of the known places")),
         emoji=(str, Field(max_length=8, description="one emoji", json_schema_extra=EMOJI_HINT)),
         object_state=(str, Field(max_length=OBJECT_STATE_MAX, description="state of the object used, e.g. 'brewing coffee'",
-                                 json_schema_extra=PLAIN_WORDS)),
+                                 json_schema_extra=ENGINE_STATE_HINT)),
     )
     model = make_model(
         "Decomposition",

@@ -337,3 +337,40 @@ def test_a_resident_whose_step_names_the_kitchen_walks_to_the_kitchen() -> None:
                                   start.replace(hour=8)))
     assert steps and all(s.arena == "Oak House:kitchen" for s in steps), [(s.description, s.arena) for s in steps]
     assert all(s.object is None or s.object.startswith("Oak House:kitchen") for s in steps)
+
+
+class MarkerStateModel(KitchenWordsModel):
+    """Decomposes as the embedded model does under its grammar: the object state is the engine's marker."""
+
+    async def acomplete(self, purpose, messages, schema, fallback, **kw):
+        if purpose == "decompose":
+            return schema.model_validate({"steps": [
+                {"action": "making coffee on the stove", "minutes": 15, "place": "Oak House:kitchen", "emoji": "☕",
+                 "object_state": "in use"},
+                {"action": "wiping the kitchen table", "minutes": 15, "place": "Oak House:kitchen", "emoji": "🚿",
+                 "object_state": "wiped clean"}]})
+        return await self.inner.acomplete(purpose, messages, schema, fallback, **kw)
+
+
+def test_the_embedded_models_state_marker_is_worded_by_the_engine_and_a_models_own_state_is_kept() -> None:
+    import asyncio
+    from datetime import datetime
+
+    from agents.minds.cognition.planning import decompose
+    from agents.minds.generative import make_mind
+    from agents.roles.planning import STATE_BY_ENGINE
+    from maps.contracts import MindOptions
+    from maps.town import load_town
+    from memory.embeddings import get_embedder
+
+    assert STATE_BY_ENGINE == "in use"
+    town = load_town("default")
+    start = datetime(2026, 2, 13, 7)
+    options = MindOptions(places=town.addresses(), start_time=start)
+    lucy = make_mind(next(p for p in town.residents if p.name == "Lucy Alvarez"), MarkerStateModel(), None, options,
+                     embedder=get_embedder("hashing"))
+    lucy.spatial.learn([a for a in town.addresses() if a.startswith("Oak House:kitchen:")])  # seen at breakfast
+    steps = asyncio.run(decompose(lucy, "make coffee and toast at Oak House kitchen", start, start.replace(hour=8)))
+    states = [s.object_state for s in steps if s.object]
+    assert states and states[0].startswith("being used for making coffee"), states
+    assert states[1] == "wiped clean"  # a model that words the state keeps its words

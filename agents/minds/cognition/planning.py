@@ -41,6 +41,7 @@ from agents.roles.planning import (
     hour_activity,
     schedule_prompt,
     SkeletonPart,
+    STATE_BY_ENGINE,
 )
 from agents.minds.state import Block, Step
 
@@ -201,9 +202,10 @@ def make_step(mind: "Resident", start: datetime, minutes: int, description: str,
     return Step(
         start=start, minutes=max(1, minutes), description=activity_phrase(description)[:120] or "keeping busy",
         arena=arena, object=obj, emoji=one_emoji(emoji, description),
-        # a state that is no state ('Cafe', 'Existing role in a workday') gives way to the engine's words
-        object_state=clip(object_state if object_state and not no_state(object_state) else in_use_for(description),
-                          80) if obj else None,
+        # a state that is no state ('Cafe', 'Existing role in a workday'), or the embedded model's marker
+        # (roles.planning.STATE_BY_ENGINE), gives way to the engine's words
+        object_state=clip(object_state if object_state and object_state != STATE_BY_ENGINE and not no_state(object_state)
+                          else in_use_for(description), 80) if obj else None,
         event=event_triple(mind.name, description, obj, arena), reaction=reaction,
     )
 
