@@ -60,6 +60,7 @@ class Notion(BaseModel):
     start: datetime | None = None
     end: datetime | None = None
     problems: list[str] = Field(default_factory=list, description="what could not be resolved, and why")
+    seeded: bool = Field(default=True, description="a seeded notion (False: found only in the engine's event records)")
 
 
 def stem(word: str) -> str:

@@ -144,7 +144,7 @@ def notion_of_record(data: dict[str, Any], who: str, key: str) -> Notion | None:
     words = re.findall(r"[a-z]+", what.lower().replace("'s", ""))
     head = next((t for t in reversed([tokens(w).pop() for w in words if tokens(w)]) if t in terms), terms[0])
     # no host named: nobody's (the resident who learned it first is no host, and knew it from no seed)
-    return Notion(key=key, host=str(data.get("host") or ""), text=what, kind="gathering", what=what,
+    return Notion(key=key, host=str(data.get("host") or ""), text=what, kind="gathering", what=what, seeded=False,
                   question=f"Did you know there is {what}?", terms=terms, head=head, place=place, start=start,
                   end=end or start + timedelta(hours=2))
 
@@ -175,6 +175,20 @@ def knowers(facts: RunFacts, notion: Notion, names: list[str], by_place: tuple[s
         if teller is None:
             teller = next((k for k in known if k != who and names_in(text, k, names)), None)
         known[who] = Knowing(time=t, via=via, teller=teller, text=text[:300])
+    return known
+
+
+def learners(facts: RunFacts, notion: Notion) -> dict[str, Knowing]:
+    """Who learned a gathering the engine alone found, from its ``learned`` records (when, from whom):
+    read by its words in memory, SmolLM2's 'a 25th wedding' at the cafe, learned by one resident,
+    was 'known' by four who had heard of some wedding there."""
+    known: dict[str, Knowing] = {}
+    for t, who, data in facts.events:
+        if data.get("status") == "learned" and who not in known and same_event(data, notion):
+            source = str(data.get("source") or "")
+            via = source if source in ("whisper", "announcement") else ("conversation" if source else "thought")
+            known[who] = Knowing(time=t, via=via, teller=source if via == "conversation" else None,
+                                 text=str(data.get("text") or "")[:300])
     return known
 
 
@@ -434,7 +448,8 @@ def events_seen(facts: RunFacts, places: Iterable[str], names: list[str]) -> lis
         # library out of a garbled retelling): a memory is of this one by its place (carries)
         namesakes = tuple(o.place for o in notions if o is not notion and o.place
                           and (o.head, sorted(o.terms)) == (notion.head, sorted(notion.terms)))
-        known = knowers(facts, notion, names, by_place=namesakes)
+        known = (knowers(facts, notion, names, by_place=namesakes) if notion.seeded
+                 else learners(facts, notion) or knowers(facts, notion, names, by_place=namesakes))
         present: dict[str, tuple[datetime, timedelta]] = {}
         invited: list[str] = []
         if notion.place and notion.start and notion.end:
