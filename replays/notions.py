@@ -18,9 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+from maps.contracts import MONTHS, WEEKDAYS
+
 DEFAULT_LENGTH = timedelta(hours=2)  # a gathering given only a start ("at 6pm") lasts this long
 # words that say nothing of which notion it is (verbs of planning, articles, time words)
 _STOP = frozenset(

@@ -474,11 +474,6 @@ def same_event(data: dict[str, Any], notion: Notion) -> bool:
         and start == notion.start
 
 
-def decisions(facts: RunFacts, notion: Notion) -> dict[str, bool]:
-    """Each resident's last decision to go or not, from ``event`` records with status 'decided'."""
-    return {who: going for who, (going, _by) in decided_by(facts, notion).items()}
-
-
 def decided_by(facts: RunFacts, notion: Notion) -> dict[str, tuple[bool, str]]:
     """Each resident's last decision and who made it: 'model', 'rule' (the model's answer did not
     hold with its options reversed, or fell back) or '' (a run recorded before it was written)."""

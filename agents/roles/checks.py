@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from maps.contracts import MONTHS, WEEKDAYS
+
 _WORD = re.compile(r"[a-z0-9']+")
 
 def words(text: str) -> list[str]:
@@ -339,9 +341,9 @@ def goes_out_of_time(action: str, place: str, not_now: tuple[tuple[str, tuple[st
 
 
 _ANOTHER_DAY = re.compile(
-    r"\b(?:tomorrow(?!'s)|yesterday(?!'s)|(?:on|this|next|last) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!'s)|"
+    rf"\b(?:tomorrow(?!'s)|yesterday(?!'s)|(?:on|this|next|last) (?:{'|'.join(WEEKDAYS)})\b(?!'s)|"
     r"(?:next|last) (?:week|weekend|month|year)\b(?!'s)|this weekend\b(?!'s)|"
-    r"on (?:january|february|march|april|may|june|july|august|september|october|november|december) \d{1,2}\b)",
+    rf"on (?:{'|'.join(MONTHS)}) \d{{1,2}}\b)",
     re.IGNORECASE)
 # an action that is being somewhere with someone: done on another day, it is no action now
 _AWAY = re.compile(rf"^\s*(?:to |i am |i'm |i will |i'll )?(?:{_GOING}|go to|visit|visits|visiting|meet|meets|meeting|attend|"

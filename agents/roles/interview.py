@@ -26,6 +26,7 @@ from agents.roles.checks import (addresses_itself, copied_from, help_desk, just_
 from agents.roles.common import Sentence, bullet, clip, facts, first_line, messages
 from agents.roles.importance import heuristic_importance
 from memory.denials import denies
+from maps.contracts import MONTHS, WEEKDAYS
 
 
 FIRST_PERSON = {OPENING: ["I ", "I'"]}  # the embedded model's answer opens in the first person
@@ -159,11 +160,8 @@ def mentions(text: str, term: str) -> bool:
     return _word_at(text, term) is not None
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_DAY = re.compile(rf"\b(?:({'|'.join(_WEEKDAYS)})|({'|'.join(_MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?|"
-                  rf"(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({'|'.join(_MONTHS)}))\b", re.IGNORECASE)
+_DAY = re.compile(rf"\b(?:({'|'.join(WEEKDAYS)})|({'|'.join(MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?|"
+                  rf"(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({'|'.join(MONTHS)}))\b", re.IGNORECASE)
 
 
 def days_named(text: str, year: int = 0) -> set[str]:
@@ -178,7 +176,7 @@ def days_named(text: str, year: int = 0) -> set[str]:
         days.add(f"{month} {day}")
         if year:
             try:
-                days.add(_WEEKDAYS[date(year, _MONTHS.index(month) + 1, day).weekday()])
+                days.add(WEEKDAYS[date(year, MONTHS.index(month) + 1, day).weekday()])
             except ValueError:
                 pass  # 'February 30': no weekday
     return days
@@ -297,7 +295,7 @@ def answer_from_memories(memories: list[str], name: str, question: str = "", sub
         if len(said) == 3:
             break
     if not said and memories:
-        said = [clip(_first_person(memories[0], name), 160).rstrip(".") + "."]
+        said = [lines[memories[0]] + "."]
     schema = answer_schema(name, question, tuple(memories), subject, doers, year)
     known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
     for text in (" ".join(said), *said, "I remember: " + clip(" ".join(ordered), 300),

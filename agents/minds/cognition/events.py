@@ -21,6 +21,7 @@ from datetime import date, datetime, timedelta
 from pydantic import BaseModel
 from agents.minds.state import Gathering
 from agents.roles.checks import has_any_word
+from maps.contracts import MONTHS, WEEKDAYS
 
 # The gatherings a town has (nouns; a modifier before one is kept: 'Valentine's Day party').
 KINDS = ("party", "celebration", "festival", "meeting", "assembly", "funeral", "memorial", "vigil",
@@ -33,9 +34,6 @@ DEFAULT_HOURS = 2  # a gathering given only its start lasts this long
 # 'tomorrow evening': the part of the day as a window (start hour, end hour)
 PARTS = {"morning": (9, 11), "noon": (12, 13), "lunchtime": (12, 13), "afternoon": (14, 16),
          "evening": (18, 20), "tonight": (19, 21), "night": (20, 22)}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _STOP = {"is", "are", "was", "at", "on", "in", "there", "a", "an", "the", "to", "for", "with", "and", "of",
          "from", "i", "we", "you", "be", "will", "my", "our", "his", "her", "their", "this", "that", "it"}
@@ -114,7 +112,7 @@ _AHEAD = re.compile(r"\b(?:next (?:week|weekend|month|year|spring|summer|autumn|
                     r"this (?:week|weekend|month|year|spring|summer|autumn|fall|winter)|later this (?:week|month|year)|"
                     r"soon|tomorrow|in (?:the )?(?:spring|summer|autumn|fall|winter)|"
                     r"in (?:a|one|two|three|four|five|six|a few|\d+) (?:days?|weeks?|months?|years?)|"
-                    rf"in (?:{'|'.join(_MONTHS)}))\b", re.IGNORECASE)
+                    rf"in (?:{'|'.join(MONTHS)}))\b", re.IGNORECASE)
 _NEWS = re.compile(rf"(\bI(?: am|'m)|{_NAME} is)\s+([a-z]+ing\b[^.!?;]*)")
 # what one is doing, not news of one's life ('I am going to the cafe tomorrow')
 _NOT_NEWS = {"going", "heading", "walking", "working", "thinking", "wondering", "feeling", "looking", "trying",
@@ -283,7 +281,7 @@ def find_place(text: str, places: dict[str, list[str]], kind: str = "") -> tuple
     for match in _NAMED_PLACE.finditer(text):
         name = match.group(1)
         first = name.split()[0]
-        if first in ("I", "Feb", "February", "Saturday") or first.lower() in _WEEKDAYS + _MONTHS:
+        if first in ("I", "Feb", "February", "Saturday") or first.lower() in WEEKDAYS + MONTHS:
             continue
         return "", f"unknown place {name!r} (not a place of this town)"
     return "", ""
@@ -314,7 +312,7 @@ def find_day(text: str, now: datetime) -> tuple[date | None, str]:
     if match:
         groups = match.groups()
         month_word, day_word = (groups[0], groups[1]) if not groups[0].isdigit() else (groups[1], groups[0])
-        month = next(i for i, m in enumerate(_MONTHS, 1) if m.startswith(month_word[:3]))
+        month = next(i for i, m in enumerate(MONTHS, 1) if m.startswith(month_word[:3]))
         try:
             when = date(now.year, month, int(day_word))
         except ValueError:
@@ -326,7 +324,7 @@ def find_day(text: str, now: datetime) -> tuple[date | None, str]:
         return now.date(), ""
     if re.search(r"\btomorrow\b", lower):
         return now.date() + timedelta(days=1), ""
-    for i, name in enumerate(_WEEKDAYS):
+    for i, name in enumerate(WEEKDAYS):
         if re.search(rf"\b{name}\b", lower):
             return now.date() + timedelta(days=(i - now.weekday()) % 7), ""
     return None, ""
