@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.llm.cache import DiskCache
 from agents.llm.errors import ModelUnavailable, Unreachable
@@ -77,6 +77,25 @@ def test_a_fallback_is_never_cached(tmp_path) -> None:
     caching = Caching(Retrying(backend, max_attempts=2, seed=0), DiskCache(tmp_path), model="m", seed=0)
     assert answer(caching)[0] == FALLBACK and answer(caching)[0] == FALLBACK
     assert len(backend.requests) == 4 and len(caching.cache) == 0
+
+
+def test_a_changed_grammar_hint_asks_again(tmp_path) -> None:
+    """The embedded model's answer follows the grammar, so an answer cached under other
+    grammar-only hints is not served (the same schema with its hint is served)."""
+    from agents.llm.schemas import ONE_OF, json_schema_of
+
+    class Hinted(BaseModel):
+        model_config = ConfigDict(title="Importance")  # the same schema but for the hint
+        importance: int = Field(ge=1, le=10, json_schema_extra={ONE_OF: [1, 5, 10]})
+
+    assert json_schema_of(Hinted) == json_schema_of(Importance) != json_schema_of(Hinted, for_grammar=True)
+
+    backend = Counted('{"importance": 8}', '{"importance": 5}')
+    caching = Caching(Retrying(backend, max_attempts=3, seed=0), DiskCache(tmp_path), model="m", seed=0)
+    assert answer(caching)[0] == Importance(importance=8)
+    hinted = Call("importance", MESSAGES, Hinted, Hinted(importance=1), 0.7, 64, call().info)
+    assert answer(caching, hinted)[0] == Hinted(importance=5)
+    assert answer(caching, call())[1].cached and len(backend.requests) == 2
 
 
 # -- retrying ---------------------------------------------------------------------------------

@@ -26,7 +26,11 @@ class Caching:
         self.seed = seed
 
     def key(self, call: Call) -> str:
-        return cache_key(self.model, call.messages, json_schema_of(call.schema), call.temperature, self.seed)
+        """The call's cache key. The schema is taken with its grammar-only hints: for the embedded
+        model they decide the answer (a decomposed step's state limited to 'in use' gave other
+        answers than the free text cached before), so a changed hint must ask again."""
+        schema = json_schema_of(call.schema, for_grammar=True)
+        return cache_key(self.model, call.messages, schema, call.temperature, self.seed)
 
     async def answer(self, call: Call) -> BaseModel:
         cache = self.cache
