@@ -6,6 +6,7 @@ Purposes: ``plan_day``, ``schedule``, ``decompose``.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -343,18 +344,23 @@ def skeleton_kinds(skeleton: list[SkeletonPart], hours: list[int]) -> dict[int, 
 
 
 _WORK_WORDS = re.compile(r"\b(?:work|works|working|shift)\b", re.I)
+FIXED_KINDS = ("wake", "work")  # the skeleton's parts the hourly schedule keeps whatever the model says
+SCHEDULE_EXAMPLE = {"hour": 19, "activity": "reading at home"}  # the schedule prompt's one example entry
 
 
 def hour_activity(model_words: str, planned: str, kind: str, work: str = "") -> str:
-    """An hour's activity: the skeleton's plan item in its work hours (whatever the model said),
-    the model's words elsewhere unless they are work ('working at Oak House classroom' in the
-    hour of getting up, SmolLM2 2026-11-24), at the workplace (``work``, an address) out of its
-    hours, or, in a meal's hour, no meal ('reading at Green Grocer shop floor' for Noah Price's
-    breakfast, lunch and dinner, SmolLM2 2026-11-28: he ate breakfast at the grocer's, and went
-    back there to read every evening), else the plan's item."""
+    """An hour's activity: the skeleton's plan item in its fixed hours (:data:`FIXED_KINDS`:
+    getting up and work, whatever the model said), the model's words elsewhere unless they are
+    the prompt's example copied (:data:`SCHEDULE_EXAMPLE`: SmolLM2 (2026-11-28) began 23 of 25 days
+    'reading at home'), work ('working at Oak House classroom' in the hour of getting up, SmolLM2
+    2026-11-24), at the workplace (``work``, an address) out of its hours, or, in a meal's hour, no
+    meal ('reading at Green Grocer shop floor' for Noah Price's breakfast, lunch and dinner, SmolLM2
+    2026-11-28: he ate breakfast at the grocer's, and went back there to read every evening), else
+    the plan's item."""
     words = clip(strip_time(model_words), 200)
     building = work.split(":")[0].strip().lower()
-    if kind == "work" or not words or _WORK_WORDS.search(words) \
+    if kind in FIXED_KINDS or not words or words.lower() == SCHEDULE_EXAMPLE["activity"] \
+            or _WORK_WORDS.search(words) \
             or (kind in MEAL_STEPS and not _MEAL_STEP.search(words)) \
             or (building and building in words.lower() and building not in planned.lower()):
         return planned
@@ -376,13 +382,17 @@ def schedule_fallback(plan: list[str], hours: list[int], asked: list[int] | None
 
 
 def open_hours(hours: list[int], kinds: dict[int, str]) -> list[int]:
-    """The waking hours a schedule asks the model about: all but the skeleton's work hours,
-    which keep the plan's item whatever the model says (:func:`hour_activity`), so asking
-    about them only cost decoding (about half of a schedule's tokens)."""
-    return [h for h in hours if kinds.get(h) != "work"]
+    """The waking hours a schedule asks the model about: all but the skeleton's fixed hours
+    (:data:`FIXED_KINDS`), which keep the plan's item whatever the model says
+    (:func:`hour_activity`), so asking about them only cost decoding (work alone was about half
+    of a schedule's tokens)."""
+    return [h for h in hours if kinds.get(h) not in FIXED_KINDS]
 
 
-def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) -> Prompt:
+def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str],
+                    waking: list[int] | None = None) -> Prompt:
+    """The hourly schedule's prompt for the asked ``hours``; ``waking``: all the day's waking hours
+    in order (default ``hours``), which the plan's times are read against."""
     user = "\n".join(
         [
             summary,
@@ -391,10 +401,11 @@ def schedule_prompt(summary: str, name: str, hours: list[int], plan: list[str]) 
             bullet(plan),
             "",
             f"Give {name}'s activity for each of these hours ({', '.join(str(h) for h in hours)}), one entry"
-            ' per hour, like {"hour": 19, "activity": "reading at home"}.',
+            ' per hour, like ' + json.dumps(SCHEDULE_EXAMPLE) + ".",
         ]
     )
-    return Prompt(messages(user), Task({"hours": tuple(hours), "plan": tuple(plan)}, scripted_schedule))
+    fields = {"hours": tuple(hours), "plan": tuple(plan), "waking": tuple(waking or hours)}
+    return Prompt(messages(user), Task(fields, scripted_schedule))
 
 
 def schedule_from_plan(plan: list[str], hours: list[int]) -> list[tuple[int, str]]:
@@ -669,6 +680,7 @@ def emoji_for(text: str) -> str:
     return DEFAULT_EMOJI
 
 
+_AT_HOME = re.compile(r"\b(?:at|go|goes|going|went|back|stay|stays|staying) home\b")  # one's own (not 'at Tom's home')
 AT_HOME = ("wake", "breakfast", "dinner", "bed")  # parts of the day spent at home unless the words say where
 
 
@@ -678,7 +690,9 @@ def block_places(kind: str, activity: str, places: list[str], home: str, work: s
     choose, put 'working at Riverside Clinic' at home and breakfast in the pub cellar). A
     building the activity names wins ('dinner at The Crooked Pub with Lucy'). Other
     parts ('' when the day was not planned, as in the no-planning ablation) keep every known
-    place. The model still picks the room, the words and the lengths.
+    place, unless the words say home (:data:`_AT_HOME`: SmolLM2 spent Ben Okafor's evening
+    'eating at home' at The Crooked Pub and 'sleeping at home' in a neighbour's flat). The model
+    still picks the room, the words and the lengths.
 
     ``unit`` is a home that is one flat of a shared building ('Elm Apartments:apartment 2'; not a
     room of a family house, whose kitchen is shared): the other flats there are someone else's
@@ -690,7 +704,7 @@ def block_places(kind: str, activity: str, places: list[str], home: str, work: s
         buildings = named
     elif kind == "work":
         buildings = {work.split(":")[0]}
-    elif kind in AT_HOME:
+    elif kind in AT_HOME or _AT_HOME.search(words):
         buildings = {home.split(":")[0]}
     else:
         return places
@@ -781,10 +795,13 @@ def scripted_day(fields: Mapping[str, Any], schema: type[BaseModel], rng: random
 
 
 def scripted_schedule(fields: Mapping[str, Any], schema: type[BaseModel], rng: random.Random) -> dict[str, Any]:
-    """The scripted backend's hours: each asked hour's plan line (:func:`schedule_from_plan`)."""
+    """The scripted backend's hours: each asked hour's plan line (:func:`schedule_from_plan`, over
+    the whole waking day: read from the first asked hour, the plan's getting up came last)."""
     hours = [h for h in fields["hours"] if h >= 0] or [8]
     plan = [line.strip() for line in fields["plan"]] or ["(none)"]
-    return {"hours": [{"hour": h, "activity": a} for h, a in schedule_from_plan(plan, hours)]}
+    waking = [h for h in fields.get("waking", ()) if h >= 0]
+    by_hour = dict(schedule_from_plan(plan, waking if set(hours) <= set(waking) else hours))
+    return {"hours": [{"hour": h, "activity": by_hour[h]} for h in hours]}
 
 
 def _step_actions(block: str) -> tuple[str, ...]:

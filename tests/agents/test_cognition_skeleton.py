@@ -135,6 +135,11 @@ def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
     # SmolLM2 (2026-11-24) scheduled 'working at Oak House classroom' in the hour of getting up
     assert hour_activity("working at Oak House classroom", "wake up and get ready", "wake") == "wake up and get ready"
     assert hour_activity("8:00 coffee on the porch", "have breakfast", "breakfast") == "coffee on the porch"
+    # the hour of getting up is the skeleton's, and the prompt's example copied is no answer:
+    # SmolLM2 (2026-11-28) began 23 of 25 days 'reading at home' and read there again at 20:00
+    assert hour_activity("coffee on the porch", "wake up and get ready at Oak House", "wake") == \
+        "wake up and get ready at Oak House"
+    assert hour_activity("Reading at home", "relax and read at Oak House", "evening") == "relax and read at Oak House"
     assert hour_activity("", "relax and read", "evening") == "relax and read"
     # a meal's hour keeps a meal: SmolLM2 (2026-11-28) scheduled 'reading at Green Grocer shop floor'
     # for Noah Price's breakfast, and he had breakfast at the grocer's
@@ -147,11 +152,34 @@ def test_an_hour_is_work_only_in_the_skeleton_work_hours() -> None:
     # every evening 'reading at Green Grocer shop'
     noah = "Green Grocer:shop floor"
     assert hour_activity("reading at Green Grocer shop", "relax and read", "evening", noah) == "relax and read"
-    assert hour_activity("reading at home", "relax and read", "evening", noah) == "reading at home"
+    assert hour_activity("reading a novel at home", "relax and read", "evening", noah) == "reading a novel at home"
     assert hour_activity("a drink at The Crooked Pub", "relax and read", "evening", noah) == "a drink at The Crooked Pub"
     # the plan itself may put the hour there (a packed lunch at work): then the model's words may too
     assert hour_activity("lunch at Green Grocer break room", "eat a packed lunch at Green Grocer", "lunch", noah) \
         == "lunch at Green Grocer break room"
+
+
+def test_the_schedule_asks_only_about_hours_the_model_may_word() -> None:
+    from agents.roles.planning import open_hours, schedule_prompt, skeleton_kinds
+
+    hours = waking_hours(7, 23)
+    skeleton = day_skeleton(7, 23, "Oak House:bedroom", "Willow Cafe:kitchen")
+    kinds = skeleton_kinds(skeleton, hours)
+    asked = open_hours(hours, kinds)
+    assert kinds[7] == "wake" and 7 not in asked and not any(kinds[h] == "work" for h in asked)
+    assert asked and all(h in hours for h in asked) and 8 in asked  # breakfast is the model's to word
+    text = str(list(schedule_prompt("summary", "Tom", asked, ["7:00 wake up"])))
+    assert '{"hour": 19, "activity": "reading at home"}' in text
+    # the scripted answer reads the plan against the whole day, not from the first hour asked
+    # (from 8:00, the plan's getting up at 7:00 came last: 'wake up' at 21:00, lunch at breakfast)
+    import random
+
+    plan = ["7:00 wake up and get ready", "8:00 have breakfast", "9:00 work at the cafe", "12:00 have lunch",
+            "13:00 work at the cafe", "17:00 have dinner", "19:00 relax and read", "22:00 go to bed"]
+    task = schedule_prompt("summary", "Tom", asked, plan, hours).task
+    answer = {e["hour"]: e["activity"] for e in task.scripted(task.fields, None, random.Random(0))["hours"]}
+    assert list(answer) == asked and answer[8] == "have breakfast" and answer[12] == "have lunch"
+    assert answer[20] == "relax and read"
 
 
 def test_schedule_hours_are_an_enumeration_of_waking_hours() -> None:
@@ -205,11 +233,13 @@ def test_work_hours_stay_at_the_workplace_whatever_the_model_says(tmp_path) -> N
     assert work, by_hour  # the workplace kept its hours
     assert any("pub" in a for a in by_hour.values())  # the open parts are the model's words
     assert all(item[0].isdigit() for item in mind.state.day_plan)
-    # the schedule was asked only about the hours it may word: none of the work hours
+    # the schedule was asked only about the hours it may word: not the hour of getting up, no work hour
     skeleton = day_skeleton(persona.wake_hour, persona.sleep_hour, mind.home_arena(), mind.work_arena())
     work_hours = skeleton_work_hours(skeleton, waking_hours(persona.wake_hour, persona.sleep_hour))
-    assert PubModel.asked and work_hours and not set(PubModel.asked) & work_hours
-    assert set(PubModel.asked) | work_hours == set(waking_hours(persona.wake_hour, persona.sleep_hour))
+    fixed = work_hours | {persona.wake_hour}
+    assert PubModel.asked and work_hours and not set(PubModel.asked) & fixed
+    assert set(PubModel.asked) | fixed == set(waking_hours(persona.wake_hour, persona.sleep_hour))
+    assert by_hour[persona.wake_hour].startswith("wake up")
 
 
 def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_blocks_anywhere() -> None:
@@ -226,6 +256,9 @@ def test_steps_of_a_work_block_are_at_the_workplace_meals_at_home_and_other_bloc
         "The Crooked Pub:cellar"]  # a place the words name wins
     assert block_places("breakfast", "working at Riverside Clinic exam room", places, home, work) == clinic
     assert block_places("evening", "meet Lucy", places, home, work) == places  # an open part: anywhere
+    # ... unless its words say home: SmolLM2 (2026-11-28) had Ben Okafor 'eating at home' at the pub
+    assert block_places("evening", "eating at home", places, home, work) == house
+    assert block_places("evening", "reading a book at Lucy's home", places, home, work) == places
     assert block_places("", "what Tom would usually do at 9:00", places, home, work) == places  # no planning
     assert block_places("work", "work", ["Oak House:kitchen"], home, work) == ["Oak House:kitchen"]  # never empty
 

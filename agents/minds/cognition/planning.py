@@ -132,7 +132,7 @@ async def _planned_hours(mind: "Resident", start: datetime, hours: list[int]) ->
     if asked:
         sched = await mind.caller.ask(
             "schedule",
-            schedule_prompt(mind.summary, p.name, asked, plan),
+            schedule_prompt(mind.summary, p.name, asked, plan, hours),
             schedule_schema(tuple(asked)),
             schedule_fallback(plan, hours, asked),
             max_tokens=600,
