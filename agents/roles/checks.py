@@ -79,12 +79,15 @@ def _label_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
 def addresses_itself(line: str, name: str) -> str | None:
     """A problem when the speaker calls itself by name ('What do you think, Tom Alvarez?' said by
     Tom) or speaks of itself in the third person ('Lucy Alvarez is idle' said by Lucy): a small
-    model losing track of who is speaking."""
+    model losing track of who is speaking. Mid-line too, when the full name does something or owns
+    something ('... so I will say it: Clara Novak is running for mayor' said by Clara; the host
+    answering 'Tom told me that Maria Alvarez is hosting a party', SmolLM2 society bench
+    2026-11-28)."""
     patterns = _self_patterns(name)
     if patterns is None:
         return None
-    third, named, greeted = patterns
-    if third is not None and third.match(line):
+    third, named, greeted, acting = patterns
+    if third is not None and (third.match(line) or acting.search(line)):
         return "speaks of the speaker in the third person"
     if named.search(line.strip()):
         return "addresses the speaker by its own name"
@@ -94,9 +97,15 @@ def addresses_itself(line: str, name: str) -> str | None:
     return None
 
 
+_DOES = ("is|was|has|had|will|would|can|could|wants?|plans?|planning|thinks?|says?|said|told|hopes?|"
+         "loves?|likes?|hosts?|hosting|runs?|running|invites?|invited")
+
+
 @lru_cache(maxsize=4096)
-def _self_patterns(name: str) -> tuple[re.Pattern[str] | None, re.Pattern[str], re.Pattern[str]] | None:
-    """:func:`addresses_itself`'s three patterns for one speaker, compiled once: built on every
+
+def _self_patterns(name: str) -> tuple[re.Pattern[str] | None, re.Pattern[str], re.Pattern[str],
+                                       re.Pattern[str]] | None:
+    """:func:`addresses_itself`'s four patterns for one speaker, compiled once: built on every
     line they were a third of a 1,000-resident day's summary (re's own cache holds 512)."""
     first = name.split()[0] if name.split() else ""
     if not first:
@@ -106,7 +115,8 @@ def _self_patterns(name: str) -> tuple[re.Pattern[str] | None, re.Pattern[str], 
     named = re.compile(rf"(?:^|[,.!?]\s*){who}\s*[,!?]|,\s*{who}\s*[.!?]*\s*$", re.IGNORECASE)
     greeted = re.compile(rf"\b(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|morning),?\s+{who}\b",
                          re.IGNORECASE)
-    return third, named, greeted
+    acting = re.compile(rf"\b{re.escape(name)}(?:'s\s+\w|\s+(?:{_DOES})\b)", re.IGNORECASE)
+    return third, named, greeted, acting
 
 
 def introduces_itself(line: str, name: str) -> str | None:

@@ -190,6 +190,29 @@ def test_news_a_model_words_its_own_way_reaches_the_listener_as_the_teller_knows
     assert _say(tom, tom.state.convo, "Lovely weather today, isn't it?", p).news is None and "Ben Okafor" not in told.told
 
 
+def test_no_one_is_told_of_a_gathering_or_news_of_their_own_they_never_had():
+    """SmolLM2's residents told Maria of 'her' party in words that made it another one, and Ben that
+    he is running for mayor; Maria then answered 'Tom told me that Maria Alvarez is hosting ...'
+    (society bench, 2026-11-28). Hearsay gives no one a party to host: it is refused and recorded.
+    The same words to anyone else are news; a whisper may still give one a notion."""
+    minds, _world = town(["Maria Lopez", "Tom Moreno", "Ben Okafor"])
+    maria, ben, tom = minds["Maria Lopez"], minds["Ben Okafor"], minds["Tom Moreno"]
+    told = "Maria Lopez is hosting a dinner party at Hobbs Cafe counter on Saturday February 14 from 6pm to 8pm."
+    news = "Ben Okafor is running for mayor in the autumn election."
+    for mind in (maria, ben, tom):
+        mind.state.now = START
+    assert learn(maria, told, "Tom Moreno", "Tom Moreno") is None and not maria.state.events
+    assert learn(ben, news, "Tom Moreno", "Tom Moreno") is None and not ben.state.events
+    refused = [r for m in (maria, ben) for r in records(m, "event") if r["status"] == "refused"]
+    assert len(refused) == 2 and all("hearer as its host" in r["problem"] and r["source"] == "Tom Moreno"
+                                     for r in refused)
+    assert not any("told me" in m.text for mind in (maria, ben) for m in mind.memory.all())
+    assert learn(tom, told, "Ben Okafor", "Ben Okafor").event.host == "Maria Lopez"
+    assert learn(tom, news, "Maria Lopez", "Maria Lopez").event.host == "Ben Okafor"
+    whispered = learn(maria, "I am hosting a dinner party at Hobbs Cafe tomorrow at 6pm.", "whisper", maria.name)
+    assert whispered is not None and whispered.going
+
+
 def test_a_host_who_words_her_own_party_wrong_still_passes_on_its_time():
     """SmolLM2's Maria told Tom, who already knew, of her party as '7pm to 9pm': Tom learned a
     second party (society bench, 2026-11-27). A line that speaks of an event its speaker knows

@@ -170,7 +170,9 @@ def test_an_interview_echo_is_refused_and_the_engine_answers_from_memories() -> 
     for bad in ("Maria Alvarez", "I went to the beach and swam all day long.",
                 f"What have you been doing today, and who have you seen, {name}?",
                 # SmolLM2 in the believability bench, 2026-11-25: the resident about itself, in the third person
-                "Maria Alvarez is talking with Maria Alvarez, eating breakfast at Oak House kitchen"):
+                "Maria Alvarez is talking with Maria Alvarez, eating breakfast at Oak House kitchen",
+                # the host of a party, asked about it (SmolLM2, society bench 2026-11-28)
+                "I was seeing patients, and Tom told me that Maria Alvarez is hosting a party at the clinic"):
         with pytest.raises(ValidationError):
             schema(answer=bad)
     schema(answer="I saw patients at the clinic this morning.")
@@ -364,6 +366,9 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
         ("Hi Tom! How are you today?", "its own name"),  # Maria to Lucy, SmolLM2 bench seed 1, 2026-11-26
         ("Good morning, Tom Alvarez, lovely day.", "its own name"),
         ("Tom Alvarez is idle", "third person"),
+        # mid-line (SmolLM2's Clara Novak, society bench 2026-11-28)
+        ("That is what I have been told, so I will say it: Tom Alvarez is running for mayor.", "third person"),
+        ("Come along to Tom Alvarez's party tonight!", "third person"),
         ("Dinner at Oak House kitchen, late to bed, 19:00, Tom Alvarez is working, 20:00, Lucy is eating",
          "like a schedule"),
         ("The last sentence is the only one that has a room with a name. The conversation is over.",
@@ -379,6 +384,7 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
             assert degenerate_reason(said, list(names), chat=True), said
     for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!", "Hi Lucy! How are you?",
                  "Let's talk it over at dinner.", "Well, well, well. Good morning!",
+                 "Did Lucy Alvarez tell you? She is coming.",
                  "I have a question for you: are you coming tonight?", "My answer is yes, I'll be there."):
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, list(names), chat=True) is None

@@ -62,6 +62,13 @@ def _record(mind: "Resident", status: str, event: Gathering | None, **data) -> N
     mind._records.append(Record(kind="event", resident=mind.name, data=payload.model_dump(mode="json")))
 
 
+def _refuse(mind: "Resident", text: str, what: str, source: str, problem: str) -> None:
+    """Record a gathering ``text`` names as refused, once per text."""
+    if text not in mind.state.events_refused:
+        mind.state.events_refused.append(text)
+        _record(mind, "refused", None, what=what, source=source, text=text[:300], problem=problem)
+
+
 def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: tuple[str, ...] = (),
           line: str = "") -> KnownEvent | None:
     """Take in a gathering ``text`` names (said by ``speaker``; ``source`` told it); the new
@@ -74,9 +81,7 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
     if parsed is None:
         return None
     if parsed.event is None:
-        if text not in mind.state.events_refused:
-            mind.state.events_refused.append(text)
-            _record(mind, "refused", None, what=parsed.what, source=source, text=text[:300], problem=parsed.problem)
+        _refuse(mind, text, parsed.what, source, parsed.problem)
         return None
     event = parsed.event
     if line and line != text and mind.name in find_invitees(line, speaker, mind.name, names):
@@ -87,6 +92,12 @@ def learn(mind: "Resident", text: str, source: str, speaker: str = "", nearby: t
         if source and source not in known.told:
             known.told.append(source)  # they know it: no need to tell them
         known.invited = known.invited or mind.name in event.invitees
+        return None
+    if event.host == mind.name and source and source not in ("whisper", "announcement"):
+        # told by another of a gathering or news of mine I never had: SmolLM2's residents told Maria
+        # that 'Maria Alvarez is hosting ...' in words that made it another party, and Ben that he
+        # is running for mayor (society bench, 2026-11-28); hearsay gives no one a party to host
+        _refuse(mind, text, event.what, source, "names the hearer as its host, who holds no such thing")
         return None
     known = KnownEvent(event=event, source=source, learned=mind.state.now, invited=mind.name in event.invitees,
                        going=True if event.host == mind.name else None, told=[source] if source else [])
