@@ -336,6 +336,14 @@ def _leaks_section(leaks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _held_by(seen: EventSeen) -> str:
+    """The host, else how it came to be known: 'announced' only when an announcement told it (SmolLM2's
+    '25th wedding', heard in talk with no host, read 'announced')."""
+    if seen.notion.host:
+        return seen.notion.host
+    return "announced" if any(k.via == "announcement" for k in seen.known.values()) else "no host named"
+
+
 def _events_section(events: list[EventSeen], refused: list[tuple[datetime, str, str, str]]) -> list[str]:
     """Each gathering: what, host, place and time, who knew it when (and from whom), who came;
     then the gatherings the engine named but refused (a place not in the town, a past time)."""
@@ -346,7 +354,7 @@ def _events_section(events: list[EventSeen], refused: list[tuple[datetime, str, 
     for seen in events:
         n = seen.notion
         when = f"{n.start:%a %d %b %H:%M}–{n.end:%H:%M}" if n.start and n.end else "no time"
-        out += [f"### {n.what[:1].upper() + n.what[1:]} — {n.host or 'announced'}, {n.place or 'no place'}, {when}", ""]
+        out += [f"### {n.what[:1].upper() + n.what[1:]} — {_held_by(seen)}, {n.place or 'no place'}, {when}", ""]
         out += [f"> {_q(n.text, 300)}", ""] + [f"- ⚠️ {p}" for p in n.problems]
         came = sorted(seen.present, key=lambda who: seen.present[who][0])
         out.append(f"- known by {len(seen.known)} resident{'s' * (len(seen.known) != 1)}; {len(seen.invited)} knew before it ended; "

@@ -294,3 +294,17 @@ def test_a_second_gathering_of_the_same_name_counts_only_those_who_know_it() -> 
     assert list({e.notion.place: e for e in events_seen(facts, PLACES, NAMES)}["Town Hall"].known) == ["Tom Alvarez"]
     # Maria's own party is still known by those whose memories carry it
     assert {"Maria Alvarez", "Tom Alvarez", "Grace Kim"} <= set(seen["Willow Cafe"].known)
+
+
+def test_a_gathering_without_a_host_reads_announced_only_when_an_announcement_told_it() -> None:
+    """SmolLM2's '25th wedding', heard in talk with no host, headed 'announced' in the Events view."""
+    def learned(when: datetime, who: str, source: str, what: str, place: str) -> TickRecords:
+        data = {"status": "learned", "what": what, "host": "", "place": place, "start": "2026-02-14T19:00:00",
+                "end": "2026-02-14T21:00:00", "source": source, "text": what}
+        return TickRecords(tick=9, time=when, records=[Record(kind="event", resident=who, data=data)])
+
+    records = stream() + [learned(at(14, 15), "Tom Alvarez", "Maria Alvarez", "a wedding", "Willow Cafe:dining room"),
+                          learned(at(14, 15), "Maria Alvarez", "announcement", "a town meeting", "Willow Park:lawn")]
+    md = build_timeline(records, {"town_name": "Willowbrook"})
+    assert "### A wedding — no host named, Willow Cafe, Sat 14 Feb 19:00–21:00" in md
+    assert "### A town meeting — announced, Willow Park, Sat 14 Feb 19:00–21:00" in md
