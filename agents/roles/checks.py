@@ -97,6 +97,18 @@ def addresses_itself(line: str, name: str) -> str | None:
     return None
 
 
+def speaks_of_listener(line: str, listener: str) -> str | None:
+    """A problem when a line speaks of the one it is said to in the third person, by full name
+    ("I'm making a plan to celebrate Tom Alvarez's 25th birthday", SmolLM2's Omar to Tom, society
+    bench 2026-11-28): the same patterns as :func:`addresses_itself`'s mid-line one."""
+    patterns = _self_patterns(listener)
+    if patterns is None or patterns[0] is None:
+        return None
+    if patterns[0].match(line) or patterns[3].search(line):
+        return "speaks of the one spoken to in the third person"
+    return None
+
+
 _DOES = ("is|was|has|had|will|would|can|could|wants?|plans?|planning|thinks?|says?|said|told|hopes?|"
          "loves?|likes?|hosts?|hosting|runs?|running|invites?|invited")
 

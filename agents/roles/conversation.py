@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.llm.schemas import OPENING
 from agents.llm.scripted import first_accepted
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import (addresses_itself, claims_as_own, copied_from, help_desk, introduces_itself, just_a_name,
+from agents.roles.checks import (addresses_itself, claims_as_own, speaks_of_listener, copied_from, help_desk, introduces_itself, just_a_name,
                                    leaves_out, not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
                                    words)
 from agents.roles.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity, shown
@@ -156,7 +156,7 @@ def _line_schema(name: str, other: str, previous: str, said: tuple[str, ...], ac
                        or not_speech(self.utterance) or not_said_aloud(self.utterance)
                        or repeats(self.utterance, previous, (name, other)) or repeats_itself(self.utterance)
                        or copied_from(self.utterance, instruction) or addresses_itself(self.utterance, name)
-                       or said_again(self.utterance, said, (name, other))
+                       or speaks_of_listener(self.utterance, other) or said_again(self.utterance, said, (name, other))
                        or (introduces_itself(self.utterance, name) if acquainted else None)
                        or leaves_out(self.utterance, bring_up) or claims_as_own(self.utterance, not_mine))
             if problem:

@@ -369,6 +369,10 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
         # mid-line (SmolLM2's Clara Novak, society bench 2026-11-28)
         ("That is what I have been told, so I will say it: Tom Alvarez is running for mayor.", "third person"),
         ("Come along to Tom Alvarez's party tonight!", "third person"),
+        # to the one spoken to, of them (SmolLM2's Omar to Tom, society bench 2026-11-28)
+        ("I'm making that plan to celebrate Lucy Alvarez's 25th birthday, and I'd love to know more.",
+         "one spoken to in the third person"),
+        ("Lucy Alvarez is going to love this cake.", "one spoken to in the third person"),
         ("Dinner at Oak House kitchen, late to bed, 19:00, Tom Alvarez is working, 20:00, Lucy is eating",
          "like a schedule"),
         ("The last sentence is the only one that has a room with a name. The conversation is over.",
@@ -384,7 +388,7 @@ def test_a_label_said_to_someone_a_self_address_a_schedule_or_talk_about_the_tal
             assert degenerate_reason(said, list(names), chat=True), said
     for said in ("What do you think, Lucy?", "Lucy, it is half past seven: see you at 8:00!", "Hi Lucy! How are you?",
                  "Let's talk it over at dinner.", "Well, well, well. Good morning!",
-                 "Did Lucy Alvarez tell you? She is coming.",
+                 "Did Grace Kim tell you? She is coming.", "Grace Kim is hosting a party tonight.",
                  "I have a question for you: are you coming tonight?", "My answer is yes, I'll be there."):
         assert line(utterance=said).utterance == said
         assert degenerate_reason(said, list(names), chat=True) is None
