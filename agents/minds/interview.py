@@ -133,14 +133,16 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     doers = who_did(question.strip(), subject, texts, tuple(residents), name)
-    fallback = (answer_schema(name, question.strip(), (), subject, (), now.year)(answer=never_met(unknown).answer) if unknown
-                else answer_from_memories(texts, name, question.strip(), subject, doers, now.year))
+    town = tuple(residents)
+    fallback = (answer_schema(name, question.strip(), (), subject, (), now.year, town)(answer=never_met(unknown).answer)
+                if unknown
+                else answer_from_memories(texts, name, question.strip(), subject, doers, now.year, town))
     before = _fallbacks(llm)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip(), unknown, subject),
-        answer_schema(name, question.strip(), tuple(texts), subject, doers, now.year),
+        answer_schema(name, question.strip(), tuple(texts), subject, doers, now.year, town),
         fallback,
         max_tokens=300,
     )

@@ -193,22 +193,41 @@ def names_unknown_day(text: str, memories: tuple[str, ...], year: int = 0) -> st
     return f"names a day the resident does not remember ({', '.join(unknown)})" if unknown else None
 
 
+def links_unremembered(text: str, subject: tuple[str, ...], memories: tuple[str, ...] | list[str],
+                       residents: tuple[str, ...], name: str) -> str | None:
+    """A problem when a clause of ``text`` that names all of what was asked (``subject``, not a
+    person) also names a resident whom no memory naming it names: SmolLM2's Ben Okafor, asked of
+    the party, named a host his memories of it never gave (society bench, 2026-11-28). The one
+    answering may always name themselves."""
+    if not subject or any(t in (r.lower(), r.split()[0].lower()) for t in subject for r in residents):
+        return None
+    about = [m for m in memories if all(mentions(m, t) for t in subject)]
+    for clause in _CLAUSE.split(text):
+        if not all(mentions(clause, t) for t in subject):
+            continue
+        for person in residents:
+            if person != name and names_person(clause, person) and not any(names_person(m, person) for m in about):
+                return f"links {person} to the {' '.join(subject)}, which no memory of it does"
+    return None
+
+
 def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | list[str]) -> list[str]:
     """The words of the question's subject that some memory names: an answer must name one."""
     return [t for t in subject if any(mentions(m, t) for m in memories)]
 
 
 def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = (),
-                  doers: tuple[str, ...] = (), year: int = 0) -> type[Answer]:
+                  doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = ()) -> type[Answer]:
     """The checked Answer of one interview call (:func:`_answer_schema`); one class per call's
     inputs, however they are passed, so that its fallback is an instance of it. ``year``: the
-    interview's, to know a remembered date's weekday."""
-    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers), year)
+    interview's, to know a remembered date's weekday; ``residents``: the town's, to know whom an
+    answer links to what was asked (:func:`links_unremembered`)."""
+    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers), year, tuple(residents))
 
 
 @lru_cache(maxsize=64)
 def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...],
-                   doers: tuple[str, ...] = (), year: int = 0) -> type[Answer]:
+                   doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = ()) -> type[Answer]:
     """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
     resident's name, and, to a knowledge question whose subject a memory names
@@ -216,8 +235,9 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
     (SmolLM2 remembered the party and answered 'I am a patient of the hospital at Willow Cafe') and
     does not say it never heard of what memory holds (its 'No, I didn't know there was a party'
     passed here and then scored as not knowing, by the same rule, memory.denials); to a 'who'
-    question whose answer memory holds (``doers``, :func:`who_did`), naming who; and no day that
-    no memory gives (:func:`names_unknown_day`)."""
+    question whose answer memory holds (``doers``, :func:`who_did`), naming who; no day that
+    no memory gives (:func:`names_unknown_day`); and no one linked to what was asked whom no
+    memory of it names (:func:`links_unremembered`)."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
     asked = subject_remembered(subject, memories)
@@ -231,7 +251,8 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
             text = self.answer
             problem = (just_a_name(text, (name,)) or copied_from(text, instruction, 5)
                        or copied_from(text, question, 6, memories) or addresses_itself(text, name) or help_desk(text)
-                       or repeats_itself(text) or names_unknown_day(text, memories, year))
+                       or repeats_itself(text) or names_unknown_day(text, memories, year)
+                       or links_unremembered(text, subject, memories, residents, name))
             if problem is None and known and len(content_words(text) & known) < min(MIN_REMEMBERED, len(known)):
                 problem = "mentions less than two things the resident remembers"
             if problem is None and asked and not any(mentions(text, t) for t in asked):
@@ -270,7 +291,7 @@ def _first_person(memory: str, name: str) -> str:
 
 
 def answer_from_memories(memories: list[str], name: str, question: str = "", subject: tuple[str, ...] = (),
-                         doers: tuple[str, ...] = (), year: int = 0) -> Answer:
+                         doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = ()) -> Answer:
     """The typed fallback of ``interview`` with memories: the most relevant ones (retrieval order,
     those naming the question's subject first), said in the first person; idle things and repeats
     left out. Valid against :func:`answer_schema` by construction (it is made of the memories'
@@ -296,7 +317,7 @@ def answer_from_memories(memories: list[str], name: str, question: str = "", sub
             break
     if not said and memories:
         said = [lines[memories[0]] + "."]
-    schema = answer_schema(name, question, tuple(memories), subject, doers, year)
+    schema = answer_schema(name, question, tuple(memories), subject, doers, year, residents)
     known = sorted(set().union(*(content_words(m) for m in memories)) - content_words(name)) if memories else []
     for text in (" ".join(said), *said, "I remember: " + clip(" ".join(ordered), 300),
                  f"I'm sorry, I only remember something about {', '.join(known[:3])}." if known else "",

@@ -868,3 +868,26 @@ def test_an_interview_answer_gives_only_days_memory_gives_and_the_fallback_says_
         answer_schema(name, party, memories, subject)(answer="Yes, my Valentine's Day party at the Willow Cafe is on Saturday.")
     fallback = answer_from_memories(list(memories), name, party, subject, (), 2026)
     assert fallback.answer.startswith("I am planning a Valentine's Day party at the Willow Cafe on February 14")
+
+
+def test_an_answer_links_no_one_to_what_was_asked_whom_memory_does_not() -> None:
+    """SmolLM2's Ben Okafor, asked of the party, named a host his memories of it never gave
+    (society bench, 2026-11-28); its teller or its host, or the one answering, may be named."""
+    from agents.roles.interview import answer_from_memories, answer_schema, links_unremembered
+
+    residents = ("Ben Okafor", "Maria Alvarez", "Grace Kim", "Tom Alvarez")
+    question, subject = "Did you know there is a Valentine's Day party?", ("party", "valentine")
+    memories = ("Grace Kim told me that Maria Alvarez is hosting a Valentine's Day party at Willow Cafe.",
+                "I served drinks to Tom Alvarez at the pub.")
+    schema = answer_schema("Ben Okafor", question, memories, subject, (), 2026, residents)
+    with pytest.raises(ValidationError, match="links Tom Alvarez to the party valentine"):
+        schema(answer="Yes, Tom Alvarez is hosting a Valentine's Day party at Willow Cafe.")
+    for said in ("Yes, Maria Alvarez is hosting a Valentine's Day party at Willow Cafe.",
+                 "Yes, Grace told me about the Valentine's Day party at Willow Cafe.",
+                 "Yes, I'm going to the Valentine's Day party, and I saw Tom Alvarez at the pub."):
+        assert schema(answer=said).answer == said
+    assert links_unremembered("Tom Alvarez is hosting a Valentine's Day party", subject, memories, (), "Ben Okafor") is None
+    # asked of a person, naming others beside them is no link to check
+    assert links_unremembered("Ben Okafor and Tom Alvarez", ("ben okafor", "ben"), (), residents, "Grace Kim") is None
+    fallback = answer_from_memories(list(memories), "Ben Okafor", question, subject, (), 2026, residents)
+    assert "Maria Alvarez is hosting" in fallback.answer and isinstance(fallback, schema)
