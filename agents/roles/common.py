@@ -78,6 +78,9 @@ _GLUED_NUMBER = re.compile(r"[^\W\d_][.\-_]?\d+\b")  # 'clinic.23', 'ataller123'
 # 'I want to apply to ...'; 'Her status is currently', 'She does everything, she does it with her heart'
 _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're|she|she's|he|he's|they|they're|her|his|their)\b",
                         re.I)
+# 'nice to hear from you', 'nice to talk to me and tell me what is going on': SmolLM2's steps and
+# reactions (society bench, 2026-11-28) were lines of talk; an activity speaks of no 'you' or 'me'
+_SAID_TO_SOMEONE = re.compile(r"\b(?:you|your|yours|yourself|me)\b", re.I)
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
 # 'Moses Alvarez is idle'; 'Hannah Price works at Riverside Clinic, sees patients' (SmolLM2, 2026-11-26)
 _SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b"
@@ -141,6 +144,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_ANY_CLOCK.search, "a time (the day's times are set)"),
     (_GLUED_NUMBER.search, "a word with a number glued on"),
     (_STATEMENT.match, "a statement, not an activity"),
+    (_SAID_TO_SOMEONE.search, "words said to someone, not an activity"),
     (_NAME_POSSESSIVE.match, "a description of a person"),
     (_SOMEONE_IS.match, "a statement about someone"),
     (_PROMPT_WORDS.search, "words of the prompt ('status', 'of today')"),

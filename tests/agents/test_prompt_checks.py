@@ -891,3 +891,16 @@ def test_an_answer_links_no_one_to_what_was_asked_whom_memory_does_not() -> None
     assert links_unremembered("Ben Okafor and Tom Alvarez", ("ben okafor", "ben"), (), residents, "Grace Kim") is None
     fallback = answer_from_memories(list(memories), "Ben Okafor", question, subject, (), 2026, residents)
     assert "Maria Alvarez is hosting" in fallback.answer and isinstance(fallback, schema)
+
+
+def test_a_line_of_talk_is_no_activity() -> None:
+    """SmolLM2's steps and reactions 'nice to hear from you' and 'nice to talk to me and tell me what
+    is going on' (society bench, 2026-11-28): words said to someone. An activity naming people
+    by name, or the resident's own things, is still one."""
+    from agents.roles.common import not_an_action
+
+    for said in ("nice to hear from you", "nice to talk to me and tell me what is going on", "Thank you so much"):
+        assert not_an_action(said) == "words said to someone, not an activity", said
+    for done in ("go to First Town Bank to check my balance", "telling Tom about the party at Willow Cafe",
+                 "meeting Lucy for coffee"):
+        assert not_an_action(done) is None, done
