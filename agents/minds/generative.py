@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from agents.minds.cognition.calls import Caller
 from agents.minds.cognition.conversation import answer_again, close_conversation, on_heard, take_back, timed_out
-from agents.minds.cognition.gatherings import event_steps, learn, settle, slots, undecided, with_events
+from agents.minds.cognition.gatherings import event_steps, learn, not_now_words, settle, slots, undecided, with_events
 from agents.minds.cognition.importance import RESTING_IMPORTANCE, ImportanceRater
 from agents.minds.state import MindSnapshot, MindState, PendingMemory, dump_snapshot, load_snapshot
 from agents.minds.cognition.life_events import prior_for
@@ -489,6 +489,10 @@ class Resident:
             self.state.steps = visit_steps(self, block, start)
             return
         self.state.steps = await decompose(self, block.activity, start, end)
+
+    def not_on(self, start: datetime, end: datetime) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(venue, words) of the gatherings I know that are not on at any moment of [start, end)."""
+        return not_now_words(self, start, end)
 
     def make_room(self, blocks: list[Block]) -> list[Block]:
         """The day's blocks with a slot for each gathering this resident goes to that day (the

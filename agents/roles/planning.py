@@ -20,7 +20,7 @@ from agents.llm.schemas import ONE_OF, PLAIN_WORDS, SLOTS
 from agents.llm.task import Prompt, Task
 from agents.roles.wording import activity_phrase, in_use_for, starts_with_verb, without_place
 from agents.roles.plan_times import format_plan, normalise_plan, offset, read_time, strip_time, waking_span
-from agents.roles.checks import copied_from, fits_place, just_a_name, names_another_place
+from agents.roles.checks import copied_from, fits_place, goes_out_of_time, just_a_name, names_another_place
 from agents.roles.sense_checks import emoji_contradicts
 from agents.roles.common import Activity, Patched, mostly_bad, require_words, bullet, clip, fit_activity, fit_words, choice_type, facts, first_line, make_model, messages, require_action
 
@@ -518,12 +518,12 @@ def step_problem(action: str, place: str) -> str | None:
             or names_another_place(action, place))
 
 
-def _step_problem(step: Any) -> str | None:
+def _step_problem(step: Any, not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> str | None:
     try:
         require_action(step.action)
     except ValueError as exc:
         return str(exc)
-    return step_problem(step.action, step.place)
+    return step_problem(step.action, step.place) or goes_out_of_time(step.action, step.place, not_now)
 
 
 class DecompositionAnswer(Patched):
@@ -533,11 +533,13 @@ class DecompositionAnswer(Patched):
 
     steps: list[Any]
     block_kind: ClassVar[str] = ""  # the skeleton kind of the block (breakfast, work, ...), when known
+    # (venue, words) of the gatherings not on during the block: a step going to or joining one is dropped
+    not_now: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
 
     @model_validator(mode="after")
     def _drop_bad_steps(self) -> "DecompositionAnswer":
         # a meal's block takes no other meal and no bed ('taking lunch', 'going to bed' at 07:30, SmolLM2)
-        problems = [_step_problem(step) or _part_for_kind(step.action, None, self.block_kind)[1]
+        problems = [_step_problem(step, self.not_now) or _part_for_kind(step.action, None, self.block_kind)[1]
                     or going_home_at_home(step.action, self.block_kind) for step in self.steps]
         bad = [f"steps.{i}.action {p}" for i, p in enumerate(problems) if p]
         if mostly_bad(bad, len(self.steps)):
@@ -560,20 +562,22 @@ object of a morning 'active' (society bench, 2026-11-28), and, on 16 decompositi
 'marching over lazy dogs', 'House'. A remote model still words the state ('brewing coffee')."""
 
 
-def decomposition_schema(places: tuple[str, ...], kind: str = "",
-                         options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
+def decomposition_schema(places: tuple[str, ...], kind: str = "", options: tuple[tuple[str, ...], ...] = (),
+                         not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> type[BaseModel]:
     """Steps whose place is an enumeration of the resident's known arenas; with the block's skeleton
     ``kind``, a step naming another meal or bed in a meal's block is dropped too, and a meal's block
     needs a step of the meal; with ``options`` (:func:`step_options`, one tuple per step) the
     embedded model's grammar chooses each step's action among its slot's (a remote model words
-    its steps). One class per (places, kind, options), however it is called (the fallback must be
-    an instance of the asked schema)."""
-    return _decomposition_schema(tuple(places), kind, tuple(tuple(o) for o in options))
+    its steps); with ``not_now`` (cognition.gatherings.not_now_words), a step going to or joining
+    a gathering that is not on during the block is dropped (SmolLM2's Ana 'going to a Valentine's
+    Day party' at 08:26 in her classroom). One class per (places, kind, options, not_now), however
+    it is called (the fallback must be an instance of the asked schema)."""
+    return _decomposition_schema(tuple(places), kind, tuple(tuple(o) for o in options), tuple(not_now))
 
 
 @lru_cache(maxsize=256)
-def _decomposition_schema(places: tuple[str, ...], kind: str,
-                          options: tuple[tuple[str, ...], ...] = ()) -> type[BaseModel]:
+def _decomposition_schema(places: tuple[str, ...], kind: str, options: tuple[tuple[str, ...], ...] = (),
+                          not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> type[BaseModel]:
     step = make_model(
         "Step",
         action=(str, Field(max_length=ACTION_MAX, description="what the resident does, e.g. 'making coffee'",
@@ -591,19 +595,22 @@ def _decomposition_schema(places: tuple[str, ...], kind: str,
                                  json_schema_extra={SLOTS: [{"action": list(o)} for o in options]} if options else None)),
     )
     model.block_kind = kind
+    model.not_now = not_now
     return model
 
 
 def decomposition_fallback(places: tuple[str, ...], activity: str, place: str, minutes: int,
-                           kind: str = "", options: tuple[tuple[str, ...], ...] = ()) -> BaseModel:
+                           kind: str = "", options: tuple[tuple[str, ...], ...] = (),
+                           not_now: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> BaseModel:
     """The typed fallback of ``decompose``: the activity itself in 15-minute steps at ``place``
     (in a meal's block, the meal's first step when the activity names no meal).
 
     Every text is clipped to the schema's bounds, so this is valid for any activity.
     """
-    schema = decomposition_schema(places, kind, options)
+    schema = decomposition_schema(places, kind, options, not_now)
     action = fit_activity(activity, ACTION_MAX, "keeping busy")
-    if _part_for_kind(action, None, kind)[1] or going_home_at_home(action, kind):
+    if _part_for_kind(action, None, kind)[1] or going_home_at_home(action, kind) \
+            or goes_out_of_time(action, place, not_now):
         action = "keeping busy"
     if meal_missing([action], kind):
         action = MEAL_STEPS[kind][1][0]

@@ -317,6 +317,32 @@ def test_a_gatherings_words_are_off_limits_to_setting_off_except_around_its_time
     assert not_now_words(guest, saturday.replace(hour=18, minute=59)) == ()
     assert not_now_words(guest, saturday.replace(hour=19))  # over
     assert not_now_words(host, saturday.replace(hour=16, minute=5)) == ()  # the host prepares an hour ahead
+    # a block's steps: off limits only when the gathering is on at no moment of the block
+    assert not_now_words(guest, saturday.replace(hour=8), saturday.replace(hour=12))
+    assert not_now_words(guest, saturday.replace(hour=15), saturday.replace(hour=18)) == ()
+    assert not_now_words(guest, saturday.replace(hour=19), saturday.replace(hour=22))
+
+
+def test_a_step_going_to_or_joining_a_gathering_not_on_in_its_block_is_dropped():
+    """SmolLM2's Ana was 'going to a Valentine's Day party at Willow Cafe dining' at 08:26 in her
+    classroom, and Lucy 'attending a Valentine's Day party' in the college library at 22:04 (society
+    bench, 2026-11-28): the bench's wrong-time guests. Those steps are dropped; the same steps while
+    it is on stand, and the fallback never says them out of time."""
+    from agents.roles.planning import decomposition_fallback, decomposition_schema
+
+    places = ("Town Library:reading room", "Hobbs Cafe:counter")
+    words = (("Hobbs Cafe", ("party", "valentine's")),)
+    step = {"minutes": 15, "place": "Town Library:reading room", "emoji": "📖", "object_state": "in use"}
+    steps = [{**step, "action": "reading a novel"}, {**step, "action": "attending a Valentine's Day party"},
+             {**step, "action": "shelving books"}]
+    late = decomposition_schema(places, "evening", (), words).model_validate({"steps": steps})
+    assert [s.action for s in late.steps] == ["reading a novel", "shelving books"]
+    assert any("not on now" in p for p in late.patches())
+    on = decomposition_schema(places, "evening").model_validate({"steps": steps})
+    assert len(on.steps) == 3
+    fallback = decomposition_fallback(places, "joining the Valentine's party", places[0], 60, "evening", (), words)
+    assert {s.action for s in fallback.steps} == {"keeping busy"} and isinstance(
+        fallback, decomposition_schema(places, "evening", (), words))
 
 
 def test_a_gathering_at_the_same_place_and_time_told_in_other_words_is_the_same_one():

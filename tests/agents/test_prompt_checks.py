@@ -34,6 +34,9 @@ def test_pure_checks() -> None:
     assert fits_place("serving coffee", "Willow Cafe:kitchen") is None
     assert names_another_place("working at Willowbrook College", "Oak House:second bedroom")
     assert names_another_place("working at Willow Cafe kitchen", "Willow Cafe:kitchen") is None
+    # a name that begins another's is not it (SmolLM2's step in a classroom, society bench 2026-11-28)
+    assert names_another_place("going to a Valentine's Day party at Willow Cafe dining", "Willowbrook College:classroom")
+    assert names_another_place("working at Willowbrook College classroom", "Willowbrook College:classroom") is None
     assert names_another_place("talking to Maria Alvarez", "Oak House:kitchen") is None  # 'at' a place only
     assert flat_ratings([5, 5, 5], spread=7) and flat_ratings([5, 5, 5], spread=2) is None
     assert flat_ratings([5, 5], spread=9) is None  # two memories may well rate the same
@@ -815,6 +818,9 @@ def test_a_reaction_setting_off_to_a_gathering_whose_time_it_is_not_is_refused()
     for action in ("heading over to Maria's party", "going to the Valentine's Day party", "joining the party",
                    "off to Willow Cafe for the Valentine's Day party"):
         assert goes_out_of_time(action, "Willow Cafe:counter", words), action
+    # attending it, wherever said (SmolLM2's Lucy in the college library at 22:04, 2026-11-28)
+    assert goes_out_of_time("attending a Valentine's Day party", "Willowbrook College:library", words)
+    assert goes_out_of_time("attending a lecture", "Willowbrook College:library", words) is None
     base = {"talk_to": "nobody", "place": "Oak House:bedroom", "minutes": 15, "emoji": "🙂", "decision": "react"}
     early = reaction_schema(("Bo Smith",), PLACES, words).model_validate({**base, "action": "going to the party"})
     assert (early.decision, early.action) == ("continue", "") and "not on now" in patches_of(early)[1]

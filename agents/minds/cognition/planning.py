@@ -259,8 +259,9 @@ async def decompose(mind: "Resident", activity: str, start: datetime, end: datet
     home = mind.meal_arena() if MEAL.search(activity) else mind.home_arena()
     default_place = pick_place(activity, places, home, work)
     options = step_options(kind, activity)
-    schema = decomposition_schema(tuple(places), kind, options)
-    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes, kind, options)
+    not_now = mind.not_on(start, end)  # a step may not go to a gathering that is not on in the block
+    schema = decomposition_schema(tuple(places), kind, options, not_now)
+    fallback = decomposition_fallback(tuple(places), activity, default_place, minutes, kind, options, not_now)
     notes = list(context or [])
     if mind.state.currently:
         notes.insert(0, f"Status: {mind.state.currently}")
