@@ -134,15 +134,16 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     doers = who_did(question.strip(), subject, texts, tuple(residents), name)
     town = tuple(residents)
-    fallback = (answer_schema(name, question.strip(), (), subject, (), now.year, town)(answer=never_met(unknown).answer)
-                if unknown
+    unmet = tuple(unknown)
+    fallback = (answer_schema(name, question.strip(), (), subject, (), now.year, town, unmet)(
+                    answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip(), subject, doers, now.year, town))
     before = _fallbacks(llm)
     answer = llm.complete(
         "interview",
         interview_prompt(persona.summary(), name, f"{now:%A %H:%M}", status.removeprefix("Currently:").strip(),
                          texts, question.strip(), unknown, subject),
-        answer_schema(name, question.strip(), tuple(texts), subject, doers, now.year, town),
+        answer_schema(name, question.strip(), tuple(texts), subject, doers, now.year, town, unmet),
         fallback,
         max_tokens=300,
     )

@@ -217,17 +217,21 @@ def subject_remembered(subject: tuple[str, ...], memories: tuple[str, ...] | lis
 
 
 def answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...] = (),
-                  doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = ()) -> type[Answer]:
+                  doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = (),
+                  strangers: tuple[str, ...] = ()) -> type[Answer]:
     """The checked Answer of one interview call (:func:`_answer_schema`); one class per call's
     inputs, however they are passed, so that its fallback is an instance of it. ``year``: the
     interview's, to know a remembered date's weekday; ``residents``: the town's, to know whom an
-    answer links to what was asked (:func:`links_unremembered`)."""
-    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers), year, tuple(residents))
+    answer links to what was asked (:func:`links_unremembered`); ``strangers``: those asked about
+    whom the resident never met or heard of, whom the answer must not claim to know."""
+    return _answer_schema(name, question, tuple(memories), tuple(subject), tuple(doers), year, tuple(residents),
+                          tuple(strangers))
 
 
 @lru_cache(maxsize=64)
 def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject: tuple[str, ...],
-                   doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = ()) -> type[Answer]:
+                   doers: tuple[str, ...] = (), year: int = 0, residents: tuple[str, ...] = (),
+                   strangers: tuple[str, ...] = ()) -> type[Answer]:
     """An Answer that answers: not a name, not the instruction or the question copied back,
     (when there are memories) sharing MIN_REMEMBERED content words with them besides the
     resident's name, and, to a knowledge question whose subject a memory names
@@ -237,7 +241,9 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
     passed here and then scored as not knowing, by the same rule, memory.denials); to a 'who'
     question whose answer memory holds (``doers``, :func:`who_did`), naming who; no day that
     no memory gives (:func:`names_unknown_day`); and no one linked to what was asked whom no
-    memory of it names (:func:`links_unremembered`)."""
+    memory of it names (:func:`links_unremembered`); about ``strangers``, a denial (SmolLM2's Lucy
+    Alvarez, with no memory of Noah Price: "I'm not sure, but I've heard of Noah Price. He's a guy
+    who does weird things", one of 25 such answers in 650, society bench seed 0, 2026-11-28)."""
     instruction = INSTRUCTION.format(name=name)
     known = set().union(*(content_words(m) for m in memories)) - content_words(name) if memories else set()
     asked = subject_remembered(subject, memories)
@@ -259,6 +265,8 @@ def _answer_schema(name: str, question: str, memories: tuple[str, ...], subject:
                 problem = f"does not speak of what was asked ({' or '.join(asked)})"
             if problem is None and asked and denies(text):
                 problem = f"denies what the resident remembers ({' or '.join(asked)})"
+            if problem is None and strangers and not denies(text):
+                problem = f"claims to know {' or '.join(strangers)}, whom the resident never met or heard of"
             if problem is None and doers and not names_one_of(text, doers):
                 problem = f"does not say who, which the resident remembers ({' or '.join(doers)})"
             if problem:

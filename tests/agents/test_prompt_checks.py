@@ -910,3 +910,21 @@ def test_a_line_of_talk_is_no_activity() -> None:
     for done in ("go to First Town Bank to check my balance", "telling Tom about the party at Willow Cafe",
                  "meeting Lucy for coffee"):
         assert not_an_action(done) is None, done
+
+
+def test_an_answer_about_someone_never_met_or_heard_of_does_not_claim_to_know_them() -> None:
+    """SmolLM2's Lucy Alvarez, with no tie to and no memory of Noah Price, answered "I'm not sure,
+    but I've heard of Noah Price. He's a guy who does weird things." (25 such answers in 650,
+    society bench seed 0, 2026-11-28): refused, so the model retries and then says it never met them."""
+    from agents.roles.interview import answer_schema, never_met
+
+    question = "Do you know Noah Price?"
+    schema = answer_schema("Lucy Alvarez", question, (), ("noah price", "noah"), (), 2026, ("Noah Price",),
+                           ("Noah Price",))
+    with pytest.raises(ValidationError, match="claims to know Noah Price"):
+        schema(answer="I'm not sure, but I've heard of Noah Price. He's a guy who does weird things.")
+    for said in ("No, I have never met him.", never_met(["Noah Price"]).answer):
+        assert schema(answer=said).answer == said
+    # someone the resident knows may be claimed
+    assert answer_schema("Lucy Alvarez", question, (), ("noah price", "noah"))(
+        answer="Yes, I've heard of Noah Price.").answer
