@@ -133,8 +133,7 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     doers = who_did(question.strip(), subject, texts, tuple(residents), name)
-    town = tuple(residents)
-    unmet = tuple(unknown)
+    town, unmet = tuple(residents), tuple(unknown)
     fallback = (answer_schema(name, question.strip(), (), subject, (), now.year, town, unmet)(
                     answer=never_met(unknown).answer) if unknown
                 else answer_from_memories(texts, name, question.strip(), subject, doers, now.year, town))
