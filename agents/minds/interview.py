@@ -119,17 +119,7 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     residents = list(registered_residents(db))
     unknown = strangers(question, name, persona, [m.text for m in rows], residents)
     subject = question_subject(question.strip(), tuple(residents))
-    # asked about someone by name: what memory holds of them comes first (a lookup by name is the
-    # most relevant retrieval there is; by embedding alone a day-old talk with them fell out of k);
-    # asked whether one knows of something, the memories naming all its words do (asked who runs
-    # for mayor, a scripted bench's Grace Kim recalled nine memories of Eleanor's re-election,
-    # closer by embedding and newer, and not Ben's candidacy, which she had been told)
-    about = [m.text for m in reversed(rows) for r in residents
-             if r != name and r in question and names_person(m.text, r)][: k // 2]
-    if subject and not about:  # those that say when first: after the party, its host's newest memories
-        # of it were sights of guests ('Omar Haddad is attending a Valentine's Day party'), not her plan
-        about = sorted((m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)),
-                       key=lambda text: not days_named(text))[: k // 2]
+    about = _about(rows, residents, name, question, subject, k // 2)
     texts = [] if unknown else worth_telling(list(dict.fromkeys(about + [m.text for m in hits])), name)[:k]
     # an echo is refused, retried, then this; about a stranger: 'I don't know them'
     doers = who_did(question.strip(), subject, texts, tuple(residents), name)
@@ -151,6 +141,23 @@ def _interview(db: Path, name: str, question: str, at: str | datetime | None, mo
     # words (the 'never met' answer) answered itself
     used = after > before if before is not None and after is not None else answer.answer == fallback.answer
     return InterviewAnswer(text=answer.answer.strip(), from_fallback=used)
+
+
+def _about(rows: list, residents: list[str], name: str, question: str, subject: tuple[str, ...],
+           n: int) -> list[str]:
+    """The memories an answer leads with. Asked about someone by name: what memory holds of them (a
+    lookup by name is the most relevant retrieval there is; by embedding alone a day-old talk with
+    them fell out of k). Asked whether one knows of something: the memories naming all its words
+    (asked who runs for mayor, a scripted bench's Grace Kim recalled nine memories of Eleanor's
+    re-election, closer by embedding and newer, and not Ben's candidacy, which she had been told),
+    those that say when first (after the party, its host's newest memories of it were sights of
+    guests, 'Omar Haddad is attending a Valentine's Day party', not her plan)."""
+    about = [m.text for m in reversed(rows) for r in residents
+             if r != name and r in question and names_person(m.text, r)][:n]
+    if subject and not about:
+        about = sorted((m.text for m in reversed(rows) if all(mentions(m.text, t) for t in subject)),
+                       key=lambda text: not days_named(text))[:n]
+    return about
 
 
 def _fallbacks(llm) -> int | None:
