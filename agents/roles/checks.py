@@ -83,12 +83,12 @@ def addresses_itself(line: str, name: str) -> str | None:
     something ('... so I will say it: Clara Novak is running for mayor' said by Clara; the host
     answering 'Tom told me that Maria Alvarez is hosting a party', SmolLM2 society bench
     2026-11-28)."""
+    if names_in_third_person(line, name):
+        return "speaks of the speaker in the third person"
     patterns = _self_patterns(name)
     if patterns is None:
         return None
-    third, named, greeted, acting = patterns
-    if third is not None and (third.match(line) or acting.search(line)):
-        return "speaks of the speaker in the third person"
+    _third, named, greeted, _acting = patterns
     if named.search(line.strip()):
         return "addresses the speaker by its own name"
     # 'Hi Maria! How are you today?' said by Maria (SmolLM2, bench seed 1, 2026-11-26)
@@ -100,13 +100,19 @@ def addresses_itself(line: str, name: str) -> str | None:
 def speaks_of_listener(line: str, listener: str) -> str | None:
     """A problem when a line speaks of the one it is said to in the third person, by full name
     ("I'm making a plan to celebrate Tom Alvarez's 25th birthday", SmolLM2's Omar to Tom, society
-    bench 2026-11-28): the same patterns as :func:`addresses_itself`'s mid-line one."""
-    patterns = _self_patterns(listener)
+    bench 2026-11-28): the test :func:`addresses_itself` makes of the speaker."""
+    return "speaks of the one spoken to in the third person" if names_in_third_person(line, listener) else None
+
+
+def names_in_third_person(line: str, person: str) -> bool:
+    """Does ``line`` speak of ``person`` by full name in the third person: opening with it ('Lucy
+    Alvarez is idle'), or anywhere with it doing or owning something ('... Clara Novak is running',
+    "Tom Alvarez's birthday")? A one-word name never does (it may be a greeting)."""
+    patterns = _self_patterns(person)
     if patterns is None or patterns[0] is None:
-        return None
-    if patterns[0].match(line) or patterns[3].search(line):
-        return "speaks of the one spoken to in the third person"
-    return None
+        return False
+    third, _named, _greeted, acting = patterns
+    return bool(third.match(line) or acting.search(line))
 
 
 _DOES = ("is|was|has|had|will|would|can|could|wants?|plans?|planning|thinks?|says?|said|told|hopes?|"
@@ -114,7 +120,6 @@ _DOES = ("is|was|has|had|will|would|can|could|wants?|plans?|planning|thinks?|say
 
 
 @lru_cache(maxsize=4096)
-
 def _self_patterns(name: str) -> tuple[re.Pattern[str] | None, re.Pattern[str], re.Pattern[str],
                                        re.Pattern[str]] | None:
     """:func:`addresses_itself`'s four patterns for one speaker, compiled once: built on every

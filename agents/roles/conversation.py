@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.llm.schemas import OPENING
 from agents.llm.scripted import first_accepted
 from agents.llm.task import Prompt, Task
-from agents.roles.checks import (addresses_itself, claims_as_own, speaks_of_listener, copied_from, help_desk, introduces_itself, just_a_name,
+from agents.roles.checks import (addresses_itself, claims_as_own, copied_from, help_desk, introduces_itself, just_a_name,
                                    leaves_out, not_said_aloud, only_a_label, repeats, repeats_itself, says_nothing, speaks_as,
-                                   words)
+                                   speaks_of_listener, words)
 from agents.roles.common import Patched, Words, clip, bullet, facts, messages, not_a_summary, not_an_activity, shown
 from agents.roles.importance import heuristic_importance
 from agents.roles.sense_checks import commentary

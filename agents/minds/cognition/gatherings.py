@@ -152,7 +152,8 @@ def hear_of_people(mind: "Resident", text: str, speaker: str) -> list[str]:
     return told
 
 
-def not_now_words(mind: "Resident", now: datetime, until: datetime | None = None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def not_now_words(mind: "Resident", now: datetime,
+                  until: datetime | None = None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(venue building, words) of the gatherings I know whose time it is not: more than half an
     hour before the start (the host: its lead) or over; with ``until``, at no moment of
     [now, until) (a block's steps). A reaction or a step setting off to one of them, or
@@ -162,8 +163,9 @@ def not_now_words(mind: "Resident", now: datetime, until: datetime | None = None
         event = known.event
         if event.news or event.start is None or event.end is None or not event.place:
             continue
-        lead = timedelta(minutes=HOST_LEAD_MIN if event.host == mind.name else EARLY_MIN)
-        if not (event.start - lead <= now < event.end if until is None else event.start - lead < until and now < event.end):
+        opens = event.start - timedelta(minutes=HOST_LEAD_MIN if event.host == mind.name else EARLY_MIN)
+        on = opens <= now < event.end if until is None else opens < until and now < event.end  # a moment, or overlap
+        if not on:
             out.append((event.place.split(":")[0], tuple(sorted(event_words(event)))))
     return tuple(sorted(out))
 
