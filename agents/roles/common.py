@@ -81,6 +81,11 @@ _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're|she|she's|he|h
 # 'nice to hear from you', 'nice to talk to me and tell me what is going on': SmolLM2's steps and
 # reactions (society bench, 2026-11-28) were lines of talk; an activity speaks of no 'you' or 'me'
 _SAID_TO_SOMEONE = re.compile(r"\b(?:you|your|yours|yourself|me)\b", re.I)
+# 'Same as everyone else', 'the same as yesterday', 'like everybody': a comparison with what others
+# (or the day before) do says nothing one does (SmolLM2's step, society bench seed 1, 2026-11-28)
+_ONLY_A_COMPARISON = re.compile(r"^\W*(?:(?:just|exactly|much)\s+)?(?:the\s+)?same\b(?:\s+(?:thing|things|as|like)\b.*)?\W*$"
+                                r"|^\W*(?:just\s+)?(?:like|as)\s+(?:everyone|everybody|the others|others|always|usual|"
+                                r"before|yesterday|the rest)\b.*$", re.I)
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
 # 'Moses Alvarez is idle'; 'Hannah Price works at Riverside Clinic, sees patients' (SmolLM2, 2026-11-26)
 _SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b"
@@ -145,6 +150,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_GLUED_NUMBER.search, "a word with a number glued on"),
     (_STATEMENT.match, "a statement, not an activity"),
     (_SAID_TO_SOMEONE.search, "words said to someone, not an activity"),
+    (_ONLY_A_COMPARISON.match, "a comparison with what others do, not an activity"),
     (_NAME_POSSESSIVE.match, "a description of a person"),
     (_SOMEONE_IS.match, "a statement about someone"),
     (_PROMPT_WORDS.search, "words of the prompt ('status', 'of today')"),

@@ -359,3 +359,31 @@ def test_a_gathering_at_the_same_place_and_time_told_in_other_words_is_the_same_
     other_day = learn(host, "There is a wedding at Hobbs Cafe on February 15 from 5pm to 7pm.", "Klaus Mueller",
                       speaker="Klaus Mueller")
     assert other_day is not None and len(host.state.events) == 2  # another day is another event
+
+
+def test_a_talk_at_the_gathering_that_runs_past_its_end_does_not_take_the_guest_back_to_it():
+    """SmolLM2's Rosa Diaz was 'attending the party' at the venue at 19:01 and 20:02, after talks
+    there ran past its 19:00 end (society bench seed 1, 2026-11-28). The gathering's step ends
+    with its window whatever a talk did: afterwards the guest goes on with the evening elsewhere."""
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    host, guest = minds["Maria Lopez"], minds["Klaus Mueller"]
+    run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
+    late = datetime(2026, 2, 14, 18, 59, 35)  # a talk opened now runs past 19:00
+    world.time = late
+    for mind in (host, guest):
+        mind.state.now = late
+        asyncio.run(plan_day(mind, late))
+    for body in world.bodies.values():
+        body.arena = "Hobbs Cafe:counter"
+    seen: list[tuple[datetime, str, str]] = []
+
+    async def go() -> None:
+        while world.time < datetime(2026, 2, 14, 20, 30):
+            await world.step()
+            seen.append((world.time, world.bodies["Klaus Mueller"].description, world.bodies["Klaus Mueller"].arena))
+    asyncio.run(go())
+    talked = [t for t, doing, _ in seen if doing.startswith("talking with")]
+    assert talked and max(talked) >= datetime(2026, 2, 14, 19, 0), "the talk ran past the end"
+    after = [(t, doing, arena) for t, doing, arena in seen if t > max(talked)]
+    assert after and not any("party" in doing.lower() for _, doing, _ in after), after
+    assert after[-1][2] != "Hobbs Cafe:counter"  # gone on elsewhere

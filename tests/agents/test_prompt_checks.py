@@ -912,6 +912,19 @@ def test_a_line_of_talk_is_no_activity() -> None:
         assert not_an_action(done) is None, done
 
 
+def test_a_comparison_with_what_others_do_is_no_activity() -> None:
+    """SmolLM2's step 'Same as everyone else' (society bench seed 1, 2026-11-28) says nothing the
+    resident does; an activity that ends in 'as usual' or names the same place twice still does."""
+    from agents.roles.common import not_an_action
+
+    for said in ("Same as everyone else", "the same as yesterday", "same thing", "Just like everyone else.",
+                 "as usual", "exactly the same"):
+        assert not_an_action(said) == "a comparison with what others do, not an activity", said
+    for done in ("opening the bakery as usual", "sitting in the same seat at Willow Cafe",
+                 "reading the same book as Lucy", "samba class at the community hall"):
+        assert not_an_action(done) is None, done
+
+
 def test_an_answer_about_someone_never_met_or_heard_of_does_not_claim_to_know_them() -> None:
     """SmolLM2's Lucy Alvarez, with no tie to and no memory of Noah Price, answered "I'm not sure,
     but I've heard of Noah Price. He's a guy who does weird things." (25 such answers in 650,
