@@ -387,3 +387,35 @@ def test_a_talk_at_the_gathering_that_runs_past_its_end_does_not_take_the_guest_
     after = [(t, doing, arena) for t, doing, arena in seen if t > max(talked)]
     assert after and not any("party" in doing.lower() for _, doing, _ in after), after
     assert after[-1][2] != "Hobbs Cafe:counter"  # gone on elsewhere
+
+
+def test_news_of_a_gathering_that_has_begun_is_not_brought_up_at_it_or_after():
+    """The scripted host told a guest at her own party, and after it, 'I am planning a Valentine's
+    Day party at the Hobbs Cafe' from her seed memory (2026-12-07). Memories made before it began
+    that speak of it are no news once it has; what was seen or said there still is."""
+    from agents.minds.cognition.gatherings import no_longer_news
+    from memory.store import MemoryRecord
+
+    minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
+    host, guest = minds["Maria Lopez"], minds["Klaus Mueller"]
+    run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
+    seed = next(m for m in host.memory.all() if "planning a Valentine's Day party" in m.text)
+    seen = MemoryRecord(id=0, resident="Maria Lopez", kind="observation", text="Klaus Mueller is attending the party",
+                        tick=1, created=datetime(2026, 2, 14, 17, 30), last_access=START, importance=5)
+    host.state.now = datetime(2026, 2, 14, 16, 0)
+    assert not no_longer_news(host, seed)  # before it: news to tell
+    host.state.now = datetime(2026, 2, 14, 18, 0)
+    assert no_longer_news(host, seed) and not no_longer_news(host, seen)
+    late = datetime(2026, 2, 14, 18, 20)
+    world.time = late
+    for mind in (host, guest):
+        mind.state.now = late
+        asyncio.run(plan_day(mind, late))
+    before = len(world.chat)
+
+    async def go() -> None:
+        while world.time < datetime(2026, 2, 14, 19, 30):
+            await world.step()
+    asyncio.run(go())
+    said = [line.text for line in world.chat[before:] if line.speaker == "Maria Lopez"]
+    assert said and not any("planning" in text for text in said), said

@@ -27,8 +27,8 @@ from agents.roles.conversation import (
     summary_prompt,
 )
 from agents.minds.cognition.events import describe, event_words, refers_to
-from agents.minds.cognition.gatherings import (goal_topic, hear_of_people, heard_event, learn, mark_told, spoken_of,
-                                               unmark_told)
+from agents.minds.cognition.gatherings import (goal_topic, hear_of_people, heard_event, learn, mark_told, no_longer_news,
+                                               spoken_of, unmark_told)
 from maps.contracts import ChatPayload
 from memory.store import MemoryRecord
 from agents.minds.state import Conversation
@@ -77,7 +77,8 @@ def pick_topic(memories: list[MemoryRecord], partner: str, transcript: list[str]
 async def _next_line(mind: "Resident", convo: Conversation, p: Perception) -> Line:
     other = convo.partner
     queries = [other, f"{other} news plans party events"]
-    records = await mind.memory_for(queries, 6)
+    # news of a gathering that has begun is no news: not 'I am planning a party' at the party
+    records = [m for m in await mind.memory_for(queries, 6) if not no_longer_news(mind, m)]
     memories = [m.text for m in records]
     topic, convo.goal = goal_topic(mind, other)  # invite, pass news on, ask them along
     if not topic:

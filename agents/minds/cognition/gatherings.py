@@ -31,6 +31,7 @@ from agents.minds.cognition.planning import make_step
 from agents.llm.task import Prompt
 from agents.roles.attend import ORDERS, AttendAnswer, agreed, attend_fallback, attend_prompt
 from maps.contracts import EventPayload, Record
+from memory.store import MemoryRecord
 
 if TYPE_CHECKING:
     from agents.minds.generative import Resident
@@ -344,6 +345,16 @@ def at_gathering(mind: "Resident") -> str:
         if block.event and block.start <= mind.state.now < block.end:
             return block.event
     return ""
+
+
+def no_longer_news(mind: "Resident", memory: MemoryRecord) -> bool:
+    """A memory made before a gathering I know began that speaks of it (its invitation, my plan
+    for it, news of it): once it has begun, that is no news to bring up in a talk. The scripted
+    host told a guest at her own party, and after it, 'I am planning a Valentine's Day party at
+    the Hobbs Cafe' (2026-12-07), from her seed memory."""
+    now = mind.state.now
+    return any(k.event.start is not None and memory.created < k.event.start <= now and refers_to(memory.text, k.event)
+               for k in mind.state.events.values())
 
 
 def spoken_of(mind: "Resident", text: str) -> KnownEvent | None:
