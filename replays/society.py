@@ -30,6 +30,7 @@ MIN_STAY = timedelta(minutes=15)  # at the place this long inside the window to 
 TOGETHER = timedelta(minutes=10)  # arrivals this close, from the same place, are "went together"
 TOLD_WITHIN = timedelta(minutes=30)  # a line heard this long before the memory can be its source
 _GO = re.compile(r"\b(?:go|goes|going|went|attend|attending|join|joining|head|heading|arrive|arriving|walk|walking)\b", re.I)
+_BEING_THERE = re.compile(r"\b(?:celebrat\w*|enjoy\w*|danc\w*|mingl\w*|partying)\b", re.I)
 _ASK_TOGETHER = re.compile(r"\b(?:together|come with|go with|join me|with me|come along|go along)\b", re.I)
 
 
@@ -296,14 +297,18 @@ def asked_together(facts: RunFacts, notion: Notion, names: list[str]) -> list[tu
 
 
 def wrong_time(facts: RunFacts, notion: Notion) -> list[tuple[str, str]]:
-    """(resident, time) of actions set on going to the gathering outside its window (the day before,
-    after it ended): the head noun and a verb of going, more than 30 minutes before the start or after the end."""
+    """(resident, time) of actions set on going to the gathering, or on being at it, outside its
+    window (the day before, after it ended): the head noun with a verb of going or of being there
+    ('celebrating at the party', 'chatting at the Valentine's Day party'), more than 30 minutes
+    before the start or after the end. 'Telling Tom about the party at the cafe' is neither."""
     if notion.start is None or notion.end is None:
         return []
     early = notion.start - timedelta(minutes=30)
+    at_it = re.compile(rf"\bat (?:the |a |an )?(?:[\w'-]+ ){{0,3}}{re.escape(notion.head)}\b", re.I)
     out = []
     for t, who, desc in facts.actions:
-        if who != notion.host and (t < early or t >= notion.end) and notion.head in tokens(desc) and _GO.search(desc):
+        if who != notion.host and (t < early or t >= notion.end) and notion.head in tokens(desc) and (
+                _GO.search(desc) or _BEING_THERE.search(desc) or at_it.search(desc)):
             out.append((who, f"{t:%a %d %H:%M}"))
     return out
 

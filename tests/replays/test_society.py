@@ -173,6 +173,19 @@ def test_only_the_place_inside_the_window_counts() -> None:
     assert wrong_time(f, n) == [("Tom Alvarez", "Fri 13 19:00")]
 
 
+def test_being_at_a_gathering_out_of_its_time_is_a_wrong_time_too() -> None:
+    """Not only setting off: 'celebrating', 'chatting at the Valentine's Day party' on Friday, or after
+    it ended, is a resident at it out of its time; telling someone of it, or the host, is not."""
+    n = party()
+    actions = [(at(13, 18), "Tom Alvarez", "chatting at the Valentine's Day party"),
+               (at(14, 20), "Grace Kim", "celebrating Maria's party with friends"),
+               (at(13, 18), "Hugo Lambert", "telling Tom about the party at the cafe"),
+               (at(14, 17, 30), "Grace Kim", "chatting at the Valentine's Day party"),  # in its window
+               (at(13, 12), "Maria Alvarez", "celebrating early: the party is tomorrow")]  # the host
+    facts = RunFacts(first=at(13, 7), last=at(15, 7), actions=actions)
+    assert wrong_time(facts, n) == [("Tom Alvarez", "Fri 13 18:00"), ("Grace Kim", "Sat 14 20:00")]
+
+
 def test_density_is_the_papers_formula_over_undirected_pairs() -> None:
     pairs = pairs_of([("A", "B"), ("B", "A"), ("C", "D"), ("A", "Z")], ["A", "B", "C", "D"])
     assert len(pairs) == 2
