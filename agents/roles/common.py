@@ -17,23 +17,25 @@ from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, create_model
 _LETTER_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-def _require_words(text: str) -> str:
+def _require_words(text: str, expected: str = "words") -> str:
     """Reject free text a tiny model filled with digits or punctuation ('16,2022,2021,...').
 
     Such an answer fails validation, so the gateway retries and then falls back, instead of
-    a resident 'doing' a list of years.
+    a resident 'doing' a list of years. ``expected`` names what the field wants in the error
+    (a talk's summary or an insight is words; an activity says so: :func:`require_action`).
     """
     text = text.strip()
     letters = sum(ch.isalpha() for ch in text)
     visible = sum(not ch.isspace() for ch in text)
     if not _LETTER_WORD.search(text) or letters < 0.6 * visible:
-        raise ValueError("expected words describing an activity")
+        raise ValueError(f"expected {expected}")
     problem = not_an_activity(text)
     if problem:
-        raise ValueError(f"expected words describing an activity, not {problem}")
+        raise ValueError(f"expected {expected}, not {problem}")
     return text
 
 
+AN_ACTIVITY = "words describing an activity"
 _PLACEHOLDER = re.compile(r"\bstep\s*\d+\b|\b([^\W\d_]+)_\1_\1", re.I)
 _IDENTIFIER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)
 _PERSON_TAG = re.compile(r"^\s*[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ \([^)]*\)")
@@ -221,10 +223,10 @@ def _word_problem(stripped: str, words: list[str], names: tuple[str, ...]) -> st
 
 def require_action(text: str) -> str:
     """Words that read as an activity (plan parts, hourly activities, steps, reactions)."""
-    text = _require_words(text)
+    text = _require_words(text, AN_ACTIVITY)
     problem = not_an_action(text)
     if problem:
-        raise ValueError(f"expected words describing an activity, not {problem}")
+        raise ValueError(f"expected {AN_ACTIVITY}, not {problem}")
     return text
 
 

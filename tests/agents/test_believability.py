@@ -135,8 +135,15 @@ def test_what_smollm2_wrote_instead_of_activities_fails_the_text_check():
     for text in seen:
         assert degenerate_reason(text, ["Hannah Price", "Tom Alvarez"]), text
     for text in seen[:3] + ["Tom Alvarez (doctor)", "Today: Friday 13 February 2026", "Morning"]:
-        with pytest.raises(ValueError, match="expected words describing an activity"):
+        with pytest.raises(ValueError, match="^expected words"):
             require_words(text)
+    # a talk's summary or an insight is words, not an activity: the run summary's reason says so
+    # (SmolLM2's insight fell back with 'expected words describing an activity', 2026-12-07)
+    from agents.roles.common import require_action
+    with pytest.raises(ValueError, match="^expected words$"):
+        require_words("16,2022,2021,2020")
+    with pytest.raises(ValueError, match="^expected words describing an activity$"):
+        require_action("16,2022,2021,2020")
     for text in ["having breakfast at Oak House kitchen", "Good morning, Tom!", "break at lunch"]:
         assert degenerate_reason(text, ["Tom Alvarez"]) is None and require_words(text) == text
 
