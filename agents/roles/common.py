@@ -88,6 +88,11 @@ _SAID_TO_SOMEONE = re.compile(r"\b(?:you|your|yours|yourself|me)\b", re.I)
 _ONLY_A_COMPARISON = re.compile(r"^\W*(?:(?:just|exactly|much)\s+)?(?:the\s+)?same\b(?:\s+(?:thing|things|as|like)\b.*)?\W*$"
                                 r"|^\W*(?:just\s+)?(?:like|as)\s+(?:everyone|everybody|the others|others|always|usual|"
                                 r"before|yesterday|the rest)\b.*$", re.I)
+# 'running the Willow Cafe for twelve years' (SmolLM2's reaction at 08:28, quickstart 2026-12-07):
+# a span of years is a fact of a life (the persona's words), not what one is doing this minute
+_LIFE_SPAN = re.compile(r"\bfor (?:the (?:past|last) )?(?:\d+|a few|few|many|several|two|three|four|five|six|seven|eight|"
+                        r"nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty)?\s*(?:years|decades)\b|"
+                        r"\bsince (?:19|20)\d\d\b", re.I)
 _NAME_POSSESSIVE = re.compile(r"^[A-Z][\w-]+ [A-Z][\w-]+'s\b")  # "Tom Alvarez's work day shifts ..."
 # 'Moses Alvarez is idle'; 'Hannah Price works at Riverside Clinic, sees patients' (SmolLM2, 2026-11-26)
 _SOMEONE_IS = re.compile(r"^[A-Z][\w'-]+(?: [A-Z][\w'-]+)+ (?:is|was|are|were|has|had)\b"
@@ -153,6 +158,7 @@ _SHAPE_PROBLEMS: tuple[tuple[Callable[[str], object], str], ...] = (
     (_STATEMENT.match, "a statement, not an activity"),
     (_SAID_TO_SOMEONE.search, "words said to someone, not an activity"),
     (_ONLY_A_COMPARISON.match, "a comparison with what others do, not an activity"),
+    (_LIFE_SPAN.search, "a fact of a life (a span of years), not an activity"),
     (_NAME_POSSESSIVE.match, "a description of a person"),
     (_SOMEONE_IS.match, "a statement about someone"),
     (_PROMPT_WORDS.search, "words of the prompt ('status', 'of today')"),

@@ -925,6 +925,18 @@ def test_a_comparison_with_what_others_do_is_no_activity() -> None:
         assert not_an_action(done) is None, done
 
 
+def test_a_span_of_years_is_a_fact_of_a_life_not_an_activity() -> None:
+    """SmolLM2's Maria was 'running the Willow Cafe for twelve years' at 08:28 (the quickstart,
+    2026-12-07): her persona's words. An activity for minutes or hours is still one."""
+    from agents.roles.common import not_an_action
+
+    for said in ("running the Willow Cafe for twelve years", "teaching at the college for 20 years",
+                 "living in Willowbrook since 1998", "working here for the past few years"):
+        assert not_an_action(said) == "a fact of a life (a span of years), not an activity", said
+    for done in ("reading for an hour", "baking bread for the party", "waiting for two minutes at the counter"):
+        assert not_an_action(done) is None, done
+
+
 def test_an_answer_about_someone_never_met_or_heard_of_does_not_claim_to_know_them() -> None:
     """SmolLM2's Lucy Alvarez, with no tie to and no memory of Noah Price, answered "I'm not sure,
     but I've heard of Noah Price. He's a guy who does weird things." (25 such answers in 650,
