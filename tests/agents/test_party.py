@@ -419,3 +419,44 @@ def test_news_of_a_gathering_that_has_begun_is_not_brought_up_at_it_or_after():
     asyncio.run(go())
     said = [line.text for line in world.chat[before:] if line.speaker == "Maria Lopez"]
     assert said and not any("planning" in text for text in said), said
+
+
+class GoesHome(OrderBound):
+    """Every reaction walks home for a quarter of an hour when home is a place it may name
+    (SmolLM2's host at her party at 16:59: 'setting up the corner table' at Oak House)."""
+
+    def __init__(self):
+        super().__init__()
+        self.offered: list[list[str]] = []
+
+    async def acomplete(self, purpose, messages, schema, fallback, **kw):
+        if purpose != "react":
+            return await super().acomplete(purpose, messages, schema, fallback, **kw)
+        places = schema.model_json_schema()["properties"]["place"]["enum"]
+        self.offered.append(places)
+        home = next((p for p in places if "House" in p), places[0])
+        return schema(decision="react", talk_to=fallback.talk_to, action="setting up the corner table for the party",
+                      place=home, minutes=15, emoji="🎈")
+
+
+def test_a_reaction_in_a_gatherings_slot_keeps_the_resident_at_its_venue():
+    llm = GoesHome()
+    minds, world = town(["Maria Lopez"], {"Maria Lopez": [SEED]}, llm=llm)
+    host = minds["Maria Lopez"]
+    run_until(world, lambda: bool(host.state.events), hours=0.1)  # she knows her own party from the start
+    late = datetime(2026, 2, 14, 16, 50)
+    world.time = host.state.now = late
+    asyncio.run(plan_day(host, late))
+    llm.offered.clear()
+    where: set[str] = set()
+
+    async def go() -> None:
+        while world.time < datetime(2026, 2, 14, 18, 30):
+            if world.time == datetime(2026, 2, 14, 17, 5):  # something to react to, at the party
+                world.bodies["Maria Lopez"].whispers.append("The cake is still at home on the kitchen table.")
+            await world.step()
+            if world.time >= datetime(2026, 2, 14, 17, 10):
+                where.add(world.bodies["Maria Lopez"].arena)
+    asyncio.run(go())
+    assert llm.offered and all(p.startswith("Hobbs Cafe") for places in llm.offered for p in places), llm.offered
+    assert where == {"Hobbs Cafe:counter"}, where

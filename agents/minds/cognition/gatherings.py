@@ -357,6 +357,14 @@ def no_longer_news(mind: "Resident", memory: MemoryRecord) -> bool:
                for k in mind.state.events.values())
 
 
+def at_the_venue(arenas: list[str], venue: str) -> list[str]:
+    """The known places in a gathering's building: where a reaction may take someone in its slot.
+    SmolLM2's host, at her party at 16:59, chose to set up 'the corner table' at her home, which
+    would have walked her out of her own party (a fork of the society bench, 2026-12-07)."""
+    building = venue.split(":")[0]
+    return [a for a in arenas if a.split(":")[0] == building]
+
+
 def spoken_of(mind: "Resident", text: str) -> KnownEvent | None:
     """The one event still ahead that I know and my line speaks of, if exactly one: SmolLM2's Maria,
     telling Tom (who knew it) of her own party, said '7pm to 9pm', and Tom learned a second party

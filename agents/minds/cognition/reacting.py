@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from agents.minds.cognition.conversation import open_conversation
-from agents.minds.cognition.gatherings import at_gathering, event_steps, goal_topic, not_now_words
+from agents.minds.cognition.gatherings import at_gathering, at_the_venue, event_steps, goal_topic, not_now_words
 from agents.minds.cognition.planning import block_at, decompose, make_step
 from maps.contracts import Intent, Perception
 from agents.roles.reacting import react_prompt, reaction_fallback, reaction_places, reaction_schema, talk_partner
@@ -36,13 +36,15 @@ async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent 
     current = mind.state.current.description if mind.state.current else "nothing in particular"
     here = mind.arena_here(p)
     places = reaction_places(mind.spatial.arenas(), here, mind.home_arena(), mind.work_arena(), observed)
+    if (key := at_gathering(mind)) in mind.state.events:
+        places = at_the_venue(mind.spatial.arenas(), mind.state.events[key].event.place) or places
     not_now = not_now_words(mind, now)
     schema = reaction_schema(tuple(people), tuple(places), not_now)
     fallback = reaction_fallback(tuple(people), tuple(places), here, not_now)
     memories = [m.text for m in await mind.memory_for(observed, 5)]
     # people here who do not know of a gathering I know of: someone to invite or tell
     news_for = [n for n in people if goal_topic(mind, n)[0]]
-    gathering = mind.state.events[key].event.what if (key := at_gathering(mind)) in mind.state.events else ""
+    gathering = mind.state.events[key].event.what if key in mind.state.events else ""
     answer = await mind.caller.ask(
         "react",
         react_prompt(
