@@ -85,9 +85,10 @@ _STATEMENT = re.compile(r"^(?:i|i'm|i've|i'll|we|we're|you|you're|she|she's|he|h
 _SAID_TO_SOMEONE = re.compile(r"\b(?:you|your|yours|yourself|me)\b", re.I)
 # 'Same as everyone else', 'the same as yesterday', 'like everybody': a comparison with what others
 # (or the day before) do says nothing one does (SmolLM2's step, society bench seed 1, 2026-11-28)
-_ONLY_A_COMPARISON = re.compile(r"^\W*(?:(?:just|exactly|much)\s+)?(?:the\s+)?same\b(?:\s+(?:thing|things|as|like)\b.*)?\W*$"
-                                r"|^\W*(?:just\s+)?(?:like|as)\s+(?:everyone|everybody|the others|others|always|usual|"
-                                r"before|yesterday|the rest)\b.*$", re.I)
+_ONLY_A_COMPARISON = re.compile(
+    r"^\W*(?:just\s+|exactly\s+|much\s+)?(?:the\s+)?same(?:\s+things?)?(?:\s+(?:as|like)(?:\s+[\w']+){1,3})?\W*$"
+    r"|^\W*(?:just\s+)?(?:like|as)\s+(?:everyone|everybody|the others|others|always|usual|before|yesterday|the rest)"
+    r"(?:\s+else)?\W*$", re.I)
 # 'running the Willow Cafe for twelve years' (SmolLM2's reaction at 08:28, quickstart 2026-12-07):
 # a span of years is a fact of a life (the persona's words), not what one is doing this minute
 _LIFE_SPAN = re.compile(r"\bfor (?:the (?:past|last) )?(?:\d+|a few|few|many|several|two|three|four|five|six|seven|eight|"

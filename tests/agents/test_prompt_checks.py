@@ -921,7 +921,8 @@ def test_a_comparison_with_what_others_do_is_no_activity() -> None:
                  "as usual", "exactly the same"):
         assert not_an_action(said) == "a comparison with what others do, not an activity", said
     for done in ("opening the bakery as usual", "sitting in the same seat at Willow Cafe",
-                 "reading the same book as Lucy", "samba class at the community hall"):
+                 "reading the same book as Lucy", "samba class at the community hall",
+                 "As usual, opening the bakery", "the same walk as yesterday along the river to the market"):
         assert not_an_action(done) is None, done
 
 

@@ -30,7 +30,8 @@ def _since(last: datetime | None, now: datetime) -> str:
 
 
 async def react(mind: "Resident", p: Perception, observed: list[str]) -> Intent | None:
-    """One ``react`` call. Returns a say Intent when a conversation opens, else None."""
+    """One ``react`` call. Returns a say Intent when a conversation opens, else None. In a
+    gathering's slot the places a reaction may take the resident are the venue's (at_the_venue)."""
     now = p.time
     people = [n for n in p.nearby if n != mind.name and mind.can_talk_to(n, now)]
     current = mind.state.current.description if mind.state.current else "nothing in particular"
