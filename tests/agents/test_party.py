@@ -47,6 +47,23 @@ def run_until(world: Sandbox, done, hours: float = 3) -> None:
     asyncio.run(go())
 
 
+def jump_to(world: Sandbox, minds, when: datetime) -> None:
+    """Move the sandbox's clock to ``when`` and have each of ``minds`` plan that day from there."""
+    world.time = when
+    for mind in minds:
+        mind.state.now = when
+        asyncio.run(plan_day(mind, when))
+
+
+def step_until(world: Sandbox, until: datetime, each=lambda: None) -> None:
+    """Step the sandbox to ``until``, calling ``each`` after every step."""
+    async def go() -> None:
+        while world.time < until:
+            await world.step()
+            each()
+    asyncio.run(go())
+
+
 def records(mind, kind: str) -> list[dict]:
     return [r.data for r in mind._records if r.kind == kind]
 
@@ -368,20 +385,12 @@ def test_a_talk_at_the_gathering_that_runs_past_its_end_does_not_take_the_guest_
     minds, world = town(["Maria Lopez", "Klaus Mueller"], {"Maria Lopez": [SEED]})
     host, guest = minds["Maria Lopez"], minds["Klaus Mueller"]
     run_until(world, lambda: any(k.going is not None for k in guest.state.events.values()))
-    late = datetime(2026, 2, 14, 18, 59, 35)  # a talk opened now runs past 19:00
-    world.time = late
-    for mind in (host, guest):
-        mind.state.now = late
-        asyncio.run(plan_day(mind, late))
+    jump_to(world, (host, guest), datetime(2026, 2, 14, 18, 59, 35))  # a talk opened now runs past 19:00
     for body in world.bodies.values():
         body.arena = "Hobbs Cafe:counter"
     seen: list[tuple[datetime, str, str]] = []
-
-    async def go() -> None:
-        while world.time < datetime(2026, 2, 14, 20, 30):
-            await world.step()
-            seen.append((world.time, world.bodies["Klaus Mueller"].description, world.bodies["Klaus Mueller"].arena))
-    asyncio.run(go())
+    klaus = world.bodies["Klaus Mueller"]
+    step_until(world, datetime(2026, 2, 14, 20, 30), lambda: seen.append((world.time, klaus.description, klaus.arena)))
     talked = [t for t, doing, _ in seen if doing.startswith("talking with")]
     assert talked and max(talked) >= datetime(2026, 2, 14, 19, 0), "the talk ran past the end"
     after = [(t, doing, arena) for t, doing, arena in seen if t > max(talked)]
@@ -406,17 +415,9 @@ def test_news_of_a_gathering_that_has_begun_is_not_brought_up_at_it_or_after():
     assert not no_longer_news(host, seed)  # before it: news to tell
     host.state.now = datetime(2026, 2, 14, 18, 0)
     assert no_longer_news(host, seed) and not no_longer_news(host, seen)
-    late = datetime(2026, 2, 14, 18, 20)
-    world.time = late
-    for mind in (host, guest):
-        mind.state.now = late
-        asyncio.run(plan_day(mind, late))
+    jump_to(world, (host, guest), datetime(2026, 2, 14, 18, 20))
     before = len(world.chat)
-
-    async def go() -> None:
-        while world.time < datetime(2026, 2, 14, 19, 30):
-            await world.step()
-    asyncio.run(go())
+    step_until(world, datetime(2026, 2, 14, 19, 30))
     said = [line.text for line in world.chat[before:] if line.speaker == "Maria Lopez"]
     assert said and not any("planning" in text for text in said), said
 
@@ -444,19 +445,16 @@ def test_a_reaction_in_a_gatherings_slot_keeps_the_resident_at_its_venue():
     minds, world = town(["Maria Lopez"], {"Maria Lopez": [SEED]}, llm=llm)
     host = minds["Maria Lopez"]
     run_until(world, lambda: bool(host.state.events), hours=0.1)  # she knows her own party from the start
-    late = datetime(2026, 2, 14, 16, 50)
-    world.time = host.state.now = late
-    asyncio.run(plan_day(host, late))
+    jump_to(world, (host,), datetime(2026, 2, 14, 16, 50))
     llm.offered.clear()
     where: set[str] = set()
+    body = world.bodies["Maria Lopez"]
 
-    async def go() -> None:
-        while world.time < datetime(2026, 2, 14, 18, 30):
-            if world.time == datetime(2026, 2, 14, 17, 5):  # something to react to, at the party
-                world.bodies["Maria Lopez"].whispers.append("The cake is still at home on the kitchen table.")
-            await world.step()
-            if world.time >= datetime(2026, 2, 14, 17, 10):
-                where.add(world.bodies["Maria Lopez"].arena)
-    asyncio.run(go())
+    def watch() -> None:
+        if world.time == datetime(2026, 2, 14, 17, 5):  # something to react to, at the party
+            body.whispers.append("The cake is still at home on the kitchen table.")
+        if world.time >= datetime(2026, 2, 14, 17, 10):
+            where.add(body.arena)
+    step_until(world, datetime(2026, 2, 14, 18, 30), watch)
     assert llm.offered and all(p.startswith("Hobbs Cafe") for places in llm.offered for p in places), llm.offered
     assert where == {"Hobbs Cafe:counter"}, where
